@@ -1,0 +1,483 @@
+/* nnprof.h - the public API of libnnprof, the nnprof collection library.
+ *
+ * This header is the contract (libuv style): everything a program needs to configure a
+ * profiling session, open and close collection windows, and record events. It is
+ * self-contained and compiles as C11 and C++ (tests/compile proves both).
+ *
+ * Threading: configuration and session calls (nnp_options_*, nnp_session_*) may be called
+ * from any thread but not concurrently on the same object. Recording calls (nnp_range_*,
+ * nnp_op*, ...) are thread-safe, lock-free and allocation-free after a thread's first event,
+ * and are meant for hot paths: when no session is collecting they cost one relaxed atomic
+ * load and a branch.
+ */
+#ifndef NNPROF_H
+#define NNPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnprof_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(NNP_BUILDING_LIBRARY) && defined(__GNUC__)
+#define NNP_API __attribute__((visibility("default")))
+#else
+#define NNP_API
+#endif
+
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define NNP_NODISCARD __attribute__((warn_unused_result))
+#else
+#define NNP_NODISCARD
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------- */
+
+/* X-macro list: one place for every error code, its number and its description, so the
+ * enum and nnp_strerror() cannot drift apart. */
+#define NNP_ERRNO_MAP(XX)                                                                          \
+    XX(OK, 0, "success")                                                                           \
+    XX(EINVAL, -1, "invalid argument")                                                             \
+    XX(ENOMEM, -2, "out of memory")                                                                \
+    XX(EIO, -3, "input/output error")                                                              \
+    XX(ESTATE, -4, "operation not allowed in the current state")                                   \
+    XX(EBUSY, -5, "another profiling session is active in this process")                           \
+    XX(ECONFLICT, -6, "profiling is already enabled by the environment")                           \
+    XX(ENOENT, -7, "no such file or directory")                                                    \
+    XX(ECORRUPT, -8, "data is corrupted")                                                          \
+    XX(ETRUNC, -9, "data is truncated")                                                            \
+    XX(ETOOLONG, -10, "value too long")                                                            \
+    XX(EPATH, -11, "invalid path")                                                                 \
+    XX(EVERSION, -12, "unsupported format version")                                                \
+    XX(ENOTSUP, -13, "not supported on this platform")                                             \
+    XX(EPERM, -14, "permission denied")
+
+typedef enum nnp_errno {
+#define NNP_ERRNO_ENUM_(name, num, text) NNP_##name = (num),
+    NNP_ERRNO_MAP(NNP_ERRNO_ENUM_)
+#undef NNP_ERRNO_ENUM_
+} nnp_errno_t;
+
+/* Returns a static, never-NULL description of an error code ("unknown error" for codes
+ * this version does not know). Thread-safe. */
+NNP_API const char *nnp_strerror(int code);
+
+/* Returns the detail message of the last failed nnprof call on the calling thread, or ""
+ * when there is none. Owned by the library; valid until the next nnprof call on this
+ * thread. Thread-safe (the buffer is thread-local). */
+NNP_API const char *nnp_last_error(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------- */
+
+/* Returns NNP_VERSION_STRING of the library actually loaded (may differ from the header). */
+NNP_API const char *nnp_version(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum nnp_log_level {
+    NNP_LOG_ERROR = 0,
+    NNP_LOG_WARN = 1,
+    NNP_LOG_INFO = 2,
+    NNP_LOG_DEBUG = 3
+} nnp_log_level_t;
+
+/* A log sink. msg is one line without a trailing newline, valid only during the call. */
+typedef void (*nnp_log_fn)(nnp_log_level_t level, const char *msg, void *user);
+
+/* Sets the minimum level that is emitted. The initial level comes from NNPROF_LOG_LEVEL
+ * (error|warn|info|debug, default warn). Thread-safe. */
+NNP_API void nnp_log_set_level(nnp_log_level_t level);
+
+/* Replaces the sink (default: "[nnprof] LEVEL: msg" on stderr). fn == NULL restores the
+ * default. The sink is called from whichever thread logs, never from a recording call.
+ * Not to be called while another thread may be logging. */
+NNP_API void nnp_log_set_handler(nnp_log_fn fn, void *user);
+
+/* ---------------------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------------------- */
+
+/* Maximum length of a path or a point name kept in nnp_options_t, terminator included. */
+#define NNP_PATH_MAX 4096
+#define NNP_NAME_MAX 256
+
+/* MindSpore's profile_framework: which host-side data the framework collects. */
+typedef enum nnp_framework_mode {
+    NNP_FRAMEWORK_ALL = 0, /* "all" (default) */
+    NNP_FRAMEWORK_TIME,    /* "time" */
+    NNP_FRAMEWORK_MEMORY,  /* "memory" */
+    NNP_FRAMEWORK_NONE     /* null */
+} nnp_framework_mode_t;
+
+/* MindSpore's profiler_level. */
+typedef enum nnp_profiler_level {
+    NNP_LEVEL_UNSET = 0, /* not given (default) */
+    NNP_LEVEL_0,         /* "Level0": data_process off, aicore_metrics -1 */
+    NNP_LEVEL_1,         /* "Level1": data_process off */
+    NNP_LEVEL_2          /* "Level2" */
+} nnp_profiler_level_t;
+
+/* msprof's task_trace / task_time switch. */
+typedef enum nnp_task_trace {
+    NNP_TASK_TRACE_ON = 0, /* "on" (default, same as l1) */
+    NNP_TASK_TRACE_OFF,    /* "off" */
+    NNP_TASK_TRACE_L0,     /* "l0": timings only */
+    NNP_TASK_TRACE_L1      /* "l1": timings and op basic info */
+} nnp_task_trace_t;
+
+/* What happens when a thread records faster than the writer drains its buffer. */
+typedef enum nnp_full_policy {
+    NNP_FULL_DROP = 0, /* drop the event and count it (default: never slow the host) */
+    NNP_FULL_BLOCK     /* spin-yield until the writer frees room (exact, may stall) */
+} nnp_full_policy_t;
+
+/* Bits of host_sys / host_sys_usage. */
+#define NNP_HOST_SYS_CPU 0x1u
+#define NNP_HOST_SYS_MEM 0x2u
+
+/* Every option of a session. Fill with nnp_options_init() first, then set fields in code,
+ * or merge a JSON string (nnp_options_from_json) or the environment (nnp_options_from_env).
+ * Plain data: copy it freely; it owns no pointer. */
+typedef struct nnp_options {
+    /* -- MindSpore Profiler options (seed 000 Profiler.__init__ / _parser_kwargs) -- */
+    char output_path[NNP_PATH_MAX]; /* default "./data"; results go to <output_path>/profiler */
+    bool start_profile;             /* default true: nnp_session_create() also starts */
+    bool op_time;                   /* default true */
+    bool profile_memory;            /* default false; needs op_time */
+    bool profile_communication;     /* default false; needs op_time */
+    bool parallel_strategy;         /* default true */
+    bool data_process;              /* default true */
+    int timeline_limit_mb;          /* default 500, > 0 */
+    nnp_framework_mode_t profile_framework;
+    nnp_profiler_level_t profiler_level;
+    int aicore_metrics;       /* -1..6, default 0; not collected on this platform */
+    bool l2_cache;            /* default false; not collected on this platform */
+    bool hbm_ddr;             /* default false; not collected on this platform */
+    bool pcie;                /* default false; not collected on this platform */
+    bool sync_enable;         /* default true */
+    bool data_simplification; /* default true */
+    bool host_stack;          /* default true */
+
+    /* -- msprof PROFILING_OPTIONS (seed 004) -- */
+    uint64_t storage_limit_mb;      /* 0 = default (90 % of free space); else [200, 4294967295] */
+    bool training_trace;            /* default on when op_time */
+    nnp_task_trace_t task_trace;    /* default on */
+    bool hccl;                      /* default off */
+    bool aicpu;                     /* default off */
+    char fp_point[NNP_NAME_MAX];    /* "" = detect automatically; PROFILING_FP_START overrides */
+    char bp_point[NNP_NAME_MAX];    /* "" = detect automatically; PROFILING_BP_END overrides */
+    char aic_metrics[NNP_NAME_MAX]; /* default "PipeUtilization"; not collected here */
+    bool msproftx;                  /* default off: user markers are recorded only when on */
+    bool runtime_api;               /* default off */
+    unsigned host_sys;              /* NNP_HOST_SYS_* bits, default 0 */
+    unsigned host_sys_usage;        /* NNP_HOST_SYS_* bits, default 0 */
+    int host_sys_usage_freq;        /* Hz, [1, 50], default 50 (used when host_sys_usage set) */
+
+    /* -- Process identity (RANK_ID, DEVICE_ID, RANK_SIZE) -- */
+    int rank_id;   /* default 0 */
+    int device_id; /* default 0 */
+    int rank_size; /* default 1 */
+
+    /* -- nnprof recorder settings -- */
+    size_t buffer_size_kb;         /* per-thread ring buffer, default 4096 KiB, min 64 */
+    nnp_full_policy_t full_policy; /* default NNP_FULL_DROP */
+    int writer_period_ms;          /* how often the writer drains buffers, default 10 */
+    int sample_interval_ms;        /* CPU/memory sampler period, default 1000; 0 = off */
+    uint64_t raw_file_bytes;       /* rotate data files at this size, default 64 MiB */
+    uint64_t storage_limit_bytes;  /* exact byte limit (tests, embedding); 0 = use _mb */
+} nnp_options_t;
+
+/* Fills *o with every default listed above. Always returns NNP_OK for a non-NULL o. */
+NNP_API int nnp_options_init(nnp_options_t *o);
+
+/* Merges a JSON object of MindSpore-style options (keys as Profiler.__init__ and
+ * MS_PROFILER_OPTIONS: "output_path", "op_time", "profile_memory", ...; "start" is read
+ * into *start when start != NULL) into *o.
+ * Bad values follow the seed: wrong type or out-of-range -> a warning naming the option,
+ * the value and the default used; unknown key -> warning, ignored; an option that needs
+ * op_time while op_time is false -> warning.
+ * Returns NNP_OK, NNP_EINVAL when json is not a JSON object (o unchanged), or NNP_EPATH
+ * for an output_path with forbidden characters. */
+NNP_API NNP_NODISCARD int nnp_options_from_json(nnp_options_t *o, const char *json, bool *start);
+
+/* Merges msprof-style PROFILING_OPTIONS JSON (keys "output", "storage_limit", "task_trace",
+ * "fp_point", "host_sys", ...) into *o, with the same warning rules.
+ * Returns NNP_OK, NNP_EINVAL (not a JSON object) or NNP_EPATH. */
+NNP_API NNP_NODISCARD int nnp_options_from_msprof_json(nnp_options_t *o, const char *json);
+
+/* Merges the environment into *o: MS_PROFILER_OPTIONS, PROFILING_MODE + PROFILING_OPTIONS,
+ * MS_DIAGNOSTIC_DATA_PATH, PROFILING_FP_START, PROFILING_BP_END, RANK_ID, DEVICE_ID,
+ * RANK_SIZE. *enabled (may be NULL) is set when the environment asks to profile the
+ * process without code changes ("start": true, or PROFILING_MODE=true).
+ * Returns NNP_OK or an error of nnp_options_from_json(). */
+NNP_API NNP_NODISCARD int nnp_options_from_env(nnp_options_t *o, bool *enabled);
+
+/* Checks *o as a whole: output path characters, the 2048-character limit of the options
+ * serialised as JSON (seed: "the environment parameter length exceeds the limit (2048)"),
+ * and clamps out-of-range recorder settings with a warning.
+ * Returns NNP_OK, NNP_EPATH or NNP_ETOOLONG. */
+NNP_API NNP_NODISCARD int nnp_options_validate(nnp_options_t *o);
+
+/* Writes the options as a JSON object into buf (always terminated when cap > 0).
+ * Returns the length the full text needs (excluding the terminator), like snprintf,
+ * or a negative NNP_E* code. */
+NNP_API int nnp_options_to_json(const nnp_options_t *o, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------------------------------
+ * Session lifecycle
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nnp_session nnp_session_t;
+
+/* Creates the process's profiling session: validates the options, creates
+ * <output_path>/profiler (mode 0700; an existing one gets the seed's "old data may be
+ * rewritten" warning) and this process's raw directory PROF_<start>_<host>_<pid>/, starts
+ * the writer and sampler threads, and starts collecting when o->start_profile.
+ * o == NULL means defaults merged with the environment.
+ * Only one session may exist per process.
+ * Returns NNP_OK and *out (owned by the caller, released with nnp_session_destroy), or
+ * NNP_EBUSY (a session exists), NNP_ECONFLICT (PROFILING_MODE is set in the environment),
+ * NNP_EPATH, NNP_ETOOLONG, NNP_EIO, NNP_ENOMEM. */
+NNP_API NNP_NODISCARD int nnp_session_create(const nnp_options_t *o, nnp_session_t **out);
+
+/* Opens a collection window. Returns NNP_ESTATE if already started ("The profiler has
+ * already started"). Any number of windows may follow each other. */
+NNP_API NNP_NODISCARD int nnp_session_start(nnp_session_t *s);
+
+/* Closes the current window and flushes its events to disk. Returns NNP_ESTATE if not
+ * started ("The profiler has not started"). */
+NNP_API NNP_NODISCARD int nnp_session_stop(nnp_session_t *s);
+
+/* Blocks until every event recorded before the call is written to disk (the writer may
+ * still hold the file open). Returns NNP_OK or NNP_EIO. */
+NNP_API NNP_NODISCARD int nnp_session_flush(nnp_session_t *s);
+
+/* Stops (if started), flushes, writes info.json and releases the session. NULL is a no-op.
+ * Returns NNP_OK, or the first write error met (the session is released in any case). */
+NNP_API int nnp_session_destroy(nnp_session_t *s);
+
+/* Returns the raw directory of this process (owned by s, valid until destroy). */
+NNP_API const char *nnp_session_raw_dir(const nnp_session_t *s);
+
+/* Returns the session started from the environment at load time, or NULL. */
+NNP_API nnp_session_t *nnp_session_current(void);
+
+/* Counters of a session, for reports and tests. */
+typedef struct nnp_stats {
+    uint64_t events_recorded; /* records written to disk */
+    uint64_t events_dropped;  /* records lost because a thread buffer was full */
+    uint64_t bytes_raw;       /* uncompressed record bytes written */
+    uint64_t bytes_written;   /* bytes of chunk files written (compressed) */
+    uint64_t chunks_written;
+    uint64_t files_aged_out; /* data files deleted by storage_limit */
+    uint64_t bytes_aged_out;
+    uint32_t threads; /* threads that recorded at least one event */
+} nnp_stats_t;
+
+/* Fills *out with the session's counters so far. Thread-safe. */
+NNP_API int nnp_session_stats(const nnp_session_t *s, nnp_stats_t *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Recording
+ *
+ * Strings are referenced by id. nnp_intern() turns a string into an id once (it takes a
+ * lock and may allocate: call it at set-up, not per event); ids stay valid for the life
+ * of the process and across sessions. Id 0 means "no string".
+ *
+ * Timestamps: calls without a time argument read the clock themselves. nnp_now() returns
+ * the recorder's raw tick counter (TSC when invariant, else CLOCK_MONOTONIC ns) for
+ * *_since() calls; *_at() calls take nanoseconds of CLOCK_MONOTONIC (nnp_clock_ns()), for
+ * events measured elsewhere (device kernels) or replayed.
+ * Every recording call is a no-op outside a collection window.
+ * ------------------------------------------------------------------------------------- */
+
+typedef uint32_t nnp_str_t;
+
+/* Interns s (copied) and returns its id, or 0 for NULL/"" or on allocation failure. */
+NNP_API nnp_str_t nnp_intern(const char *s);
+
+/* Raw ticks for *_since() calls. Hot-path safe. */
+NNP_API uint64_t nnp_now(void);
+
+/* CLOCK_MONOTONIC in nanoseconds: the time base of every *_at() call. */
+NNP_API uint64_t nnp_clock_ns(void);
+
+/* True while a collection window is open. One relaxed atomic load. */
+NNP_API bool nnp_is_collecting(void);
+
+/* Names the calling thread in the timeline and adds it to per-thread CPU sampling. */
+NNP_API int nnp_thread_register(const char *name);
+
+/* -- Host ranges and instants (MindSpore host_info: module, event, stage, level) -- */
+typedef struct nnp_host_tag {
+    nnp_str_t module;      /* e.g. "Dataset", "Graph" */
+    nnp_str_t event;       /* e.g. "GetNext" */
+    nnp_str_t stage;       /* e.g. "Compile" */
+    nnp_str_t custom_info; /* free text, 0 if none */
+    uint8_t level;         /* 0 = framework developer, 1 = user */
+} nnp_host_tag_t;
+
+NNP_API void nnp_range_begin(const nnp_host_tag_t *tag);
+NNP_API void nnp_range_end(const nnp_host_tag_t *tag);
+NNP_API void nnp_instant(const nnp_host_tag_t *tag);
+NNP_API void nnp_range_begin_at(const nnp_host_tag_t *tag, uint64_t ts_ns);
+NNP_API void nnp_range_end_at(const nnp_host_tag_t *tag, uint64_t ts_ns);
+NNP_API void nnp_instant_at(const nnp_host_tag_t *tag, uint64_t ts_ns);
+
+/* Host memory in use by the framework (host_info memory column), in bytes. */
+NNP_API void nnp_host_memory(uint64_t bytes);
+NNP_API void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns);
+
+/* -- Operators -- */
+typedef struct nnp_op {
+    nnp_str_t name; /* full scope name, e.g. "Default/network/Conv2D-op1" */
+    nnp_str_t type; /* op type, e.g. "Conv2D" */
+    uint32_t graph_id;
+    uint32_t stream_id;      /* stream or queue the op ran on */
+    uint64_t correlation_id; /* links device kernels to this op; 0 = none */
+    nnp_str_t input_shapes;  /* e.g. "32,784;784,128", 0 = not recorded */
+    nnp_str_t input_dtypes;  /* e.g. "float32;float32", 0 = not recorded */
+    uint64_t flops_matrix;   /* cube/matrix FLOPs, 0 = unknown */
+    uint64_t flops_vector;   /* vector FLOPs, 0 = unknown */
+} nnp_op_t;
+
+/* Records an op that ran from start_ticks (nnp_now()) until now. */
+NNP_API void nnp_op_since(const nnp_op_t *op, uint64_t start_ticks);
+NNP_API void nnp_op_at(const nnp_op_t *op, uint64_t start_ns, uint64_t end_ns);
+
+/* -- Device kernels / tasks -- */
+typedef struct nnp_kernel {
+    nnp_str_t name;
+    nnp_str_t type; /* task type, e.g. "KERNEL", "MEMCPY" */
+    uint32_t device_id;
+    uint32_t stream_id;
+    uint64_t correlation_id; /* the launching op's correlation_id */
+} nnp_kernel_t;
+
+NNP_API void nnp_kernel_since(const nnp_kernel_t *k, uint64_t start_ticks);
+NNP_API void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns);
+
+/* -- Steps, epochs, fp/bp points -- */
+NNP_API void nnp_step_begin(uint64_t step_id, uint32_t graph_id);
+NNP_API void nnp_step_end(uint64_t step_id, uint32_t graph_id);
+NNP_API void nnp_step_begin_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns);
+NNP_API void nnp_step_end_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns);
+NNP_API void nnp_epoch_begin(uint64_t epoch_id);
+NNP_API void nnp_epoch_end(uint64_t epoch_id);
+NNP_API void nnp_fp_start(uint64_t step_id);
+NNP_API void nnp_bp_end(uint64_t step_id);
+NNP_API void nnp_fp_start_at(uint64_t step_id, uint64_t ts_ns);
+NNP_API void nnp_bp_end_at(uint64_t step_id, uint64_t ts_ns);
+
+/* -- Tensor memory -- */
+typedef struct nnp_tensor {
+    uint64_t address;
+    uint64_t size_bytes;
+    nnp_str_t name;     /* tensor name, 0 if unknown */
+    nnp_str_t owner_op; /* full name of the op that allocated it, 0 if unknown */
+    uint32_t device_id;
+} nnp_tensor_t;
+
+NNP_API void nnp_mem_alloc(const nnp_tensor_t *t);
+NNP_API void nnp_mem_free(uint64_t address, uint64_t size_bytes);
+NNP_API void nnp_mem_alloc_at(const nnp_tensor_t *t, uint64_t ts_ns);
+NNP_API void nnp_mem_free_at(uint64_t address, uint64_t size_bytes, uint64_t ts_ns);
+
+/* -- Communication -- */
+#define NNP_COMM_KIND_MAP(XX)                                                                      \
+    XX(OTHER, "other")                                                                             \
+    XX(ALLREDUCE, "allreduce")                                                                     \
+    XX(ALLGATHER, "allgather")                                                                     \
+    XX(REDUCESCATTER, "reducescatter")                                                             \
+    XX(BROADCAST, "broadcast")                                                                     \
+    XX(REDUCE, "reduce")                                                                           \
+    XX(ALLTOALL, "alltoall")                                                                       \
+    XX(SEND, "send")                                                                               \
+    XX(RECV, "recv")                                                                               \
+    XX(BARRIER, "barrier")
+
+typedef enum nnp_comm_kind {
+#define NNP_COMM_ENUM_(name, text) NNP_COMM_##name,
+    NNP_COMM_KIND_MAP(NNP_COMM_ENUM_)
+#undef NNP_COMM_ENUM_
+        NNP_COMM_KIND_COUNT
+} nnp_comm_kind_t;
+
+/* Returns the lower-case name of a kind ("allreduce"), or "other" when out of range. */
+NNP_API const char *nnp_comm_kind_name(nnp_comm_kind_t kind);
+
+typedef struct nnp_comm {
+    nnp_str_t name; /* op name, e.g. "hcom_allReduce_1" */
+    nnp_comm_kind_t kind;
+    nnp_str_t group; /* communicator group, e.g. "world" */
+    uint64_t size_bytes;
+    int32_t peer; /* peer rank (send/recv) or root (broadcast/reduce); -1 none */
+    uint32_t stream_id;
+} nnp_comm_t;
+
+NNP_API void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks);
+NNP_API void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns);
+
+/* -- Data pipeline -- */
+typedef struct nnp_pipeline_op {
+    int64_t op_id;
+    nnp_str_t op_type; /* e.g. "GeneratorOp", "MapOp", "BatchOp", "DeviceQueueOp" */
+    uint32_t num_workers;
+    int64_t parent_id; /* -1 for the root */
+} nnp_pipeline_op_t;
+
+/* Registers a pipeline op (once per op, any time during the run). */
+NNP_API void nnp_pipeline_op(const nnp_pipeline_op_t *op);
+/* Output connector (queue) of op_id: current size and capacity. */
+NNP_API void nnp_queue_sample(int64_t op_id, uint32_t size, uint32_t capacity);
+/* Device (host-to-device) queue: size and capacity at the moment a batch is fetched. */
+NNP_API void nnp_device_queue_sample(uint32_t size, uint32_t capacity);
+
+/* -- User markers (msproftx analog; recorded only when the msproftx option is on) -- */
+NNP_API void nnp_mark(nnp_str_t message);
+/* Starts a marker range that may be stopped on any thread; returns its id (0 if off). */
+NNP_API uint64_t nnp_mark_range_start(nnp_str_t message);
+NNP_API void nnp_mark_range_stop(uint64_t range_id);
+
+/* -- Counters -- */
+NNP_API void nnp_counter(nnp_str_t name, double value);
+NNP_API void nnp_counter_at(nnp_str_t name, double value, uint64_t ts_ns);
+
+/* ---------------------------------------------------------------------------------------
+ * Instrumentation macros. With NNP_ENABLE defined they call the functions above; without
+ * it they compile to nothing (arguments are not evaluated), so instrumented code can ship
+ * in builds that must not depend on the library (Tracy, minitrace).
+ * ------------------------------------------------------------------------------------- */
+#ifdef NNP_ENABLE
+#define NNP_NOW()                     nnp_now()
+#define NNP_RANGE_BEGIN(tag)          nnp_range_begin(tag)
+#define NNP_RANGE_END(tag)            nnp_range_end(tag)
+#define NNP_OP_SINCE(op, start_ticks) nnp_op_since((op), (start_ticks))
+#define NNP_STEP_BEGIN(step, graph)   nnp_step_begin((step), (graph))
+#define NNP_STEP_END(step, graph)     nnp_step_end((step), (graph))
+#define NNP_COUNTER(name, value)      nnp_counter((name), (value))
+#else
+#define NNP_NOW()                     ((uint64_t)0)
+#define NNP_RANGE_BEGIN(tag)          ((void)0)
+#define NNP_RANGE_END(tag)            ((void)0)
+#define NNP_OP_SINCE(op, start_ticks) ((void)0)
+#define NNP_STEP_BEGIN(step, graph)   ((void)0)
+#define NNP_STEP_END(step, graph)     ((void)0)
+#define NNP_COUNTER(name, value)      ((void)0)
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNPROF_H */

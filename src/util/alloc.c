@@ -1,0 +1,91 @@
+/* alloc.c - the one allocation wrapper of the library (curl curlx_malloc, libuv uv__malloc).
+ * Gives tests a "fail the Nth allocation" hook. Never called from a recording hot path
+ * except on a thread's very first event (its buffer). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* 0 = no failure planned; otherwise the number of allocations left before one fails. */
+static _Atomic uint64_t fail_countdown;
+
+static bool should_fail(void)
+{
+    uint64_t left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+    while (left != 0) {
+        if (atomic_compare_exchange_weak(&fail_countdown, &left, left - 1))
+            return left == 1;
+    }
+    return false;
+}
+
+void nnp__alloc_fail_at(uint64_t nth)
+{
+    atomic_store(&fail_countdown, nth);
+}
+
+bool nnp__alloc_fail_pending(void)
+{
+    return atomic_load(&fail_countdown) != 0;
+}
+
+void *nnp__malloc(size_t n)
+{
+    if (should_fail())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *nnp__calloc(size_t count, size_t n)
+{
+    if (should_fail())
+        return NULL;
+    return calloc(count ? count : 1, n ? n : 1);
+}
+
+void *nnp__realloc(void *p, size_t n)
+{
+    if (should_fail())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void nnp__free(void *p)
+{
+    free(p);
+}
+
+void *nnp__aligned_alloc(size_t align, size_t n)
+{
+    void *p = NULL;
+    if (should_fail())
+        return NULL;
+    if (posix_memalign(&p, align, n ? n : 1) != 0)
+        return NULL;
+    return p;
+}
+
+char *nnp__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = nnp__malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+bool nnp__strlcpy(char *dst, const char *src, size_t cap)
+{
+    size_t n;
+    if (cap == 0)
+        return false;
+    n = strlen(src);
+    if (n >= cap) {
+        memcpy(dst, src, cap - 1);
+        dst[cap - 1] = '\0';
+        return false;
+    }
+    memcpy(dst, src, n + 1);
+    return true;
+}

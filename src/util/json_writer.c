@@ -1,0 +1,276 @@
+/* json_writer.c - see json_writer.h. Strings are escaped per RFC 8259; bytes >= 0x80 pass
+ * through (input is UTF-8), control characters become \u00XX. Non-finite doubles have no
+ * JSON spelling and are written as null. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_writer.h"
+#include "util.h"
+
+/* fd mode flushes in 64 KiB writes: large enough to amortise the syscall. */
+#define JW_FD_BUF      65536
+#define JW_MEM_INITIAL 1024
+
+int nnp__jw_init(nnp_jw_t *w, int fd, bool pretty, size_t mem_cap)
+{
+    memset(w, 0, sizeof(*w));
+    w->fd = fd;
+    w->pretty = pretty;
+    w->mem_cap = mem_cap;
+    w->cap = fd >= 0 ? JW_FD_BUF : JW_MEM_INITIAL;
+    w->buf = nnp__malloc(w->cap);
+    w->first[0] = true;
+    if (!w->buf)
+        return w->err = nnp__fail(NNP_ENOMEM, "out of memory in JSON writer");
+    return NNP_OK;
+}
+
+int nnp__jw_flush(nnp_jw_t *w)
+{
+    if (w->fd >= 0 && w->len > 0 && w->err == NNP_OK) {
+        int rc = nnp__write_all(w->fd, w->buf, w->len);
+        if (rc != NNP_OK)
+            w->err = rc;
+    }
+    if (w->fd >= 0)
+        w->len = 0;
+    return w->err;
+}
+
+char *nnp__jw_take(nnp_jw_t *w, size_t *len)
+{
+    char *b = w->buf;
+    if (w->err != NNP_OK || w->fd >= 0) {
+        return NULL;
+    }
+    b[w->len] = '\0';
+    if (len)
+        *len = w->len;
+    w->buf = NULL;
+    w->len = w->cap = 0;
+    return b;
+}
+
+void nnp__jw_fini(nnp_jw_t *w)
+{
+    nnp__free(w->buf);
+    w->buf = NULL;
+}
+
+static void put(nnp_jw_t *w, const char *s, size_t n)
+{
+    if (w->err != NNP_OK)
+        return;
+    if (w->len + n + 1 > w->cap) {
+        if (w->fd >= 0) {
+            nnp__jw_flush(w);
+            if (n + 1 > w->cap) {
+                if (nnp__write_all(w->fd, s, n) != NNP_OK)
+                    w->err = NNP_EIO;
+                return;
+            }
+        } else {
+            size_t ncap = w->cap;
+            char *nb;
+            while (w->len + n + 1 > ncap)
+                ncap *= 2;
+            if (ncap > w->mem_cap + 1) {
+                w->err = nnp__fail(NNP_ETOOLONG, "JSON output exceeds %zu bytes", w->mem_cap);
+                return;
+            }
+            nb = nnp__realloc(w->buf, ncap);
+            if (!nb) {
+                w->err = nnp__fail(NNP_ENOMEM, "out of memory in JSON writer");
+                return;
+            }
+            w->buf = nb;
+            w->cap = ncap;
+        }
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+static void puts_(nnp_jw_t *w, const char *s)
+{
+    put(w, s, strlen(s));
+}
+
+static void newline(nnp_jw_t *w)
+{
+    static const char spaces[] = "                                                                ";
+    int indent = w->depth * 2;
+    put(w, "\n", 1);
+    while (indent > 0) {
+        int k = indent < (int)sizeof(spaces) - 1 ? indent : (int)sizeof(spaces) - 1;
+        put(w, spaces, (size_t)k);
+        indent -= k;
+    }
+}
+
+/* Writes the separator a new value or key needs at the current position. */
+static void before_value(nnp_jw_t *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (!w->first[w->depth])
+        put(w, ",", 1);
+    w->first[w->depth] = false;
+    if (w->pretty && w->depth > 0)
+        newline(w);
+}
+
+static void open_(nnp_jw_t *w, char c)
+{
+    before_value(w);
+    put(w, &c, 1);
+    if (w->depth + 1 >= NNP_JW_MAX_DEPTH) {
+        if (w->err == NNP_OK)
+            w->err = nnp__fail(NNP_EINVAL, "JSON nesting deeper than %d", NNP_JW_MAX_DEPTH);
+        return;
+    }
+    w->depth++;
+    w->first[w->depth] = true;
+}
+
+static void close_(nnp_jw_t *w, char c)
+{
+    bool empty;
+    if (w->depth == 0)
+        return;
+    empty = w->first[w->depth];
+    w->depth--;
+    if (w->pretty && !empty)
+        newline(w);
+    put(w, &c, 1);
+}
+
+void nnp__jw_obj_begin(nnp_jw_t *w)
+{
+    open_(w, '{');
+}
+void nnp__jw_obj_end(nnp_jw_t *w)
+{
+    close_(w, '}');
+}
+void nnp__jw_arr_begin(nnp_jw_t *w)
+{
+    open_(w, '[');
+}
+void nnp__jw_arr_end(nnp_jw_t *w)
+{
+    close_(w, ']');
+}
+
+static void escaped(nnp_jw_t *w, const char *s, size_t n)
+{
+    size_t run = 0;
+    put(w, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char ubuf[8];
+        if (c == '"')
+            esc = "\\\"";
+        else if (c == '\\')
+            esc = "\\\\";
+        else if (c == '\n')
+            esc = "\\n";
+        else if (c == '\r')
+            esc = "\\r";
+        else if (c == '\t')
+            esc = "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
+            esc = ubuf;
+        }
+        if (!esc)
+            continue;
+        put(w, s + run, i - run);
+        puts_(w, esc);
+        run = i + 1;
+    }
+    put(w, s + run, n - run);
+    put(w, "\"", 1);
+}
+
+void nnp__jw_key(nnp_jw_t *w, const char *key)
+{
+    before_value(w);
+    escaped(w, key, strlen(key));
+    put(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
+    w->after_key = true;
+}
+
+void nnp__jw_strn(nnp_jw_t *w, const char *s, size_t n)
+{
+    before_value(w);
+    escaped(w, s, n);
+}
+
+void nnp__jw_str(nnp_jw_t *w, const char *s)
+{
+    if (!s) {
+        nnp__jw_null(w);
+        return;
+    }
+    nnp__jw_strn(w, s, strlen(s));
+}
+
+void nnp__jw_int(nnp_jw_t *w, int64_t v)
+{
+    char b[32];
+    int n = snprintf(b, sizeof(b), "%lld", (long long)v);
+    before_value(w);
+    put(w, b, (size_t)n);
+}
+
+void nnp__jw_uint(nnp_jw_t *w, uint64_t v)
+{
+    char b[32];
+    int n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
+    before_value(w);
+    put(w, b, (size_t)n);
+}
+
+void nnp__jw_double(nnp_jw_t *w, double v)
+{
+    char b[40];
+    int n;
+    if (!isfinite(v)) {
+        nnp__jw_null(w);
+        return;
+    }
+    /* %.17g round-trips every double; shorter forms come from trimming by callers. */
+    n = snprintf(b, sizeof(b), "%.17g", v);
+    before_value(w);
+    put(w, b, (size_t)n);
+}
+
+void nnp__jw_bool(nnp_jw_t *w, bool v)
+{
+    before_value(w);
+    puts_(w, v ? "true" : "false");
+}
+
+void nnp__jw_null(nnp_jw_t *w)
+{
+    before_value(w);
+    puts_(w, "null");
+}
+
+void nnp__jw_raw(nnp_jw_t *w, const char *json)
+{
+    before_value(w);
+    puts_(w, json);
+}
+
+void nnp__jw_line_end(nnp_jw_t *w)
+{
+    put(w, "\n", 1);
+    if (w->depth == 0)
+        w->first[0] = true;
+}

@@ -1,0 +1,52 @@
+/* json_writer.h - streaming JSON writer: appends tokens to a buffer that is flushed to a
+ * file descriptor when full, or kept in memory. Never builds a DOM (a trace can be GBs).
+ * Commas and nesting are tracked here so callers only say what comes next. */
+#ifndef NNP_JSON_WRITER_H
+#define NNP_JSON_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Deepest nesting supported; deeper calls set the error (our outputs nest < 8). */
+#define NNP_JW_MAX_DEPTH 32
+
+typedef struct nnp_jw {
+    int fd; /* -1: memory mode, buffer grows up to mem_cap */
+    char *buf;
+    size_t len, cap;
+    size_t mem_cap; /* hard cap of memory mode */
+    int depth;
+    bool first[NNP_JW_MAX_DEPTH]; /* no element written yet at this depth */
+    bool after_key;
+    bool pretty;
+    int err; /* first error, NNP_OK while fine */
+} nnp_jw_t;
+
+/* fd >= 0: stream to fd (caller keeps ownership of fd). fd < 0: keep output in memory,
+ * at most mem_cap bytes. Returns NNP_OK or NNP_ENOMEM. */
+int nnp__jw_init(nnp_jw_t *w, int fd, bool pretty, size_t mem_cap);
+/* Flushes what is buffered (fd mode). Returns the first error of the writer's life. */
+int nnp__jw_flush(nnp_jw_t *w);
+/* Memory mode: hands the NUL-terminated text over (*len excludes the NUL); w is reset. */
+char *nnp__jw_take(nnp_jw_t *w, size_t *len);
+void nnp__jw_fini(nnp_jw_t *w);
+
+void nnp__jw_obj_begin(nnp_jw_t *w);
+void nnp__jw_obj_end(nnp_jw_t *w);
+void nnp__jw_arr_begin(nnp_jw_t *w);
+void nnp__jw_arr_end(nnp_jw_t *w);
+void nnp__jw_key(nnp_jw_t *w, const char *key);
+void nnp__jw_str(nnp_jw_t *w, const char *s);
+void nnp__jw_strn(nnp_jw_t *w, const char *s, size_t n);
+void nnp__jw_int(nnp_jw_t *w, int64_t v);
+void nnp__jw_uint(nnp_jw_t *w, uint64_t v);
+void nnp__jw_double(nnp_jw_t *w, double v);
+void nnp__jw_bool(nnp_jw_t *w, bool v);
+void nnp__jw_null(nnp_jw_t *w);
+/* Ends a top-level value with '\n' (JSON lines): the next value starts a new document. */
+void nnp__jw_line_end(nnp_jw_t *w);
+/* Appends pre-formatted JSON text as one value (caller guarantees validity). */
+void nnp__jw_raw(nnp_jw_t *w, const char *json);
+
+#endif /* NNP_JSON_WRITER_H */

@@ -1,0 +1,71 @@
+/* log.c - leveled logging to stderr or a user sink. Level from NNPROF_LOG_LEVEL
+ * (error|warn|info|debug). Never called from recording hot paths (STYLE 7.2): the
+ * recorder counts problems and the writer thread logs them. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+/* One log line; longer messages are truncated rather than allocated. */
+#define LOG_LINE_CAP 2048
+/* -1: not yet read from the environment. */
+static _Atomic int log_level = -1;
+static nnp_log_fn log_sink;
+static void *log_sink_user;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+static int level_from_env(void)
+{
+    const char *s = getenv("NNPROF_LOG_LEVEL");
+    if (s) {
+        for (size_t i = 0; i < NNP_ARRAY_LEN(level_names); i++) {
+            if (strcasecmp(s, level_names[i]) == 0)
+                return (int)i;
+        }
+        if (strcasecmp(s, "warning") == 0)
+            return NNP_LOG_WARN;
+    }
+    return NNP_LOG_WARN;
+}
+
+void nnp_log_set_level(nnp_log_level_t level)
+{
+    atomic_store(&log_level, (int)level);
+}
+
+void nnp_log_set_handler(nnp_log_fn fn, void *user)
+{
+    log_sink = fn;
+    log_sink_user = user;
+}
+
+bool nnp__log_enabled(nnp_log_level_t level)
+{
+    int cur = atomic_load_explicit(&log_level, memory_order_relaxed);
+    if (cur < 0) {
+        cur = level_from_env();
+        atomic_store(&log_level, cur);
+    }
+    return (int)level <= cur;
+}
+
+void nnp__log(nnp_log_level_t level, const char *fmt, ...)
+{
+    char line[LOG_LINE_CAP];
+    va_list ap;
+
+    if (!nnp__log_enabled(level))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (log_sink) {
+        log_sink(level, line, log_sink_user);
+        return;
+    }
+    fprintf(stderr, "[nnprof] %s: %s\n", level_names[level], line);
+}

@@ -1,0 +1,88 @@
+/* util.h - internal helpers every layer may use: allocation, errors, logging, CRC-32C,
+ * files and paths. Nothing here knows about profiling; nothing here includes a higher
+ * layer. Internal non-static symbols carry the nnp__ prefix (libuv). */
+#ifndef NNP_UTIL_H
+#define NNP_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nnprof/nnprof.h"
+
+#if defined(__GNUC__)
+#define NNP_LIKELY(x)    __builtin_expect(!!(x), 1)
+#define NNP_UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#define NNP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define NNP_LIKELY(x)   (x)
+#define NNP_UNLIKELY(x) (x)
+#define NNP_PRINTF(f, a)
+#endif
+
+#define NNP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* A cache line on every CPU we target; per-thread slots are aligned to it (LMDB). */
+#define NNP_CACHE_LINE 64
+
+/* Invariants: active in debug builds only (SQLite ALWAYS/NEVER); never used on input. */
+#ifdef NNP_DEBUG
+#include <assert.h>
+#define NNP_ASSERT(x) assert(x)
+#else
+#define NNP_ASSERT(x) ((void)0)
+#endif
+
+/* ---- allocation (alloc.c): every allocation of the library goes through these ---- */
+void *nnp__malloc(size_t n);
+void *nnp__calloc(size_t count, size_t n);
+void *nnp__realloc(void *p, size_t n);
+/* Memory aligned to align (a power of two >= sizeof(void *)); release with nnp__free. */
+void *nnp__aligned_alloc(size_t align, size_t n);
+void nnp__free(void *p);
+char *nnp__strdup(const char *s);
+/* Test hook: the nth allocation from now (1 = the next) fails; 0 disables. */
+void nnp__alloc_fail_at(uint64_t nth);
+/* True while a planned failure has not happened yet. */
+bool nnp__alloc_fail_pending(void);
+
+/* ---- errors (error.c) ---- */
+/* Formats the thread's last-error message and returns code (always negative or OK). */
+int nnp__fail(int code, const char *fmt, ...) NNP_PRINTF(2, 3);
+/* Translates an errno value into an NNP_E* code. */
+int nnp__from_errno(int err);
+void nnp__clear_error(void);
+
+/* ---- logging (log.c) ---- */
+void nnp__log(nnp_log_level_t level, const char *fmt, ...) NNP_PRINTF(2, 3);
+bool nnp__log_enabled(nnp_log_level_t level);
+#define NNP_LOG_E(...) nnp__log(NNP_LOG_ERROR, __VA_ARGS__)
+#define NNP_LOG_W(...) nnp__log(NNP_LOG_WARN, __VA_ARGS__)
+#define NNP_LOG_I(...) nnp__log(NNP_LOG_INFO, __VA_ARGS__)
+#define NNP_LOG_D(...) nnp__log(NNP_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- CRC-32C (crc32c.c), Castagnoli polynomial as used by iSCSI, ext4, LevelDB ---- */
+uint32_t nnp__crc32c(uint32_t crc, const void *data, size_t n);
+
+/* ---- files and paths (fs.c) ---- */
+/* Creates dir and its missing parents with mode. Returns NNP_OK or an error. */
+int nnp__mkdir_p(const char *dir, mode_t mode);
+/* Writes all n bytes, retrying short writes and EINTR. NNP_OK or NNP_EIO. */
+int nnp__write_all(int fd, const void *buf, size_t n);
+/* Joins a and b with one '/' into out. NNP_ETOOLONG when it does not fit. */
+int nnp__path_join(char *out, size_t cap, const char *a, const char *b);
+/* Writes data to path atomically (temp file + fsync + rename), mode 0600. */
+int nnp__write_file_atomic(const char *path, const void *data, size_t n);
+/* Reads a whole file (at most max_bytes) into a new NUL-terminated buffer. */
+int nnp__read_file(const char *path, size_t max_bytes, char **out, size_t *out_len);
+/* Bytes free for unprivileged users on the file system holding path, or 0 on error. */
+uint64_t nnp__fs_free_bytes(const char *path);
+/* Returns true if s contains a character the seeds forbid in an output path
+ * (\n \f \r \b \t \v \x7f) - PROFILING_OPTIONS "output" rules. */
+bool nnp__path_has_forbidden_char(const char *s);
+
+/* ---- bounded string copy: always terminates; returns false when truncated ---- */
+bool nnp__strlcpy(char *dst, const char *src, size_t cap);
+
+#endif /* NNP_UTIL_H */

@@ -1,0 +1,30 @@
+/* test_util.h - helpers shared by the unit tests: temporary directories and capture of
+ * the library's log lines (so tests can assert on the exact warnings). */
+#ifndef NNP_TEST_UTIL_H
+#define NNP_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "nnprof/nnprof.h"
+
+/* Creates a fresh directory under $TMPDIR (or /tmp); returns a static-lifetime copy the
+ * caller frees with free(). Fails the test on error. */
+char *nnpt_mkdtemp(void);
+/* Removes a directory tree (like rm -rf). */
+void nnpt_rm_rf(const char *path);
+
+/* Starts capturing log lines at every level (the default sink is replaced). */
+void nnpt_log_capture(void);
+/* Everything captured since nnpt_log_capture(), one line per message, "LEVEL: msg\n". */
+const char *nnpt_log_text(void);
+/* Number of captured messages. */
+int nnpt_log_count(void);
+/* Stops capturing and restores the default sink and level. */
+void nnpt_log_release(void);
+
+#endif
