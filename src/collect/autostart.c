@@ -1,0 +1,62 @@
+/* autostart.c - profiling an unmodified program: when the environment enables profiling
+ * (MS_PROFILER_OPTIONS {"start": true} or PROFILING_MODE=true), a constructor creates and
+ * starts the session at load time (LD_PRELOAD or link), and atexit / SIGTERM / SIGINT stop
+ * it and flush. Signal handlers are installed only where the program left the default
+ * disposition, so a program's own handlers (Python's SIGINT) keep working and reach the
+ * atexit path instead. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "util/util.h"
+
+/* How long a fatal-signal handler waits for the writer's last drain. */
+#define SIGNAL_FLUSH_TIMEOUT_MS 2000
+
+static void on_exit_flush(void)
+{
+    nnp_session_t *s = nnp_session_current();
+    if (s)
+        nnp_session_destroy(s);
+}
+
+static void on_fatal_signal(int sig)
+{
+    nnp__session_emergency_flush(nnp_session_current(), SIGNAL_FLUSH_TIMEOUT_MS);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_if_default(int sig)
+{
+    struct sigaction old, sa;
+    if (sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+__attribute__((constructor)) static void nnp_autostart(void)
+{
+    nnp_options_t o;
+    nnp_session_t *s;
+    bool enabled = false;
+    int rc;
+
+    nnp_options_init(&o);
+    if (nnp_options_from_env(&o, &enabled) != NNP_OK || !enabled)
+        return;
+    o.start_profile = true;
+    rc = nnp__session_create_from_env(&o, &s);
+    if (rc != NNP_OK) {
+        NNP_LOG_E("profiling requested by the environment could not start: %s (%s)",
+                  nnp_last_error(), nnp_strerror(rc));
+        return;
+    }
+    atexit(on_exit_flush);
+    install_if_default(SIGTERM);
+    install_if_default(SIGINT);
+}

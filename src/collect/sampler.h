@@ -1,0 +1,13 @@
+/* sampler.h - the sampling thread: machine CPU (/proc/stat), process CPU and memory
+ * (/proc/self/stat, statm) and per-thread CPU of registered threads, every interval,
+ * recorded as SYS_CPU / PROC_CPU / PROC_MEM / THREAD_CPU records while a window is open. */
+#ifndef NNP_SAMPLER_H
+#define NNP_SAMPLER_H
+
+typedef struct nnp_sampler nnp_sampler_t;
+
+int nnp__sampler_start(int interval_ms, nnp_sampler_t **out);
+/* Stops and joins the thread; NULL is a no-op. */
+void nnp__sampler_stop(nnp_sampler_t *s);
+
+#endif /* NNP_SAMPLER_H */

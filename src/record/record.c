@@ -1,0 +1,477 @@
+/* record.c - the public recording calls. Each one: a relaxed load of nnp__collecting, the
+ * thread's buffer from TLS, a reserve, a few stores, one release store (tbuf.h). No lock,
+ * no allocation (after the thread's first event), no syscall, no formatting (STYLE 7). */
+#include <string.h>
+
+#include "core/clock.h"
+#include "record/record.h"
+#include "record/strtab.h"
+#include "record/tbuf.h"
+
+#define COLLECTING() NNP_LIKELY(atomic_load_explicit(&nnp__collecting, memory_order_relaxed))
+
+/* Per-thread counter for marker range ids; the id is (tid << 32) | counter so ranges
+ * started on different threads never collide without a shared atomic. */
+static __thread uint32_t tls_mark_seq __attribute__((tls_model("initial-exec")));
+
+static inline void put1(uint8_t kind, uint16_t flags, uint32_t name, uint64_t ts, uint64_t a,
+                        uint64_t b)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    uint64_t s;
+    nnp_rec_t *r;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    s = nnp__tbuf_reserve(tb, 1);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    r = nnp__tbuf_slot(tb, s);
+    r->kind = kind;
+    r->n_slots = 1;
+    r->flags = flags;
+    r->name = name;
+    r->ts = ts;
+    r->a = a;
+    r->b = b;
+    nnp__tbuf_commit(tb, s, 1);
+}
+
+/* Reserves an n-slot record and fills slot 0; returns the sequence or UINT64_MAX. The
+ * caller fills the extension slots through nnp__tbuf_slot(tb, seq + i) and commits. */
+static inline uint64_t putn_begin(nnp_tbuf_t *tb, unsigned n, uint8_t kind, uint16_t flags,
+                                  uint32_t name, uint64_t ts, uint64_t a, uint64_t b)
+{
+    uint64_t s = nnp__tbuf_reserve(tb, n);
+    nnp_rec_t *r;
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return s;
+    r = nnp__tbuf_slot(tb, s);
+    r->kind = kind;
+    r->n_slots = (uint8_t)n;
+    r->flags = flags;
+    r->name = name;
+    r->ts = ts;
+    r->a = a;
+    r->b = b;
+    return s;
+}
+
+static inline uint64_t pack32(uint32_t lo, uint32_t hi)
+{
+    return (uint64_t)lo | ((uint64_t)hi << 32);
+}
+
+nnp_str_t nnp_intern(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    return nnp__strtab_intern(s, strlen(s));
+}
+
+uint64_t nnp_now(void)
+{
+    return nnp__ticks();
+}
+
+uint64_t nnp_clock_ns(void)
+{
+    return nnp__mono_ns();
+}
+
+bool nnp_is_collecting(void)
+{
+    return atomic_load_explicit(&nnp__collecting, memory_order_relaxed) != 0;
+}
+
+int nnp_thread_register(const char *name)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    if (!tb)
+        return nnp__fail(NNP_ENOMEM, "cannot create the thread's event buffer");
+    atomic_store(&tb->name, nnp_intern(name));
+    atomic_store(&tb->sample_cpu, true);
+    /* The writer re-emits the THREADS entry so the new name reaches the meta file. */
+    atomic_store(&tb->thread_reported, false);
+    return NNP_OK;
+}
+
+/* ---- host ranges ---- */
+
+static inline void host_tag(uint8_t kind, const nnp_host_tag_t *t, uint16_t flags, uint64_t ts)
+{
+    put1(kind, flags, t->event, ts, pack32(t->module, t->stage), pack32(t->custom_info, t->level));
+}
+
+void nnp_range_begin(const nnp_host_tag_t *tag)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_RANGE_BEGIN, tag, 0, nnp__ticks());
+}
+
+void nnp_range_end(const nnp_host_tag_t *tag)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_RANGE_END, tag, 0, nnp__ticks());
+}
+
+void nnp_instant(const nnp_host_tag_t *tag)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_INSTANT, tag, 0, nnp__ticks());
+}
+
+void nnp_range_begin_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_RANGE_BEGIN, tag, NNP_REC_F_TS_NS, ts_ns);
+}
+
+void nnp_range_end_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_RANGE_END, tag, NNP_REC_F_TS_NS, ts_ns);
+}
+
+void nnp_instant_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
+{
+    if (COLLECTING() && tag)
+        host_tag(NNP_REC_INSTANT, tag, NNP_REC_F_TS_NS, ts_ns);
+}
+
+void nnp_host_memory(uint64_t bytes)
+{
+    if (COLLECTING())
+        put1(NNP_REC_HOST_MEM, 0, 0, nnp__ticks(), bytes, 0);
+}
+
+void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_HOST_MEM, NNP_REC_F_TS_NS, 0, ts_ns, bytes, 0);
+}
+
+/* ---- operators ---- */
+
+static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t end)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    bool has_flops = op->flops_matrix != 0 || op->flops_vector != 0;
+    unsigned n = has_flops ? 3 : 2;
+    uint64_t s;
+    nnp_rec_op_ext_t *x;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    if (has_flops)
+        flags |= NNP_REC_F_FLOPS;
+    s = putn_begin(tb, n, NNP_REC_OP, flags, op->name, start, end, op->correlation_id);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_op_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    x->type = op->type;
+    x->graph_id = op->graph_id;
+    x->stream_id = op->stream_id;
+    x->input_shapes = op->input_shapes;
+    x->input_dtypes = op->input_dtypes;
+    x->reserved0 = 0;
+    x->reserved1 = 0;
+    if (has_flops) {
+        nnp_rec_flops_t *f = (nnp_rec_flops_t *)nnp__tbuf_slot(tb, s + 2);
+        f->matrix = op->flops_matrix;
+        f->vector = op->flops_vector;
+        f->reserved[0] = f->reserved[1] = 0;
+    }
+    nnp__tbuf_commit(tb, s, n);
+}
+
+void nnp_op_since(const nnp_op_t *op, uint64_t start_ticks)
+{
+    if (COLLECTING() && op)
+        op_put(op, 0, start_ticks, nnp__ticks());
+}
+
+void nnp_op_at(const nnp_op_t *op, uint64_t start_ns, uint64_t end_ns)
+{
+    if (COLLECTING() && op)
+        op_put(op, NNP_REC_F_TS_NS, start_ns, end_ns);
+}
+
+/* ---- device kernels ---- */
+
+static void kernel_put(const nnp_kernel_t *k, uint16_t flags, uint64_t start, uint64_t end)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    uint64_t s;
+    nnp_rec_kernel_ext_t *x;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    s = putn_begin(tb, 2, NNP_REC_KERNEL, flags, k->name, start, end, k->correlation_id);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_kernel_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->type = k->type;
+    x->device_id = k->device_id;
+    x->stream_id = k->stream_id;
+    nnp__tbuf_commit(tb, s, 2);
+}
+
+void nnp_kernel_since(const nnp_kernel_t *k, uint64_t start_ticks)
+{
+    if (COLLECTING() && k)
+        kernel_put(k, 0, start_ticks, nnp__ticks());
+}
+
+void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns)
+{
+    if (COLLECTING() && k)
+        kernel_put(k, NNP_REC_F_TS_NS, start_ns, end_ns);
+}
+
+/* ---- steps, epochs, fp/bp ---- */
+
+void nnp_step_begin(uint64_t step_id, uint32_t graph_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_STEP_BEGIN, 0, 0, nnp__ticks(), step_id, graph_id);
+}
+
+void nnp_step_end(uint64_t step_id, uint32_t graph_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_STEP_END, 0, 0, nnp__ticks(), step_id, graph_id);
+}
+
+void nnp_step_begin_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_STEP_BEGIN, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
+}
+
+void nnp_step_end_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_STEP_END, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
+}
+
+void nnp_epoch_begin(uint64_t epoch_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_EPOCH_BEGIN, 0, 0, nnp__ticks(), epoch_id, 0);
+}
+
+void nnp_epoch_end(uint64_t epoch_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_EPOCH_END, 0, 0, nnp__ticks(), epoch_id, 0);
+}
+
+void nnp_fp_start(uint64_t step_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_FP_START, 0, 0, nnp__ticks(), step_id, 0);
+}
+
+void nnp_bp_end(uint64_t step_id)
+{
+    if (COLLECTING())
+        put1(NNP_REC_BP_END, 0, 0, nnp__ticks(), step_id, 0);
+}
+
+void nnp_fp_start_at(uint64_t step_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_FP_START, NNP_REC_F_TS_NS, 0, ts_ns, step_id, 0);
+}
+
+void nnp_bp_end_at(uint64_t step_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_BP_END, NNP_REC_F_TS_NS, 0, ts_ns, step_id, 0);
+}
+
+/* ---- tensor memory ---- */
+
+static void alloc_put(const nnp_tensor_t *t, uint16_t flags, uint64_t ts)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    uint64_t s;
+    nnp_rec_alloc_ext_t *x;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    s = putn_begin(tb, 2, NNP_REC_MEM_ALLOC, flags, t->name, ts, t->address, t->size_bytes);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_alloc_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->owner_op = t->owner_op;
+    x->device_id = t->device_id;
+    nnp__tbuf_commit(tb, s, 2);
+}
+
+void nnp_mem_alloc(const nnp_tensor_t *t)
+{
+    if (COLLECTING() && t)
+        alloc_put(t, 0, nnp__ticks());
+}
+
+void nnp_mem_alloc_at(const nnp_tensor_t *t, uint64_t ts_ns)
+{
+    if (COLLECTING() && t)
+        alloc_put(t, NNP_REC_F_TS_NS, ts_ns);
+}
+
+void nnp_mem_free(uint64_t address, uint64_t size_bytes)
+{
+    if (COLLECTING())
+        put1(NNP_REC_MEM_FREE, 0, 0, nnp__ticks(), address, size_bytes);
+}
+
+void nnp_mem_free_at(uint64_t address, uint64_t size_bytes, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_MEM_FREE, NNP_REC_F_TS_NS, 0, ts_ns, address, size_bytes);
+}
+
+/* ---- communication ---- */
+
+const char *nnp_comm_kind_name(nnp_comm_kind_t kind)
+{
+    static const char *const names[] = {
+#define NNP_COMM_NAME_(name, text) text,
+        NNP_COMM_KIND_MAP(NNP_COMM_NAME_)
+#undef NNP_COMM_NAME_
+    };
+    if ((unsigned)kind >= NNP_ARRAY_LEN(names))
+        return names[NNP_COMM_OTHER];
+    return names[kind];
+}
+
+static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64_t end)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    uint64_t s;
+    nnp_rec_comm_ext_t *x;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    s = putn_begin(tb, 2, NNP_REC_COMM, flags, c->name, start, end, c->size_bytes);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_comm_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->kind = (uint32_t)c->kind;
+    x->group = c->group;
+    x->peer = c->peer;
+    x->stream_id = c->stream_id;
+    nnp__tbuf_commit(tb, s, 2);
+}
+
+void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks)
+{
+    if (COLLECTING() && c)
+        comm_put(c, 0, start_ticks, nnp__ticks());
+}
+
+void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns)
+{
+    if (COLLECTING() && c)
+        comm_put(c, NNP_REC_F_TS_NS, start_ns, end_ns);
+}
+
+/* ---- data pipeline ---- */
+
+void nnp_pipeline_op(const nnp_pipeline_op_t *op)
+{
+    nnp_tbuf_t *tb;
+    uint64_t s;
+    nnp_rec_pipe_ext_t *x;
+
+    if (!COLLECTING() || !op || !(tb = nnp__tbuf_get()))
+        return;
+    s = putn_begin(tb, 2, NNP_REC_PIPE_OP, 0, op->op_type, nnp__ticks(), (uint64_t)op->op_id,
+                   (uint64_t)op->parent_id);
+    if (s == UINT64_MAX)
+        return;
+    x = (nnp_rec_pipe_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->num_workers = op->num_workers;
+    nnp__tbuf_commit(tb, s, 2);
+}
+
+void nnp_queue_sample(int64_t op_id, uint32_t size, uint32_t capacity)
+{
+    if (COLLECTING())
+        put1(NNP_REC_QUEUE, 0, 0, nnp__ticks(), (uint64_t)op_id, pack32(size, capacity));
+}
+
+void nnp_device_queue_sample(uint32_t size, uint32_t capacity)
+{
+    if (COLLECTING())
+        put1(NNP_REC_DEVICE_QUEUE, 0, 0, nnp__ticks(), 0, pack32(size, capacity));
+}
+
+/* ---- user markers ---- */
+
+void nnp_mark(nnp_str_t message)
+{
+    if (COLLECTING() && nnp__rec_config.msproftx)
+        put1(NNP_REC_MARK, 0, message, nnp__ticks(), 0, 0);
+}
+
+uint64_t nnp_mark_range_start(nnp_str_t message)
+{
+    nnp_tbuf_t *tb;
+    uint64_t id;
+    if (!COLLECTING() || !nnp__rec_config.msproftx || !(tb = nnp__tbuf_get()))
+        return 0;
+    id = pack32(++tls_mark_seq, (uint32_t)tb->tid);
+    put1(NNP_REC_MARK_START, 0, message, nnp__ticks(), id, 0);
+    return id;
+}
+
+void nnp_mark_range_stop(uint64_t range_id)
+{
+    if (COLLECTING() && nnp__rec_config.msproftx && range_id != 0)
+        put1(NNP_REC_MARK_STOP, 0, 0, nnp__ticks(), range_id, 0);
+}
+
+/* ---- counters ---- */
+
+static uint64_t double_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof(u));
+    return u;
+}
+
+void nnp_counter(nnp_str_t name, double value)
+{
+    if (COLLECTING())
+        put1(NNP_REC_COUNTER, 0, name, nnp__ticks(), double_bits(value), 0);
+}
+
+void nnp_counter_at(nnp_str_t name, double value, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_COUNTER, NNP_REC_F_TS_NS, name, ts_ns, double_bits(value), 0);
+}
+
+/* ---- internal: used by the samplers, which record on their own thread ---- */
+
+void nnp__rec_put_slots(const nnp_rec_t *slots, unsigned n)
+{
+    nnp_tbuf_t *tb;
+    uint64_t s;
+    if (!COLLECTING() || n == 0 || n > NNP_REC_MAX_SLOTS || !(tb = nnp__tbuf_get()))
+        return;
+    s = nnp__tbuf_reserve(tb, n);
+    if (s == UINT64_MAX)
+        return;
+    for (unsigned i = 0; i < n; i++)
+        *nnp__tbuf_slot(tb, s + i) = slots[i];
+    nnp__tbuf_commit(tb, s, n);
+}

@@ -1,0 +1,161 @@
+/* tbuf.c - creation, registry and slow paths of the per-thread buffers (tbuf.h).
+ * The fast path (reserve/commit) is inline in the header. Creation happens on a thread's
+ * first event: the only allocation a recording call ever makes. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "record/tbuf.h"
+
+/* Default 4 MiB per thread = 128 Ki slots (options.c DEFAULT_BUFFER_SIZE_KB): at a 10 ms
+ * writer period a thread may record ~13 M events/s before the drop policy applies. The
+ * session sets the real value before any window opens. */
+#define DEFAULT_BUFFER_SLOTS 131072u
+
+nnp_rec_config_t nnp__rec_config = {DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP, false};
+_Atomic int nnp__collecting;
+_Atomic uint64_t nnp__orphan_drops;
+
+/* initial-exec: one TLS load with no __tls_get_addr call (LTTng); the pointer is tiny, so
+ * it fits the static TLS surplus glibc keeps for dlopen'ed libraries (Python ctypes). */
+static __thread nnp_tbuf_t *tls_buf __attribute__((tls_model("initial-exec")));
+/* Recursion guard: creation allocates; an allocator hook that records must not recurse. */
+static __thread bool tls_creating __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static nnp_tbuf_t *registry;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *p)
+{
+    nnp_tbuf_t *b = p;
+    atomic_store_explicit(&b->orphaned, true, memory_order_release);
+}
+
+static void key_init(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+static uint64_t round_pow2(uint64_t v)
+{
+    uint64_t p = 1;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+static nnp_tbuf_t *tbuf_create(void)
+{
+    nnp_tbuf_t *b;
+    uint64_t cap = round_pow2(nnp__rec_config.buffer_slots);
+
+    pthread_once(&key_once, key_init);
+    b = nnp__aligned_alloc(NNP_CACHE_LINE, sizeof(*b));
+    if (!b)
+        return NULL;
+    memset(b, 0, sizeof(*b));
+    b->slots = nnp__malloc(cap * sizeof(nnp_rec_t));
+    if (!b->slots) {
+        nnp__free(b);
+        return NULL;
+    }
+    b->cap = cap;
+    b->mask = cap - 1;
+    b->tid = (uint64_t)syscall(SYS_gettid);
+    pthread_setspecific(exit_key, b);
+    pthread_mutex_lock(&registry_lock);
+    b->next = registry;
+    registry = b;
+    pthread_mutex_unlock(&registry_lock);
+    return b;
+}
+
+nnp_tbuf_t *nnp__tbuf_get(void)
+{
+    nnp_tbuf_t *b = tls_buf;
+    if (NNP_LIKELY(b != NULL))
+        return b;
+    if (tls_creating)
+        return NULL;
+    tls_creating = true;
+    b = tbuf_create();
+    tls_creating = false;
+    if (!b) {
+        atomic_fetch_add_explicit(&nnp__orphan_drops, 1, memory_order_relaxed);
+        return NULL;
+    }
+    tls_buf = b;
+    return b;
+}
+
+uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
+{
+    uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
+    for (;;) {
+        b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
+        if (h + n - b->cached_tail <= b->cap)
+            return h;
+        if (nnp__rec_config.full_policy != NNP_FULL_BLOCK ||
+            !atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
+            /* Single producer: a plain load+store is enough, the writer only reads. */
+            uint64_t d = atomic_load_explicit(&b->dropped, memory_order_relaxed);
+            atomic_store_explicit(&b->dropped, d + 1, memory_order_relaxed);
+            return UINT64_MAX;
+        }
+        /* Block policy: let the writer run. A syscall, but this mode opted into waiting. */
+        sched_yield();
+    }
+}
+
+void nnp__tbuf_for_each(nnp_tbuf_visit_fn fn, void *user)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (nnp_tbuf_t *b = registry; b; b = b->next)
+        fn(b, user);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void nnp__tbuf_for_each_writer(nnp_tbuf_visit_fn fn, void *user)
+{
+    nnp_tbuf_t *b;
+    pthread_mutex_lock(&registry_lock);
+    b = registry;
+    pthread_mutex_unlock(&registry_lock);
+    for (; b; b = b->next)
+        fn(b, user);
+}
+
+void nnp__tbuf_reap(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (nnp_tbuf_t **pp = &registry; *pp;) {
+        nnp_tbuf_t *b = *pp;
+        bool empty = atomic_load_explicit(&b->head, memory_order_acquire) ==
+                     atomic_load_explicit(&b->tail, memory_order_relaxed);
+        bool lost_reported =
+            atomic_load_explicit(&b->dropped, memory_order_relaxed) == b->dropped_reported;
+        if (atomic_load_explicit(&b->orphaned, memory_order_acquire) && empty && lost_reported) {
+            *pp = b->next;
+            nnp__free(b->slots);
+            nnp__free(b);
+            continue;
+        }
+        pp = &b->next;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void nnp__tbuf_session_reset(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (nnp_tbuf_t *b = registry; b; b = b->next) {
+        atomic_store(&b->thread_reported, false);
+        b->dropped_reported = atomic_load_explicit(&b->dropped, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}

@@ -1,0 +1,92 @@
+/* tbuf.h - per-thread single-producer/single-consumer ring buffers of record slots.
+ * The owning thread is the only producer (hot path: no lock, no allocation, no syscall);
+ * the writer thread is the only consumer. head and tail count slots since creation and
+ * never wrap (2^64 slots); the ring index is count & mask. A record's slots are published
+ * together by one release store of head, so the consumer never sees half a record.
+ * Buffers live in a global registry for the life of the process (sessions come and go,
+ * threads keep their buffer); a buffer whose thread exited is drained and then freed. */
+#ifndef NNP_TBUF_H
+#define NNP_TBUF_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/raw_format.h"
+#include "util/util.h"
+
+typedef struct nnp_tbuf {
+    /* Producer-owned line. */
+    _Alignas(NNP_CACHE_LINE) _Atomic uint64_t head;
+    uint64_t cached_tail;     /* producer's last view of tail */
+    _Atomic uint64_t dropped; /* records lost to a full buffer (producer increments) */
+    /* Consumer-owned line. */
+    _Alignas(NNP_CACHE_LINE) _Atomic uint64_t tail;
+    uint64_t dropped_reported;    /* writer: part of dropped already in a LOSS chunk */
+    _Atomic bool thread_reported; /* THREADS entry written for this session */
+    /* Set once at creation, read by both. */
+    _Alignas(NNP_CACHE_LINE) nnp_rec_t *slots;
+    uint64_t cap; /* slots, a power of two */
+    uint64_t mask;
+    uint64_t tid;            /* OS thread id (gettid) */
+    _Atomic uint32_t name;   /* thread name string id, 0 = none */
+    _Atomic bool orphaned;   /* owning thread exited: drain, then free */
+    _Atomic bool sample_cpu; /* registered for per-thread CPU sampling */
+    struct nnp_tbuf *next;   /* registry list, guarded by the registry lock */
+} nnp_tbuf_t;
+
+/* Recorder-wide settings, written by the session between windows (never while a window
+ * is open), read by producers. */
+typedef struct nnp_rec_config {
+    uint64_t buffer_slots; /* capacity of buffers created from now on */
+    int full_policy;       /* nnp_full_policy_t */
+    bool msproftx;         /* user markers on */
+} nnp_rec_config_t;
+
+extern nnp_rec_config_t nnp__rec_config;
+/* Non-zero while a collection window is open: the one check of a disabled probe. */
+extern _Atomic int nnp__collecting;
+/* Records that could not get a buffer (allocation failed on a thread's first event). */
+extern _Atomic uint64_t nnp__orphan_drops;
+
+/* Returns the calling thread's buffer, creating and registering it on first use, or
+ * NULL when it cannot be created (then the event is counted in nnp__orphan_drops). */
+nnp_tbuf_t *nnp__tbuf_get(void);
+
+/* Reserves n contiguous slots (n <= NNP_REC_MAX_SLOTS) in b; returns the first slot's
+ * sequence number, or UINT64_MAX when the buffer is full under the drop policy. */
+static inline uint64_t nnp__tbuf_reserve(nnp_tbuf_t *b, unsigned n);
+uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n);
+
+static inline nnp_rec_t *nnp__tbuf_slot(nnp_tbuf_t *b, uint64_t seq)
+{
+    return &b->slots[seq & b->mask];
+}
+
+static inline uint64_t nnp__tbuf_reserve(nnp_tbuf_t *b, unsigned n)
+{
+    uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
+    if (NNP_LIKELY(h + n - b->cached_tail <= b->cap))
+        return h;
+    return nnp__tbuf_reserve_slow(b, n);
+}
+
+/* Publishes the n slots reserved at seq. */
+static inline void nnp__tbuf_commit(nnp_tbuf_t *b, uint64_t seq, unsigned n)
+{
+    atomic_store_explicit(&b->head, seq + n, memory_order_release);
+}
+
+/* Calls fn for each live buffer under the registry lock (any thread but the writer). */
+typedef void (*nnp_tbuf_visit_fn)(nnp_tbuf_t *b, void *user);
+void nnp__tbuf_for_each(nnp_tbuf_visit_fn fn, void *user);
+/* The writer's walk: takes the lock only to read the list head. Safe because buffers are
+ * only ever pushed at the head and only the writer (nnp__tbuf_reap) unlinks them, so the
+ * writer's slow I/O never blocks a thread creating its buffer. */
+void nnp__tbuf_for_each_writer(nnp_tbuf_visit_fn fn, void *user);
+/* Frees orphaned buffers that are empty. Called by the writer after a drain. */
+void nnp__tbuf_reap(void);
+/* Marks every buffer's THREADS entry and loss counter as not yet reported (new session). */
+void nnp__tbuf_session_reset(void);
+
+#endif /* NNP_TBUF_H */
