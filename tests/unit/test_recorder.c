@@ -1,0 +1,386 @@
+/* test_recorder.c - the recorder end to end: threads record through the public API, the
+ * writer drains, the reader gives back exactly what was recorded (count, per-thread order,
+ * payloads). Also the drop policy's accounting and collection windows. Assertions run
+ * after the threads are joined (cmocka is not thread-safe). Runs under TSan in .ci/run. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "format/raw_format.h"
+#include "read/raw_reader.h"
+#include "test_util.h"
+
+#define N_THREADS         8
+#define EVENTS_PER_THREAD 1000000u
+/* Every OP_EVERY-th event is a 3-slot op record, the rest 1-slot counters, so records
+ * of different sizes wrap around the ring. */
+#define OP_EVERY 4u
+
+static nnp_session_t *open_session(const char *dir, nnp_full_policy_t policy, size_t buf_kb,
+                                   int period_ms)
+{
+    nnp_options_t o;
+    nnp_session_t *s = NULL;
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.full_policy = policy;
+    o.buffer_size_kb = buf_kb;
+    o.writer_period_ms = period_ms;
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    assert_non_null(s);
+    return s;
+}
+
+typedef struct worker {
+    pthread_t th;
+    uint32_t index;
+    nnp_str_t name;
+    uint32_t n;
+} worker_t;
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (i % OP_EVERY == 0) {
+            nnp_op_t op;
+            memset(&op, 0, sizeof(op));
+            op.name = w->name;
+            op.type = w->name;
+            op.graph_id = w->index;
+            op.correlation_id = i;
+            op.flops_matrix = (uint64_t)i + 1;
+            op.flops_vector = w->index;
+            nnp_op_at(&op, i, (uint64_t)i + 1);
+        } else {
+            nnp_counter_at(w->name, (double)i, i);
+        }
+    }
+    return NULL;
+}
+
+/* Per-thread read-back state, keyed by the worker index found in the payload. */
+typedef struct check {
+    uint64_t tid[N_THREADS];
+    uint32_t next[N_THREADS];
+    nnp_str_t names[N_THREADS];
+    uint64_t total, bad, other;
+} check_t;
+
+static int index_of_name(const check_t *c, uint32_t name)
+{
+    for (int i = 0; i < N_THREADS; i++) {
+        if (c->names[i] == name)
+            return i;
+    }
+    return -1;
+}
+
+static int on_event(void *user, const nnp_raw_event_t *ev)
+{
+    check_t *c = user;
+    const nnp_rec_t *r = ev->slots;
+    int t = index_of_name(c, r->name);
+    uint32_t i;
+    double v;
+
+    if (ev->kind != NNP_REC_OP && ev->kind != NNP_REC_COUNTER) {
+        c->other++;
+        return 0;
+    }
+    if (t < 0) {
+        c->bad++;
+        return 0;
+    }
+    if (c->tid[t] == 0)
+        c->tid[t] = ev->tid;
+    i = c->next[t]++;
+    c->total++;
+    if (ev->tid != c->tid[t] || ev->ts_ns != i)
+        c->bad++;
+    if (i % OP_EVERY == 0) {
+        const nnp_rec_op_ext_t *x = (const nnp_rec_op_ext_t *)&r[1];
+        const nnp_rec_flops_t *f = (const nnp_rec_flops_t *)&r[2];
+        if (ev->kind != NNP_REC_OP || ev->n_slots != 3 || ev->end_ns != (uint64_t)i + 1 ||
+            r->b != i || x->graph_id != (uint32_t)t || f->matrix != (uint64_t)i + 1 ||
+            f->vector != (uint64_t)t)
+            c->bad++;
+    } else {
+        memcpy(&v, &r->a, sizeof(v));
+        if (ev->kind != NNP_REC_COUNTER || v != (double)i)
+            c->bad++;
+    }
+    return 0;
+}
+
+static void test_eight_threads_exact(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    worker_t w[N_THREADS];
+    nnp_session_t *s = open_session(dir, NNP_FULL_BLOCK, 1024, 5);
+    nnp_stats_t st;
+    nnp_raw_t *raw;
+    check_t c;
+    char raw_dir[4096];
+    (void)state;
+
+    memset(&c, 0, sizeof(c));
+    for (uint32_t t = 0; t < N_THREADS; t++) {
+        char name[32];
+        snprintf(name, sizeof(name), "worker-%u", t);
+        w[t].index = t;
+        w[t].name = c.names[t] = nnp_intern(name);
+        w[t].n = EVENTS_PER_THREAD;
+        assert_int_equal(pthread_create(&w[t].th, NULL, work, &w[t]), 0);
+    }
+    for (int t = 0; t < N_THREADS; t++)
+        pthread_join(w[t].th, NULL);
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    assert_int_equal(nnp_session_stats(s, &st), NNP_OK);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    assert_int_equal(st.events_dropped, 0);
+    assert_int_equal(st.events_recorded, (uint64_t)N_THREADS * EVENTS_PER_THREAD);
+
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, on_event, &c), NNP_OK);
+    assert_int_equal(c.total, (uint64_t)N_THREADS * EVENTS_PER_THREAD);
+    assert_int_equal(c.bad, 0);
+    for (int t = 0; t < N_THREADS; t++) {
+        assert_int_equal(c.next[t], EVENTS_PER_THREAD);
+        for (int u = 0; u < t; u++)
+            assert_true(c.tid[t] != c.tid[u]);
+    }
+    assert_int_equal(nnp__raw_report(raw)->chunks_corrupt, 0);
+    assert_int_equal(nnp__raw_report(raw)->chunks_truncated, 0);
+    assert_int_equal(nnp__raw_report(raw)->events_lost, 0);
+    nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Counts records of one kind and the LOSS total. */
+typedef struct counter {
+    uint64_t n;
+    uint64_t last_a;
+    bool ordered;
+} counter_t;
+
+static int count_counters(void *user, const nnp_raw_event_t *ev)
+{
+    counter_t *c = user;
+    if (ev->kind == NNP_REC_STEP_BEGIN) {
+        if (c->n > 0 && ev->slots->a <= c->last_a)
+            c->ordered = false;
+        c->last_a = ev->slots->a;
+        c->n++;
+    }
+    return 0;
+}
+
+/* A tiny buffer and a slow writer: events are dropped, and recorded + dropped must equal
+ * what the thread tried to record, with the loss visible to the reader. */
+static void test_drop_policy_counts_every_loss(void **state)
+{
+    enum { N = 200000 };
+    char *dir = nnpt_mkdtemp();
+    nnp_session_t *s = open_session(dir, NNP_FULL_DROP, 64, 1000);
+    nnp_stats_t st;
+    nnp_raw_t *raw;
+    counter_t c = {0, 0, true};
+    char raw_dir[4096];
+    (void)state;
+
+    nnpt_log_capture();
+    for (uint64_t i = 0; i < N; i++)
+        nnp_step_begin(i, 0);
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    nnp_session_stats(s, &st);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_true(st.events_dropped > 0);
+    assert_int_equal(st.events_recorded + st.events_dropped, N);
+    assert_non_null(strstr(nnpt_log_text(), "events dropped"));
+    nnpt_log_release();
+
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, count_counters, &c), NNP_OK);
+    assert_int_equal(c.n, st.events_recorded);
+    assert_true(c.ordered);
+    assert_int_equal(nnp__raw_report(raw)->events_lost, st.events_dropped);
+    nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+static int collect_steps(void *user, const nnp_raw_event_t *ev)
+{
+    uint64_t *v = user;
+    if (ev->kind == NNP_REC_STEP_BEGIN && v[0] < 1000)
+        v[1 + v[0]++] = ev->slots->a;
+    return 0;
+}
+
+/* Only events inside start/stop windows are recorded; several windows in one session. */
+static void test_windows_record_only_inside(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    uint64_t got[1001] = {0};
+    char raw_dir[4096];
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.start_profile = false;
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    assert_false(nnp_is_collecting());
+    for (uint64_t step = 0; step < 300; step++) {
+        if (step == 100 || step == 250)
+            assert_int_equal(nnp_session_start(s), NNP_OK);
+        if (step == 200 || step == 260)
+            assert_int_equal(nnp_session_stop(s), NNP_OK);
+        nnp_step_begin(step, 1);
+    }
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, collect_steps, got), NNP_OK);
+    assert_int_equal(got[0], 110);
+    for (uint64_t i = 0; i < 100; i++)
+        assert_int_equal(got[1 + i], 100 + i);
+    for (uint64_t i = 0; i < 10; i++)
+        assert_int_equal(got[101 + i], 250 + i);
+    nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+typedef struct kinds_seen {
+    uint64_t count[NNP_REC_KIND_COUNT];
+    const nnp_raw_t *raw;
+    char last_event[64], last_module[64], thread_name[64];
+} kinds_seen_t;
+
+static int see_kinds(void *user, const nnp_raw_event_t *ev)
+{
+    kinds_seen_t *k = user;
+    k->count[ev->kind]++;
+    if (ev->kind == NNP_REC_RANGE_END) {
+        snprintf(k->last_event, sizeof(k->last_event), "%s", nnp__raw_str(k->raw, ev->slots->name));
+        snprintf(k->last_module, sizeof(k->last_module), "%s",
+                 nnp__raw_str(k->raw, (uint32_t)ev->slots->a));
+        snprintf(k->thread_name, sizeof(k->thread_name), "%s",
+                 nnp__raw_str(k->raw, nnp__raw_thread_name(k->raw, ev->tid)));
+    }
+    return 0;
+}
+
+/* Every public recording call produces its record kind, strings resolve, and the sampler
+ * records machine, process and thread samples. */
+static void test_every_record_kind(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    kinds_seen_t k;
+    char raw_dir[4096];
+    nnp_host_tag_t tag = {0};
+    nnp_op_t op = {0};
+    nnp_kernel_t kern = {0};
+    nnp_tensor_t t = {0};
+    nnp_comm_t comm = {0};
+    nnp_pipeline_op_t pop = {0};
+    uint64_t t0, range;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.sample_interval_ms = 20;
+    o.msproftx = true;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    assert_int_equal(nnp_thread_register("main-loop"), NNP_OK);
+    tag.module = nnp_intern("Dataset");
+    tag.event = nnp_intern("GetNext");
+    tag.stage = nnp_intern("Run");
+    tag.level = 1;
+    nnp_range_begin(&tag);
+    nnp_range_end(&tag);
+    nnp_instant(&tag);
+    nnp_host_memory(1234);
+    t0 = nnp_now();
+    op.name = nnp_intern("Default/MatMul-op1");
+    op.type = nnp_intern("MatMul");
+    nnp_op_since(&op, t0);
+    kern.name = nnp_intern("gemm_kernel");
+    nnp_kernel_at(&kern, 10, 20);
+    nnp_step_begin(1, 0);
+    nnp_step_end(1, 0);
+    nnp_epoch_begin(0);
+    nnp_epoch_end(0);
+    nnp_fp_start(1);
+    nnp_bp_end(1);
+    t.address = 0x1000;
+    t.size_bytes = 64;
+    nnp_mem_alloc(&t);
+    nnp_mem_free(0x1000, 64);
+    comm.kind = NNP_COMM_ALLREDUCE;
+    comm.peer = -1;
+    nnp_comm_since(&comm, nnp_now());
+    pop.op_id = 1;
+    pop.parent_id = -1;
+    nnp_pipeline_op(&pop);
+    nnp_queue_sample(1, 3, 16);
+    nnp_device_queue_sample(0, 2);
+    nnp_mark(nnp_intern("hello"));
+    range = nnp_mark_range_start(nnp_intern("range"));
+    assert_true(range != 0);
+    nnp_mark_range_stop(range);
+    nnp_counter(nnp_intern("loss"), 0.5);
+    {
+        /* Let the sampler take at least two samples (20 ms interval). */
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    memset(&k, 0, sizeof(k));
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    k.raw = raw;
+    assert_int_equal(nnp__raw_read(raw, see_kinds, &k), NNP_OK);
+    for (unsigned kind = NNP_REC_RANGE_BEGIN; kind < NNP_REC_KIND_COUNT; kind++) {
+        if (kind == NNP_REC_THREAD_CPU || kind == NNP_REC_SYS_CPU || kind == NNP_REC_PROC_CPU ||
+            kind == NNP_REC_PROC_MEM)
+            assert_true(k.count[kind] >= 1);
+        else
+            assert_int_equal(k.count[kind], 1);
+    }
+    assert_string_equal(k.last_event, "GetNext");
+    assert_string_equal(k.last_module, "Dataset");
+    assert_string_equal(k.thread_name, "main-loop");
+    nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_record_kind),
+        cmocka_unit_test(test_windows_record_only_inside),
+        cmocka_unit_test(test_drop_policy_counts_every_loss),
+        cmocka_unit_test(test_eight_threads_exact),
+    };
+    nnp_log_set_level(NNP_LOG_ERROR);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,298 @@
+/* test_session.c - the session lifecycle and what it leaves on disk: the seed's errors for
+ * start-while-started and stop-while-not-started, one session per process, the
+ * PROFILING_MODE conflict, directory and file permissions, the "old data" warning,
+ * info.json contents, and profiling an unmodified program from the environment. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "util/util.h"
+
+static nnp_session_t *make(const char *out, bool start)
+{
+    nnp_options_t o;
+    nnp_session_t *s = NULL;
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.start_profile = start;
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    return s;
+}
+
+static cJSON *load_info(const char *raw_dir)
+{
+    char path[8192], *text;
+    FILE *f;
+    long n;
+    cJSON *j;
+    snprintf(path, sizeof(path), "%s/info.json", raw_dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_start_stop_errors_follow_the_seed(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    nnp_session_t *s = make(out, false);
+    (void)state;
+
+    assert_false(nnp_is_collecting());
+    assert_int_equal(nnp_session_stop(s), NNP_ESTATE);
+    assert_string_equal(nnp_last_error(),
+                        "The profiler has not started, so can not stop. Please call the start() "
+                        "method before calling the stop() method.");
+    assert_int_equal(nnp_session_start(s), NNP_OK);
+    assert_true(nnp_is_collecting());
+    assert_int_equal(nnp_session_start(s), NNP_ESTATE);
+    assert_string_equal(nnp_last_error(),
+                        "The profiler has already started. Do not turn on again in the open "
+                        "state.");
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    assert_false(nnp_is_collecting());
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(nnp_session_destroy(NULL), NNP_OK);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+static void test_one_session_per_process(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    nnp_session_t *s = make(out, true), *t = NULL;
+    nnp_options_t o;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    assert_int_equal(nnp_session_create(&o, &t), NNP_EBUSY);
+    assert_null(t);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    /* After destroy a new session may be created. */
+    s = make(out, true);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+static void test_profiling_mode_conflict(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s = NULL;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    setenv("PROFILING_MODE", "true", 1);
+    assert_int_equal(nnp_session_create(&o, &s), NNP_ECONFLICT);
+    assert_string_equal(nnp_last_error(), "Profiling is already enabled by PROFILING_MODE env.");
+    unsetenv("PROFILING_MODE");
+    assert_null(s);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+static void test_forbidden_output_path_is_an_error(void **state)
+{
+    nnp_options_t o;
+    nnp_session_t *s = NULL;
+    (void)state;
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "/tmp/bad\npath");
+    assert_int_equal(nnp_session_create(&o, &s), NNP_EPATH);
+    assert_null(s);
+}
+
+static void test_directories_files_and_info(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char prof[4200], raw[4096], path[8192];
+    nnp_options_t o;
+    nnp_session_t *s;
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    cJSON *info, *opts, *uns, *win;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    o.rank_id = 3;
+    o.device_id = 5;
+    o.rank_size = 8;
+    o.l2_cache = true;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    nnp_step_begin(1, 0);
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    assert_int_equal(nnp_session_start(s), NNP_OK);
+    snprintf(raw, sizeof(raw), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    assert_int_equal(stat(prof, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(strncmp(raw, prof, strlen(prof)), 0);
+    assert_non_null(strstr(raw, "/PROF_"));
+    assert_int_equal(stat(raw, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    d = opendir(raw);
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", raw, e->d_name);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+    }
+    closedir(d);
+
+    info = load_info(raw);
+    assert_string_equal(cJSON_GetObjectItem(info, "state")->valuestring, "finalized");
+    assert_int_equal(cJSON_GetObjectItem(info, "rank_id")->valueint, 3);
+    assert_int_equal(cJSON_GetObjectItem(info, "device_id")->valueint, 5);
+    assert_int_equal(cJSON_GetObjectItem(info, "rank_size")->valueint, 8);
+    assert_int_equal(cJSON_GetObjectItem(info, "pid")->valueint, getpid());
+    assert_int_equal(cJSON_GetObjectItem(info, "windows_total")->valueint, 2);
+    win = cJSON_GetObjectItem(info, "windows");
+    assert_int_equal(cJSON_GetArraySize(win), 2);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetArrayItem(win, 1), "stop_mono_ns")));
+    /* diff_time is start_time - monotonic_time, in us (seed 000). */
+    assert_true(cJSON_GetObjectItem(info, "diff_time")->valuedouble ==
+                cJSON_GetObjectItem(info, "start_time_us")->valuedouble -
+                    cJSON_GetObjectItem(info, "monotonic_time_us")->valuedouble);
+    opts = cJSON_GetObjectItem(info, "options");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(opts, "l2_cache")));
+    uns = cJSON_GetObjectItem(info, "not_collected_on_this_platform");
+    assert_int_equal(cJSON_GetArraySize(uns), 1);
+    assert_string_equal(cJSON_GetArrayItem(uns, 0)->valuestring, "l2_cache");
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(info, "stats"), "events_recorded")->valueint, 1);
+    cJSON_Delete(info);
+
+    /* A second session in the same output path warns that old data may be rewritten. */
+    nnpt_log_capture();
+    s = make(out, false);
+    assert_non_null(strstr(nnpt_log_text(), "The target dir already exists. There may be some "
+                                            "old profiling data, and they will be rewritten in "
+                                            "the end."));
+    nnpt_log_release();
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* An unmodified program, profiled only through MS_PROFILER_OPTIONS, leaves a finalized
+ * raw directory with its events when it exits normally. */
+static void test_environment_profiles_unmodified_program(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char env[4300], cmd[8400], line[4096];
+    pid_t pid;
+    int status;
+    FILE *p;
+    cJSON *info;
+    (void)state;
+
+    snprintf(env, sizeof(env),
+             "{\"start\": true, \"output_path\": \"%s\", \"op_time\": true, "
+             "\"sample_interval_ms\": 0}",
+             out);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("MS_PROFILER_OPTIONS", env, 1);
+        setenv("RANK_ID", "2", 1);
+        setenv("NNPROF_LOG_LEVEL", "error", 1);
+        execl(NNP_BINARY_DIR "/examples/simple_train", "simple_train", "--steps", "20",
+              (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(cmd, sizeof(cmd), "ls -d %s/profiler/PROF_*", out);
+    p = popen(cmd, "r");
+    assert_non_null(fgets(line, sizeof(line), p));
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    info = load_info(line);
+    assert_string_equal(cJSON_GetObjectItem(info, "state")->valuestring, "finalized");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(info, "enabled_by_environment")));
+    assert_int_equal(cJSON_GetObjectItem(info, "rank_id")->valueint, 2);
+    /* 20 steps x (step begin/end, range begin/end, fp, 5 ops, alloc, free, bp, counter)
+     * plus epoch begin = 20 * 14 + 1 (no sampler: sample_interval_ms is 0). */
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(info, "stats"), "events_recorded")->valueint,
+        20 * 14 + 1);
+    cJSON_Delete(info);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* Fault injection (curl torture): fail the Nth allocation of a whole create / record /
+ * destroy cycle, for every N until a cycle completes without reaching the failure. Each
+ * must fail cleanly - an error code with a message, no crash, no leak under ASan - and a
+ * failed destroy still releases the session (the next create must not get NNP_EBUSY). */
+static void test_every_allocation_failure_is_handled(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    int n;
+    (void)state;
+
+    for (n = 1; n < 1000; n++) {
+        nnp_options_t o;
+        nnp_session_t *s = NULL;
+        int rc;
+        nnp_options_init(&o);
+        snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+        o.sample_interval_ms = 0;
+        nnp__alloc_fail_at((uint64_t)n);
+        rc = nnp_session_create(&o, &s);
+        if (rc == NNP_OK) {
+            nnp_step_begin(1, 0);
+            nnp_counter(nnp_intern("fault-injection"), 1.0);
+            rc = nnp_session_destroy(s);
+        } else {
+            assert_null(s);
+        }
+        assert_true(rc == NNP_OK || (rc < 0 && nnp_last_error()[0] != '\0'));
+        if (nnp__alloc_fail_pending())
+            break; /* this cycle never reached allocation n: all were covered */
+    }
+    nnp__alloc_fail_at(0);
+    assert_true(n > 1 && n < 1000);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start_stop_errors_follow_the_seed),
+        cmocka_unit_test(test_one_session_per_process),
+        cmocka_unit_test(test_profiling_mode_conflict),
+        cmocka_unit_test(test_forbidden_output_path_is_an_error),
+        cmocka_unit_test(test_directories_files_and_info),
+        cmocka_unit_test(test_environment_profiles_unmodified_program),
+        cmocka_unit_test(test_every_allocation_failure_is_handled),
+    };
+    nnp_log_set_level(NNP_LOG_ERROR);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
