@@ -41,7 +41,9 @@ struct nnp_raw {
     uint32_t n_data;
     uint32_t *aged_seqs;
     uint32_t n_aged, aged_cap;
-    void *dbuf; /* decompression buffer, NNP_CHUNK_MAX_RAW_BYTES */
+    void *dbuf; /* decompression buffer, grown to the largest chunk */
+    size_t dbuf_cap;
+    uint64_t meta_bytes; /* size of meta.nnp: bounds the string ids it can define */
     nnp_raw_report_t report;
 };
 
@@ -109,6 +111,21 @@ static uint64_t resync(const unsigned char *base, uint64_t from, uint64_t len)
     return len;
 }
 
+/* Grows the decompression buffer to hold n bytes (at most NNP_CHUNK_MAX_RAW_BYTES, which
+ * the caller has checked). */
+static int ensure_dbuf(nnp_raw_t *r, size_t n)
+{
+    void *p;
+    if (n <= r->dbuf_cap && r->dbuf)
+        return 0;
+    p = nnp__realloc(r->dbuf, n ? n : 1);
+    if (!p)
+        return -1;
+    r->dbuf = p;
+    r->dbuf_cap = n;
+    return 0;
+}
+
 static int walk_chunks(nnp_raw_t *r, const char *file, const unsigned char *base, uint64_t len,
                        chunk_fn fn, void *user)
 {
@@ -169,9 +186,13 @@ static int walk_chunks(nnp_raw_t *r, const char *file, const unsigned char *base
             off = next;
             continue;
         }
+        if (ensure_dbuf(r, h.raw_bytes) != 0) {
+            damage(r, file, off, NNP_ENOMEM, "out of memory for chunk #%llu (%u bytes)",
+                   (unsigned long long)h.seq, h.raw_bytes);
+            return NNP_ENOMEM;
+        }
         if (h.codec == NNP_CODEC_ZSTD) {
-            size_t got =
-                ZSTD_decompress(r->dbuf, NNP_CHUNK_MAX_RAW_BYTES, payload, h.payload_bytes);
+            size_t got = ZSTD_decompress(r->dbuf, r->dbuf_cap, payload, h.payload_bytes);
             if (ZSTD_isError(got) || got != h.raw_bytes) {
                 rep->chunks_corrupt++;
                 rep->bytes_skipped += next - off;
@@ -213,12 +234,19 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
         damage(r, name, 0, NNP_EIO, "cannot open: %s", strerror(errno));
         return NNP_OK;
     }
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(fh)) {
+    if (fstat(fd, &st) != 0) {
+        damage(r, name, 0, NNP_EIO, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return NNP_OK;
+    }
+    if ((uint64_t)st.st_size < sizeof(fh)) {
         close(fd);
         damage(r, name, 0, NNP_ETRUNC, "file shorter than its %zu-byte header", sizeof(fh));
         r->report.bytes_skipped += (uint64_t)st.st_size;
         return NNP_OK;
     }
+    if (want_kind == NNP_FILE_META)
+        r->meta_bytes = (uint64_t)st.st_size;
     base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (base == MAP_FAILED) {
@@ -251,7 +279,10 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
 static int add_string(nnp_raw_t *r, uint32_t id, const char *s, uint32_t len)
 {
     char *copy;
-    if (id == 0 || id > NNP_CHUNK_MAX_RAW_BYTES)
+    /* The writer numbers ids 1, 2, ... with no gaps and each entry takes >= 8 bytes, so
+     * an id above meta_bytes / 8 is damage; refusing it keeps a crafted id from making
+     * the id-indexed array huge. */
+    if (id == 0 || id > r->meta_bytes / 8 + 1)
         return -1;
     if (id >= r->n_strings) {
         uint32_t cap = r->n_strings;
@@ -413,11 +444,6 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out)
         nnp__free(r);
         return nnp__fail(NNP_ETOOLONG, "path too long: %s", dir);
     }
-    r->dbuf = nnp__malloc(NNP_CHUNK_MAX_RAW_BYTES);
-    if (!r->dbuf) {
-        nnp__raw_close(r);
-        return nnp__fail(NNP_ENOMEM, "out of memory opening '%s'", dir);
-    }
     rc = read_file(r, META_FILE, NNP_FILE_META, meta_chunk, NULL);
     if (rc == NNP_OK)
         rc = list_data_files(r);
@@ -456,6 +482,17 @@ void nnp__raw_close(nnp_raw_t *r)
 
 /* ---- data files ---- */
 
+/* double -> uint64_t without undefined behaviour: times before the clock's zero (a tick
+ * value before the first clock point, or a corrupt one) clamp to 0, overflow to max. */
+static uint64_t clamp_ns(double v)
+{
+    if (!(v > 0.0))
+        return 0;
+    if (v >= 18446744073709551616.0)
+        return UINT64_MAX;
+    return (uint64_t)v;
+}
+
 uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks)
 {
     const nnp_clock_point_t *a, *b;
@@ -467,7 +504,7 @@ uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks)
     if (r->n_clocks == 1) {
         a = &r->clocks[0];
         slope = a->ticks_per_sec ? NS_PER_SEC / (double)a->ticks_per_sec : 1.0;
-        return (uint64_t)((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
+        return clamp_ns((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
     }
     /* Last point with .ticks <= ticks, clamped to a valid segment. */
     hi = r->n_clocks - 1;
@@ -482,8 +519,8 @@ uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks)
     b = &r->clocks[lo + 1];
     if (b->ticks == a->ticks)
         return a->mono_ns;
-    slope = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
-    return (uint64_t)((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
+    slope = ((double)b->mono_ns - (double)a->mono_ns) / ((double)b->ticks - (double)a->ticks);
+    return clamp_ns((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
 }
 
 struct data_ctx {
