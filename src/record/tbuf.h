@@ -49,9 +49,24 @@ extern _Atomic int nnp__collecting;
 /* Records that could not get a buffer (allocation failed on a thread's first event). */
 extern _Atomic uint64_t nnp__orphan_drops;
 
-/* Returns the calling thread's buffer, creating and registering it on first use, or
- * NULL when it cannot be created (then the event is counted in nnp__orphan_drops). */
-nnp_tbuf_t *nnp__tbuf_get(void);
+/* The calling thread's buffer; initial-exec TLS: one TLS load with no __tls_get_addr call
+ * (LTTng). The pointer is tiny, so it fits the static TLS surplus glibc keeps for
+ * dlopen'ed libraries (Python ctypes). */
+extern __thread nnp_tbuf_t *nnp__tls_buf __attribute__((tls_model("initial-exec")));
+/* Creates and registers the calling thread's buffer (its first event), or returns NULL
+ * when it cannot (the event is then counted in nnp__orphan_drops). Out of line: cold. */
+nnp_tbuf_t *nnp__tbuf_get_slow(void);
+/* eventfd the writer polls, or -1: block-policy producers kick the writer through it. */
+extern _Atomic int nnp__writer_wake_fd;
+
+/* Returns the calling thread's buffer, creating it on first use; NULL when impossible. */
+static inline nnp_tbuf_t *nnp__tbuf_get(void)
+{
+    nnp_tbuf_t *b = nnp__tls_buf;
+    if (NNP_LIKELY(b != NULL))
+        return b;
+    return nnp__tbuf_get_slow();
+}
 
 /* Reserves n contiguous slots (n <= NNP_REC_MAX_SLOTS) in b; returns the first slot's
  * sequence number, or UINT64_MAX when the buffer is full under the drop policy. */

@@ -69,6 +69,7 @@ struct nnp_writer {
     size_t zbuf_cap;
     unsigned char *meta_buf; /* META_BATCH_BYTES */
     bool io_failed_logged;
+    bool busy; /* last drain found a buffer over half full */
 
     /* counters (written by the writer, read by anyone) */
     _Atomic uint64_t events_recorded, events_dropped, bytes_raw, bytes_written, chunks;
@@ -332,6 +333,8 @@ static void drain_one(nnp_tbuf_t *b, void *user)
         write_meta(w, NNP_CHUNK_THREADS, &t, sizeof(t), 1);
         atomic_fetch_add(&w->threads, 1);
     }
+    if (head - tail > b->cap / 2)
+        w->busy = true; /* drain again at once instead of sleeping a period */
     while (tail < head) {
         uint64_t end = tail;
         uint32_t n_rec = 0;
@@ -434,8 +437,9 @@ static void *writer_main(void *arg)
     for (;;) {
         uint64_t ticket, v;
         bool stopping;
-        if (poll(&pfd, 1, w->period_ms) > 0)
+        if (poll(&pfd, 1, w->busy ? 0 : w->period_ms) > 0)
             (void)!read(w->wake_fd, &v, sizeof(v));
+        w->busy = false;
         stopping = atomic_load(&w->stop);
         ticket = atomic_load(&w->flush_req);
         drain_all(w);
@@ -503,6 +507,8 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&w->thread, NULL, writer_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        atomic_store(&nnp__writer_wake_fd, w->wake_fd);
     if (rc != 0) {
         rc = nnp__fail(NNP_ENOMEM, "cannot start the writer thread: %s", strerror(rc));
         goto fail;
@@ -558,6 +564,7 @@ int nnp__writer_stop(nnp_writer_t *w)
     int rc;
     if (!w)
         return NNP_OK;
+    atomic_store(&nnp__writer_wake_fd, -1);
     atomic_store(&w->stop, true);
     wake(w);
     pthread_join(w->thread, NULL);

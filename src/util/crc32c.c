@@ -1,7 +1,9 @@
-/* crc32c.c - CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), table-driven,
- * slicing-by-1. Protects every raw chunk header and payload; the writer thread and the
- * reader call it, never the hot path. Check value: crc32c("123456789") = 0xE3069283. */
+/* crc32c.c - CRC-32C (Castagnoli, reflected polynomial 0x82F63B78). Uses the SSE4.2
+ * crc32 instruction when the CPU has it (~20x the table), else a byte-wise table.
+ * Protects every raw chunk header and payload; the writer thread and the reader call it,
+ * never the hot path. Check value: crc32c("123456789") = 0xE3069283. */
 #include <pthread.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -20,12 +22,53 @@ static void table_init(void)
     }
 }
 
-uint32_t nnp__crc32c(uint32_t crc, const void *data, size_t n)
+static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t n)
 {
-    const unsigned char *p = data;
-    pthread_once(&table_once, table_init);
-    crc = ~crc;
     while (n--)
         crc = table[(crc ^ *p++) & 0xFFu] ^ (crc >> 8);
-    return ~crc;
+    return crc;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_HW_CRC 1
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
+                                                         size_t n)
+{
+    uint64_t c = crc;
+    while (n >= sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, p, sizeof(v));
+        c = __builtin_ia32_crc32di(c, v);
+        p += sizeof(v);
+        n -= sizeof(v);
+    }
+    crc = (uint32_t)c;
+    while (n--)
+        crc = __builtin_ia32_crc32qi(crc, *p++);
+    return crc;
+}
+#else
+#define HAVE_HW_CRC 0
+#endif
+
+static bool use_hw;
+
+static void crc_init(void)
+{
+    table_init();
+#if HAVE_HW_CRC
+    __builtin_cpu_init();
+    use_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+uint32_t nnp__crc32c(uint32_t crc, const void *data, size_t n)
+{
+    pthread_once(&table_once, crc_init);
+    crc = ~crc;
+#if HAVE_HW_CRC
+    if (use_hw)
+        return ~crc_hw(crc, data, n);
+#endif
+    return ~crc_table(crc, data, n);
 }
