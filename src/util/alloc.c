@@ -89,3 +89,27 @@ bool nnp__strlcpy(char *dst, const char *src, size_t cap)
     memcpy(dst, src, n + 1);
     return true;
 }
+
+size_t nnp__fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0, len;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    len = n;
+    for (size_t i = 0; i < len; i++)
+        buf[i] = tmp[len - 1 - i];
+    return len;
+}
+
+size_t nnp__fmt_i64(char *buf, int64_t v)
+{
+    if (v < 0) {
+        buf[0] = '-';
+        /* -(v + 1) + 1 avoids overflow for INT64_MIN. */
+        return 1 + nnp__fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
+    }
+    return nnp__fmt_u64(buf, (uint64_t)v);
+}

@@ -130,3 +130,30 @@ bool nnp__path_has_forbidden_char(const char *s)
     /* The characters PROFILING_OPTIONS forbids in "output" (seed 004). */
     return strpbrk(s, "\n\f\r\b\t\v\x7f") != NULL;
 }
+
+int nnp__out_open(nnp_outfile_t *f, const char *dir, const char *name)
+{
+    int rc = nnp__path_join(f->path, sizeof(f->path), dir, name);
+    if (rc != NNP_OK)
+        return rc;
+    if (snprintf(f->tmp, sizeof(f->tmp), "%s.tmp%ld", f->path, (long)getpid()) >=
+        (int)sizeof(f->tmp))
+        return nnp__fail(NNP_ETOOLONG, "path too long: %s", f->path);
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (f->fd < 0)
+        return nnp__fail(nnp__from_errno(errno), "cannot create '%s': %s", f->tmp, strerror(errno));
+    return NNP_OK;
+}
+
+int nnp__out_commit(nnp_outfile_t *f, int write_rc)
+{
+    int rc = write_rc;
+    if (close(f->fd) != 0 && rc == NNP_OK)
+        rc = nnp__fail(NNP_EIO, "close '%s': %s", f->tmp, strerror(errno));
+    f->fd = -1;
+    if (rc == NNP_OK && rename(f->tmp, f->path) != 0)
+        rc = nnp__fail(nnp__from_errno(errno), "rename to '%s': %s", f->path, strerror(errno));
+    if (rc != NNP_OK)
+        unlink(f->tmp);
+    return rc;
+}

@@ -165,6 +165,12 @@ void nnp__jw_arr_end(nnp_jw_t *w)
     close_(w, ']');
 }
 
+/* Bytes that need escaping in a JSON string: controls, '"', '\\' and DEL. */
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
+}
+
 static void escaped(nnp_jw_t *w, const char *s, size_t n)
 {
     size_t run = 0;
@@ -173,6 +179,8 @@ static void escaped(nnp_jw_t *w, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         const char *esc = NULL;
         char ubuf[8];
+        if (NNP_LIKELY(!needs_escape(c)))
+            continue;
         if (c == '"')
             esc = "\\\"";
         else if (c == '\\')
@@ -223,17 +231,17 @@ void nnp__jw_str(nnp_jw_t *w, const char *s)
 void nnp__jw_int(nnp_jw_t *w, int64_t v)
 {
     char b[32];
-    int n = snprintf(b, sizeof(b), "%lld", (long long)v);
+    size_t n = nnp__fmt_i64(b, v);
     before_value(w);
-    put(w, b, (size_t)n);
+    put(w, b, n);
 }
 
 void nnp__jw_uint(nnp_jw_t *w, uint64_t v)
 {
     char b[32];
-    int n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
+    size_t n = nnp__fmt_u64(b, v);
     before_value(w);
-    put(w, b, (size_t)n);
+    put(w, b, n);
 }
 
 void nnp__jw_double(nnp_jw_t *w, double v)

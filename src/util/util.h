@@ -82,6 +82,25 @@ uint64_t nnp__fs_free_bytes(const char *path);
  * (\n \f \r \b \t \v \x7f) - PROFILING_OPTIONS "output" rules. */
 bool nnp__path_has_forbidden_char(const char *s);
 
+/* ---- output files: written under a temporary name, renamed on commit (mode 0600), so
+ * a reader never sees half a file and a re-run replaces outputs atomically ---- */
+typedef struct nnp_outfile {
+    int fd;
+    char path[NNP_PATH_MAX];
+    char tmp[NNP_PATH_MAX];
+} nnp_outfile_t;
+
+/* Opens dir/name for writing. Returns NNP_OK or an error with a message naming the file. */
+int nnp__out_open(nnp_outfile_t *f, const char *dir, const char *name);
+/* Closes f; when write_rc is NNP_OK renames it into place, else removes it. Returns
+ * write_rc, or the close/rename error. */
+int nnp__out_commit(nnp_outfile_t *f, int write_rc);
+
+/* ---- number formatting without printf (hot in JSON/CSV writers) ---- */
+/* Writes the decimal digits of v to buf (at least 21 bytes); returns the length. No NUL. */
+size_t nnp__fmt_u64(char *buf, uint64_t v);
+size_t nnp__fmt_i64(char *buf, int64_t v);
+
 /* ---- bounded string copy: always terminates; returns false when truncated ---- */
 bool nnp__strlcpy(char *dst, const char *src, size_t cap);
 

@@ -1,0 +1,476 @@
+/* model.c - tables of the trace model: generic column growth, a string table, and the
+ * final stable sort by time that importers call once (model.h). Each table registers its
+ * columns at init; the first column of a time-ordered table is its int64 time key. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "util/util.h"
+
+#define INITIAL_ROWS 256
+#define INITIAL_STRS 256
+#define FNV_OFFSET   2166136261u
+#define FNV_PRIME    16777619u
+
+static void col(nnp_table_t *t, void *colp, size_t width)
+{
+    NNP_ASSERT(t->n_cols < NNP_TABLE_MAX_COLS);
+    t->cols[t->n_cols] = (void **)colp;
+    t->widths[t->n_cols] = width;
+    t->n_cols++;
+}
+
+#define COL(tab, field) col(&(tab).t, &(tab).field, sizeof(*(tab).field))
+
+static void table_fini(nnp_table_t *t)
+{
+    for (unsigned i = 0; i < t->n_cols; i++) {
+        nnp__free(*t->cols[i]);
+        *t->cols[i] = NULL;
+    }
+    t->n = t->cap = 0;
+}
+
+size_t nnp__table_push(nnp_table_t *t)
+{
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : INITIAL_ROWS;
+        if (ncap > NNP_MODEL_MAX_ROWS)
+            ncap = NNP_MODEL_MAX_ROWS;
+        if (t->n >= ncap)
+            return SIZE_MAX;
+        for (unsigned i = 0; i < t->n_cols; i++) {
+            void *p = nnp__realloc(*t->cols[i], ncap * t->widths[i]);
+            if (!p)
+                return SIZE_MAX; /* columns grown so far keep their larger size: harmless */
+            *t->cols[i] = p;
+        }
+        t->cap = ncap;
+    }
+    for (unsigned i = 0; i < t->n_cols; i++)
+        memset((char *)*t->cols[i] + t->n * t->widths[i], 0, t->widths[i]);
+    return t->n++;
+}
+
+/* Every table of the model with whether it is sorted by its first (time) column. */
+typedef struct table_ref {
+    nnp_table_t *t;
+    bool by_time;
+} table_ref_t;
+
+static size_t tables(nnp_model_t *m, table_ref_t *out)
+{
+    size_t n = 0;
+    out[n++] = (table_ref_t){&m->threads.t, false};
+    out[n++] = (table_ref_t){&m->ops.t, true};
+    out[n++] = (table_ref_t){&m->kernels.t, true};
+    out[n++] = (table_ref_t){&m->host.t, true};
+    out[n++] = (table_ref_t){&m->steps.t, false};
+    out[n++] = (table_ref_t){&m->epochs.t, false};
+    out[n++] = (table_ref_t){&m->fp.t, false};
+    out[n++] = (table_ref_t){&m->bp.t, false};
+    out[n++] = (table_ref_t){&m->comms.t, true};
+    out[n++] = (table_ref_t){&m->mem.t, true};
+    out[n++] = (table_ref_t){&m->pipe_ops.t, false};
+    out[n++] = (table_ref_t){&m->queues.t, true};
+    out[n++] = (table_ref_t){&m->counters.t, true};
+    out[n++] = (table_ref_t){&m->host_mem.t, true};
+    out[n++] = (table_ref_t){&m->markers.t, true};
+    out[n++] = (table_ref_t){&m->sys_cpu.t, true};
+    out[n++] = (table_ref_t){&m->task_cpu.t, true};
+    out[n++] = (table_ref_t){&m->proc_rss.t, true};
+    return n;
+}
+#define MAX_TABLES 24
+
+int nnp__model_init(nnp_model_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    COL(m->threads, tid);
+    COL(m->threads, name);
+    COL(m->threads, pid);
+    COL(m->threads, parent_pid);
+
+    COL(m->ops, start_ns);
+    COL(m->ops, end_ns);
+    COL(m->ops, name);
+    COL(m->ops, type);
+    COL(m->ops, graph_id);
+    COL(m->ops, stream_id);
+    COL(m->ops, thread);
+    COL(m->ops, shapes);
+    COL(m->ops, dtypes);
+    COL(m->ops, corr);
+
+    COL(m->kernels, start_ns);
+    COL(m->kernels, end_ns);
+    COL(m->kernels, name);
+    COL(m->kernels, type);
+    COL(m->kernels, device_id);
+    COL(m->kernels, stream_id);
+    COL(m->kernels, corr);
+
+    COL(m->host, ts_ns);
+    COL(m->host, kind);
+    COL(m->host, level);
+    COL(m->host, module);
+    COL(m->host, event);
+    COL(m->host, stage);
+    COL(m->host, custom_info);
+    COL(m->host, thread);
+    COL(m->host, memory_bytes);
+    COL(m->host, seq);
+
+    COL(m->steps, id);
+    COL(m->steps, graph_id);
+    COL(m->steps, start_ns);
+    COL(m->steps, end_ns);
+    COL(m->epochs, id);
+    COL(m->epochs, graph_id);
+    COL(m->epochs, start_ns);
+    COL(m->epochs, end_ns);
+
+    COL(m->fp, step_id);
+    COL(m->fp, ts_ns);
+    COL(m->bp, step_id);
+    COL(m->bp, ts_ns);
+
+    COL(m->comms, start_ns);
+    COL(m->comms, end_ns);
+    COL(m->comms, name);
+    COL(m->comms, kind);
+    COL(m->comms, group);
+    COL(m->comms, stream_id);
+    COL(m->comms, thread);
+    COL(m->comms, peer);
+    COL(m->comms, bytes);
+
+    COL(m->mem, ts_ns);
+    COL(m->mem, is_alloc);
+    COL(m->mem, address);
+    COL(m->mem, bytes);
+    COL(m->mem, name);
+    COL(m->mem, owner_op);
+    COL(m->mem, device_id);
+
+    COL(m->pipe_ops, op_id);
+    COL(m->pipe_ops, parent_id);
+    COL(m->pipe_ops, op_type);
+    COL(m->pipe_ops, num_workers);
+
+    COL(m->queues, ts_ns);
+    COL(m->queues, op_id);
+    COL(m->queues, size);
+    COL(m->queues, capacity);
+
+    COL(m->counters, ts_ns);
+    COL(m->counters, name);
+    COL(m->counters, value);
+    COL(m->host_mem, ts_ns);
+    COL(m->host_mem, name);
+    COL(m->host_mem, value);
+    COL(m->proc_rss, ts_ns);
+    COL(m->proc_rss, name);
+    COL(m->proc_rss, value);
+
+    COL(m->markers, start_ns);
+    COL(m->markers, end_ns);
+    COL(m->markers, message);
+    COL(m->markers, thread);
+
+    COL(m->sys_cpu, ts_ns);
+    COL(m->sys_cpu, user);
+    COL(m->sys_cpu, nice);
+    COL(m->sys_cpu, sys);
+    COL(m->sys_cpu, idle);
+    COL(m->sys_cpu, iowait);
+    COL(m->sys_cpu, irq);
+    COL(m->sys_cpu, steal);
+    COL(m->sys_cpu, ctxt);
+    COL(m->sys_cpu, running);
+    COL(m->sys_cpu, blocked);
+
+    COL(m->task_cpu, ts_ns);
+    COL(m->task_cpu, tid);
+    COL(m->task_cpu, name);
+    COL(m->task_cpu, utime);
+    COL(m->task_cpu, stime);
+
+    m->info.rank_size = 1;
+    m->info.clock_ticks_per_sec = 100;
+    m->info.ncpu = 1;
+    /* String id 0 is "": reserve the slot. */
+    if (nnp__model_intern(m, "", 0) != 0 || m->n_strs != 1)
+        return NNP_ENOMEM;
+    return NNP_OK;
+}
+
+int nnp__model_ops_want_flops(nnp_model_t *m)
+{
+    nnp_table_t *t = &m->ops.t;
+    if (m->ops.flops_matrix)
+        return NNP_OK;
+    /* Allocate at the current capacity and zero the existing rows, then register the
+     * columns so they grow with the table. */
+    if (t->cap) {
+        m->ops.flops_matrix = nnp__calloc(t->cap, sizeof(uint64_t));
+        m->ops.flops_vector = nnp__calloc(t->cap, sizeof(uint64_t));
+        if (!m->ops.flops_matrix || !m->ops.flops_vector) {
+            nnp__free(m->ops.flops_matrix);
+            nnp__free(m->ops.flops_vector);
+            m->ops.flops_matrix = m->ops.flops_vector = NULL;
+            return NNP_ENOMEM;
+        }
+    }
+    COL(m->ops, flops_matrix);
+    COL(m->ops, flops_vector);
+    return NNP_OK;
+}
+
+void nnp__model_fini(nnp_model_t *m)
+{
+    table_ref_t refs[MAX_TABLES];
+    size_t n = tables(m, refs);
+    for (size_t i = 0; i < n; i++)
+        table_fini(refs[i].t);
+    for (size_t i = 0; i < m->n_strs; i++)
+        nnp__free(m->strs[i]);
+    nnp__free(m->strs);
+    nnp__free(m->str_len);
+    nnp__free(m->str_index);
+    nnp__free(m->info.host);
+    nnp__free(m->info.options_json);
+    nnp__free(m->info.fp_point);
+    nnp__free(m->info.bp_point);
+    nnp__free(m->info.state);
+    nnp__free(m->info.windows);
+    nnp__free(m->info.source);
+    nnp__free(m->info.source_format);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ---- strings ---- */
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = FNV_OFFSET;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+    return h;
+}
+
+static int rehash(nnp_model_t *m, size_t ncap)
+{
+    uint32_t *idx = nnp__calloc(ncap, sizeof(uint32_t));
+    if (!idx)
+        return -1;
+    for (size_t id = 1; id < m->n_strs; id++) {
+        size_t i = hash_bytes(m->strs[id], m->str_len[id]) & (ncap - 1);
+        while (idx[i])
+            i = (i + 1) & (ncap - 1);
+        idx[i] = (uint32_t)id;
+    }
+    nnp__free(m->str_index);
+    m->str_index = idx;
+    m->index_cap = ncap;
+    return 0;
+}
+
+static uint32_t lookup(const nnp_model_t *m, const char *s, size_t len, size_t *slot)
+{
+    size_t i;
+    if (!m->index_cap)
+        return 0;
+    for (i = hash_bytes(s, len) & (m->index_cap - 1); m->str_index[i];
+         i = (i + 1) & (m->index_cap - 1)) {
+        uint32_t id = m->str_index[i];
+        if (m->str_len[id] == len && memcmp(m->strs[id], s, len) == 0)
+            return id;
+    }
+    if (slot)
+        *slot = i;
+    return 0;
+}
+
+uint32_t nnp__model_intern(nnp_model_t *m, const char *s, size_t len)
+{
+    size_t slot = 0;
+    uint32_t id;
+    char *copy;
+
+    if (len == 0 && m->n_strs > 0)
+        return 0;
+    if (m->n_strs > 0) {
+        id = lookup(m, s, len, &slot);
+        if (id)
+            return id;
+    }
+    if ((m->n_strs + 1) * 2 > m->index_cap) {
+        if (rehash(m, m->index_cap ? m->index_cap * 2 : INITIAL_STRS * 2) != 0)
+            return 0;
+        if (m->n_strs > 0)
+            (void)lookup(m, s, len, &slot);
+        else
+            slot = hash_bytes(s, len) & (m->index_cap - 1);
+    }
+    if (m->n_strs == m->strs_cap) {
+        size_t ncap = m->strs_cap ? m->strs_cap * 2 : INITIAL_STRS;
+        char **ns = nnp__realloc(m->strs, ncap * sizeof(char *));
+        uint32_t *nl;
+        if (!ns)
+            return 0;
+        m->strs = ns;
+        nl = nnp__realloc(m->str_len, ncap * sizeof(uint32_t));
+        if (!nl)
+            return 0;
+        m->str_len = nl;
+        m->strs_cap = ncap;
+    }
+    copy = nnp__malloc(len + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    id = (uint32_t)m->n_strs++;
+    m->strs[id] = copy;
+    m->str_len[id] = (uint32_t)len;
+    if (id != 0)
+        m->str_index[slot] = id;
+    return id;
+}
+
+uint32_t nnp__model_intern_cstr(nnp_model_t *m, const char *s)
+{
+    return s ? nnp__model_intern(m, s, strlen(s)) : 0;
+}
+
+const char *nnp__model_str(const nnp_model_t *m, uint32_t id)
+{
+    if (id >= m->n_strs)
+        return "";
+    return m->strs[id];
+}
+
+uint32_t nnp__model_find(const nnp_model_t *m, const char *s)
+{
+    return s && *s ? lookup(m, s, strlen(s), NULL) : 0;
+}
+
+size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid)
+{
+    size_t i;
+    for (i = 0; i < m->threads.t.n; i++) {
+        if (m->threads.tid[i] == tid)
+            return i;
+    }
+    i = nnp__table_push(&m->threads.t);
+    if (i == SIZE_MAX)
+        return SIZE_MAX;
+    m->threads.tid[i] = tid;
+    m->threads.pid[i] = pid;
+    return i;
+}
+
+/* ---- sorting ---- */
+
+static int cmp_index(const void *a, const void *b, void *key)
+{
+    const int64_t *sort_key = key;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (sort_key[x] != sort_key[y])
+        return sort_key[x] < sort_key[y] ? -1 : 1;
+    return x < y ? -1 : x > y; /* stable: ties keep their recorded order */
+}
+
+static bool is_sorted(const int64_t *k, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (k[i] < k[i - 1])
+            return false;
+    }
+    return true;
+}
+
+/* Permutes every column of t by perm (perm[i] = old index of new row i). */
+static int apply_perm(nnp_table_t *t, const uint32_t *perm)
+{
+    for (unsigned c = 0; c < t->n_cols; c++) {
+        size_t w = t->widths[c];
+        char *src = *t->cols[c], *dst;
+        if (!src)
+            continue;
+        dst = nnp__malloc(t->cap * w);
+        if (!dst)
+            return NNP_ENOMEM;
+        for (size_t i = 0; i < t->n; i++)
+            memcpy(dst + i * w, src + (size_t)perm[i] * w, w);
+        nnp__free(src);
+        *t->cols[c] = dst;
+    }
+    return NNP_OK;
+}
+
+/* Gives back the slack of capacity doubling: the model is read-only from here on. */
+static void shrink_to_fit(nnp_table_t *t)
+{
+    if (t->n == t->cap || t->n == 0)
+        return;
+    for (unsigned c = 0; c < t->n_cols; c++) {
+        void *p = *t->cols[c] ? nnp__realloc(*t->cols[c], t->n * t->widths[c]) : NULL;
+        if (p)
+            *t->cols[c] = p;
+        else if (*t->cols[c])
+            return; /* keep the larger block: still valid, only less compact */
+    }
+    t->cap = t->n;
+}
+
+int nnp__model_finish(nnp_model_t *m)
+{
+    table_ref_t refs[MAX_TABLES];
+    size_t n = tables(m, refs);
+    for (size_t k = 0; k < n; k++)
+        shrink_to_fit(refs[k].t);
+    for (size_t k = 0; k < n; k++) {
+        nnp_table_t *t = refs[k].t;
+        uint32_t *perm;
+        int rc;
+        if (!refs[k].by_time || t->n < 2 || is_sorted(*(int64_t **)t->cols[0], t->n))
+            continue;
+        perm = nnp__malloc(t->n * sizeof(uint32_t));
+        if (!perm)
+            return NNP_ENOMEM;
+        for (size_t i = 0; i < t->n; i++)
+            perm[i] = (uint32_t)i;
+        qsort_r(perm, t->n, sizeof(uint32_t), cmp_index, *(int64_t **)t->cols[0]);
+        rc = apply_perm(t, perm);
+        nnp__free(perm);
+        if (rc != NNP_OK)
+            return rc;
+    }
+    return NNP_OK;
+}
+
+size_t nnp__model_rows(const nnp_model_t *m)
+{
+    table_ref_t refs[MAX_TABLES];
+    size_t n = tables((nnp_model_t *)m, refs), rows = 0;
+    for (size_t k = 0; k < n; k++)
+        rows += refs[k].t->n;
+    return rows;
+}
+
+size_t nnp__model_bytes(const nnp_model_t *m)
+{
+    table_ref_t refs[MAX_TABLES];
+    size_t n = tables((nnp_model_t *)m, refs), bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        const nnp_table_t *t = refs[k].t;
+        for (unsigned c = 0; c < t->n_cols; c++)
+            bytes += t->cap * t->widths[c];
+    }
+    for (size_t i = 0; i < m->n_strs; i++)
+        bytes += m->str_len[i] + 1 + sizeof(char *) + sizeof(uint32_t);
+    bytes += m->index_cap * sizeof(uint32_t);
+    return bytes;
+}

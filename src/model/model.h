@@ -1,0 +1,242 @@
+/* model.h - the in-memory trace model every analysis reads: one table per record kind,
+ * stored column by column (struct of arrays), with strings interned into the model's own
+ * string table and every time in CLOCK_MONOTONIC nanoseconds. Importers (our raw format
+ * today, msprof/MindSpore files later) fill it; analyses only read it. Nothing here knows
+ * about the raw format. Tables are sorted by start time once the importer finishes
+ * (nnp__model_finish), so analyses may rely on that order.
+ *
+ * Memory: an op row costs 52 bytes (68 with FLOPs columns, allocated only when some op
+ * has FLOPs), well under the 64 B/event budget of issue #3 for typical runs. */
+#ifndef NNP_MODEL_H
+#define NNP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Hard cap of rows per table (curl dynbuf "toobig"): 2^31 keeps indexes in uint32. */
+#define NNP_MODEL_MAX_ROWS (1u << 31)
+/* "No value" for 32-bit string/index columns that are optional. */
+#define NNP_NONE 0u
+/* end_ns of a host range whose end was never recorded. */
+#define NNP_OPEN_END INT64_MIN
+
+/* A table is a row count, a capacity, and a list of column pointers the generic growth
+ * code reallocates together. Each concrete table below starts with this header. */
+#define NNP_TABLE_MAX_COLS 16
+typedef struct nnp_table {
+    size_t n, cap;
+    unsigned n_cols;
+    void **cols[NNP_TABLE_MAX_COLS];
+    size_t widths[NNP_TABLE_MAX_COLS];
+} nnp_table_t;
+
+/* Threads seen in the run. Other tables refer to them by index (the "thread" column). */
+typedef struct nnp_threads {
+    nnp_table_t t;
+    uint64_t *tid;  /* OS thread id */
+    uint32_t *name; /* string id, 0 = unnamed */
+    uint32_t *pid;
+    uint32_t *parent_pid; /* 0 when unknown (MindSpore host_info has it) */
+} nnp_threads_t;
+
+/* Host-side framework operators (what the framework launched, on which host thread). */
+typedef struct nnp_ops {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name; /* full scope name, e.g. "Gradients/Default/.../MatMul-op5" */
+    uint32_t *type; /* op type, e.g. "MatMul" */
+    uint32_t *graph_id, *stream_id;
+    uint32_t *thread;                      /* index into threads */
+    uint32_t *shapes, *dtypes;             /* strings, 0 = not recorded */
+    uint64_t *corr;                        /* correlation id, 0 = none */
+    uint64_t *flops_matrix, *flops_vector; /* NULL unless some op has FLOPs */
+} nnp_ops_t;
+
+/* Device kernels / tasks (or CPU kernels measured per op). */
+typedef struct nnp_kernels {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name, *type; /* kernel name; task type, e.g. "KERNEL", "AI_CORE", "MEMCPY" */
+    uint32_t *device_id, *stream_id;
+    uint64_t *corr; /* the launching op's correlation id */
+} nnp_kernels_t;
+
+/* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
+ * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
+ * exactly. kind: 0 begin, 1 end, 2 instant (the CSV's start_end column). The final sort
+ * is stable, so rows of one thread keep their recorded order whenever that thread's
+ * timestamps do not go backwards (true of MindSpore's files and of our recorder). */
+typedef struct nnp_host_rows {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    uint8_t *kind;
+    uint8_t *level; /* 0 framework developer, 1 user */
+    uint32_t *module, *event, *stage, *custom_info;
+    uint32_t *thread;
+    uint64_t *memory_bytes; /* host memory in use at this row, 0 = not recorded */
+    uint32_t *seq;          /* 1-based insertion order (a CSV's row order), 0 = none: the final
+                             * sort by time would reorder rows of different threads in a file
+                             * not in time order, and host_info follows the file order */
+} nnp_host_rows_t;
+
+/* Steps and epochs, from matched begin/end records. end_ns may be NNP_OPEN_END. */
+typedef struct nnp_spans {
+    nnp_table_t t;
+    uint64_t *id;
+    uint32_t *graph_id; /* steps: graph/model id; epochs: 0 */
+    int64_t *start_ns, *end_ns;
+} nnp_spans_t;
+
+/* Point marks: fp_start / bp_end per step. */
+typedef struct nnp_marks {
+    nnp_table_t t;
+    uint64_t *step_id;
+    int64_t *ts_ns;
+} nnp_marks_t;
+
+/* Communication ops. kind is nnp_comm_kind_t. */
+typedef struct nnp_comms {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name, *kind, *group, *stream_id, *thread;
+    int32_t *peer;
+    uint64_t *bytes;
+} nnp_comms_t;
+
+/* Tensor memory events (is_alloc 1 = allocation, 0 = free). */
+typedef struct nnp_mem_events {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    uint8_t *is_alloc;
+    uint64_t *address, *bytes;
+    uint32_t *name, *owner_op, *device_id;
+} nnp_mem_events_t;
+
+/* Data pipeline ops (registration) and queue samples (op_id -1 = device queue). */
+typedef struct nnp_pipe_ops {
+    nnp_table_t t;
+    int64_t *op_id, *parent_id;
+    uint32_t *op_type, *num_workers;
+} nnp_pipe_ops_t;
+
+typedef struct nnp_queue_samples {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    int64_t *op_id; /* -1: the device queue */
+    uint32_t *size, *capacity;
+} nnp_queue_samples_t;
+
+/* Generic time series: counters (name, value), host memory. */
+typedef struct nnp_series {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    uint32_t *name; /* counter name (0 for unnamed series) */
+    double *value;
+} nnp_series_t;
+
+/* User markers: instants have end_ns == start_ns; unfinished ranges NNP_OPEN_END. */
+typedef struct nnp_markers {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *message, *thread;
+} nnp_markers_t;
+
+/* CPU and memory samples (cumulative counters as read from /proc). */
+typedef struct nnp_cpu_samples {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    uint64_t *user, *nice, *sys, *idle, *iowait, *irq, *steal, *ctxt;
+    uint32_t *running, *blocked;
+} nnp_cpu_samples_t;
+
+typedef struct nnp_task_samples {
+    nnp_table_t t;
+    int64_t *ts_ns;
+    uint64_t *tid;           /* 0 = the whole process */
+    uint32_t *name;          /* thread name */
+    uint64_t *utime, *stime; /* clock ticks */
+} nnp_task_samples_t;
+
+/* A collection window of the session. */
+typedef struct nnp_window {
+    int64_t start_ns, stop_ns; /* stop_ns NNP_OPEN_END when the run crashed inside it */
+} nnp_window_t;
+
+/* What we know of the run as a whole. Strings are owned by the model. */
+typedef struct nnp_run_info {
+    int rank_id, device_id, rank_size;
+    char *host;
+    int64_t pid;
+    int64_t start_wall_us;       /* wall clock at session creation */
+    int64_t diff_time_us;        /* wall - monotonic, us (MindSpore diff_time) */
+    char *options_json;          /* options as resolved ("{}" when unknown) */
+    char *fp_point, *bp_point;   /* user overrides, "" = auto */
+    char *state;                 /* info.json state, "unknown" if absent */
+    int64_t clock_ticks_per_sec; /* for CPU samples (sysconf(_SC_CLK_TCK)) */
+    int ncpu;
+    uint64_t timeline_limit_bytes;
+    nnp_window_t *windows;
+    size_t n_windows;
+    /* What the importer met. */
+    uint64_t events_lost, chunks_corrupt, chunks_truncated, files_aged_out;
+    char *source;        /* the directory or file imported */
+    char *source_format; /* "nnprof-raw", "mindspore-host-info", ... */
+} nnp_run_info_t;
+
+typedef struct nnp_model {
+    /* String table: ids 1..n; 0 is "". */
+    char **strs;
+    uint32_t *str_len;
+    size_t n_strs, strs_cap;
+    uint32_t *str_index; /* open-addressing hash -> id */
+    size_t index_cap;
+
+    nnp_run_info_t info;
+    nnp_threads_t threads;
+    nnp_ops_t ops;
+    nnp_kernels_t kernels;
+    nnp_host_rows_t host;
+    nnp_spans_t steps, epochs;
+    nnp_marks_t fp, bp;
+    nnp_comms_t comms;
+    nnp_mem_events_t mem;
+    nnp_pipe_ops_t pipe_ops;
+    nnp_queue_samples_t queues;
+    nnp_series_t counters, host_mem;
+    nnp_markers_t markers;
+    nnp_cpu_samples_t sys_cpu;
+    nnp_task_samples_t task_cpu;
+    nnp_series_t proc_rss; /* value = RSS bytes */
+} nnp_model_t;
+
+/* Initialises an empty model (caller-allocated). Returns NNP_OK or NNP_ENOMEM. */
+int nnp__model_init(nnp_model_t *m);
+void nnp__model_fini(nnp_model_t *m);
+
+/* Interns a string (len bytes) into the model: returns its id (0 for len 0), or 0 and
+ * sets *err when out of memory. */
+uint32_t nnp__model_intern(nnp_model_t *m, const char *s, size_t len);
+uint32_t nnp__model_intern_cstr(nnp_model_t *m, const char *s);
+/* The string of an id ("" for 0 or an unknown id). Valid for the model's life. */
+const char *nnp__model_str(const nnp_model_t *m, uint32_t id);
+/* Looks a string up without interning it: its id, or 0 when absent. */
+uint32_t nnp__model_find(const nnp_model_t *m, const char *s);
+
+/* Appends one zero-filled row; returns its index or SIZE_MAX when out of memory or over
+ * NNP_MODEL_MAX_ROWS. Works on any table above through its nnp_table_t header:
+ *   size_t i = nnp__table_push(&m->ops.t); m->ops.start_ns[i] = ...; */
+size_t nnp__table_push(nnp_table_t *t);
+/* Thread index for an OS tid, adding the thread when new (name 0). SIZE_MAX on OOM. */
+size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
+/* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
+int nnp__model_ops_want_flops(nnp_model_t *m);
+/* Sorts every table by start time (stable) and builds nothing else; call once after
+ * importing. Returns NNP_OK or NNP_ENOMEM. */
+int nnp__model_finish(nnp_model_t *m);
+/* Rows of all tables together (for reports and benchmarks). */
+size_t nnp__model_rows(const nnp_model_t *m);
+/* Heap bytes the model holds (columns and strings). */
+size_t nnp__model_bytes(const nnp_model_t *m);
+
+#endif /* NNP_MODEL_H */

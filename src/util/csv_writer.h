@@ -1,0 +1,35 @@
+/* csv_writer.h - streaming CSV writer (RFC 4180 quoting) into a file descriptor through a
+ * 64 KiB buffer. Fields are appended left to right; nnp__csv_end_row() ends a row. Never
+ * holds a whole table in memory. */
+#ifndef NNP_CSV_WRITER_H
+#define NNP_CSV_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nnp_csv {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    bool row_started;
+    int err; /* first error, NNP_OK while fine */
+} nnp_csv_t;
+
+int nnp__csv_init(nnp_csv_t *w, int fd);
+/* Flushes and releases the buffer; returns the first error met. fd stays open. */
+int nnp__csv_fini(nnp_csv_t *w);
+/* A text field, quoted when it holds a comma, quote, CR or LF. */
+void nnp__csv_str(nnp_csv_t *w, const char *s);
+void nnp__csv_int(nnp_csv_t *w, int64_t v);
+void nnp__csv_uint(nnp_csv_t *w, uint64_t v);
+/* A number with a fixed number of decimals ("%.*f"); non-finite values are written empty. */
+void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals);
+/* A number in the shortest form that reads back exactly ("%.17g" trimmed). */
+void nnp__csv_double(nnp_csv_t *w, double v);
+void nnp__csv_empty(nnp_csv_t *w);
+void nnp__csv_end_row(nnp_csv_t *w);
+/* A whole header row from a NULL-terminated list. */
+void nnp__csv_header(nnp_csv_t *w, const char *const *names);
+
+#endif /* NNP_CSV_WRITER_H */
