@@ -1,0 +1,713 @@
+/* op_stats.c - operator statistics: per op type (msprof op_statistic) and per full op name
+ * (op_detail) over host ops and device kernels, every kernel with its step and launching
+ * op (kernel_details), the top-20 types for the UI, and nnp__op_query (op_stats.h).
+ * Called by the analysis driver after the step trace, whose analysed steps bound what is
+ * counted under --steps. Columns and rules: docs/outputs/op_stats.md. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/analyse.h"
+#include "analyse/op_stats.h"
+#include "util/csv_writer.h"
+#include "util/json_writer.h"
+
+/* msprof writes us with 3 decimals (op_statistic "Total Time(us)"): every ns is kept. */
+#define NS_PER_US      1000
+#define US_DECIMALS    3
+#define RATIO_DECIMALS 2
+#define PERCENT        100.0
+/* MindInsight's op type chart shows the 20 types with the most time (seed 001). */
+#define TOP_N 20
+/* Core types: MindSpore calls host CPU ops HOSTCPU (seed 001), msprof spells core types
+ * in capitals with "_" (AI_CORE); device tasks without a type are plain kernels. */
+#define CORE_HOST_NAME   "HOST_CPU"
+#define CORE_KERNEL_NAME "KERNEL"
+/* Core keys that are not model string ids (the model is read-only here). */
+#define CORE_HOST   UINT32_MAX
+#define CORE_KERNEL (UINT32_MAX - 1)
+/* Room for a number: sign, 19 integer digits, point, decimals, NUL. */
+#define NUM_BUF 48
+/* MindSpore Profiler.op_analyse() text for an empty op_name (seed 000), kept verbatim. */
+#define OP_QUERY_EMPTY_MSG                                                                         \
+    "For 'Profiler.op_analyse()', the parameter op_name cannot be \"\", '' or []."
+
+/* Host and device rows are ratioed separately: a host op and the kernel it launched are
+ * the same work seen twice, so one denominator for both would halve every ratio. */
+enum { SIDE_HOST, SIDE_DEVICE, SIDE_COUNT };
+
+/* One op with a correlation id (0 = none: such ops launch nothing we can match). */
+typedef struct corr_ref {
+    uint64_t corr;
+    size_t op;
+} corr_ref_t;
+
+typedef struct corr_index {
+    corr_ref_t *v;
+    size_t n;
+} corr_index_t;
+
+/* By id, then op row, so the first recorded op wins when several share an id. */
+static int cmp_corr(const void *a, const void *b)
+{
+    const corr_ref_t *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
+/* Ops by correlation id, to find the op that launched a kernel (the first op recorded
+ * with that id when several share it). */
+static int corr_build(const nnp_model_t *m, corr_index_t *ci)
+{
+    const nnp_ops_t *o = &m->ops;
+    memset(ci, 0, sizeof(*ci));
+    if (o->t.n == 0 || m->kernels.t.n == 0)
+        return NNP_OK;
+    ci->v = nnp__malloc(o->t.n * sizeof(corr_ref_t));
+    if (!ci->v)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < o->t.n; i++)
+        if (o->corr[i])
+            ci->v[ci->n++] = (corr_ref_t){o->corr[i], i};
+    qsort(ci->v, ci->n, sizeof(corr_ref_t), cmp_corr);
+    return NNP_OK;
+}
+
+/* The row of the op that launched a kernel with this id, SIZE_MAX when none. */
+static size_t corr_find(const corr_index_t *ci, uint64_t corr)
+{
+    size_t lo = 0, hi = ci->n;
+    if (corr == 0)
+        return SIZE_MAX;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ci->v[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ci->n && ci->v[lo].corr == corr ? ci->v[lo].op : SIZE_MAX;
+}
+
+/* The analysed steps, to tell which step a time falls in. Rows are sorted by begin;
+ * max_end[k] is the latest end of rows 0..k, so a backward scan can stop early even when
+ * steps of several graphs overlap. */
+typedef struct spans {
+    const nnp_step_row_t *rows;
+    size_t n;
+    int64_t *max_end;
+    bool filter; /* --steps: count only what starts inside an analysed step */
+} spans_t;
+
+static int spans_init(const nnp_actx_t *c, const nnp_step_trace_t *st, spans_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->filter = c->has_steps;
+    if (s->filter && !st)
+        return nnp__fail(NNP_EINVAL, "op statistics with --steps need the step trace");
+    if (!st || st->n == 0)
+        return NNP_OK;
+    s->rows = st->rows;
+    s->n = st->n;
+    s->max_end = nnp__malloc(st->n * sizeof(int64_t));
+    if (!s->max_end)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t k = 0; k < st->n; k++) {
+        int64_t e = st->rows[k].end_ns;
+        s->max_end[k] = k && s->max_end[k - 1] > e ? s->max_end[k - 1] : e;
+    }
+    return NNP_OK;
+}
+
+/* The step an op starting at t belongs to: [begin, end) holds t; the latest-begun such
+ * step when several do. NULL when none. */
+static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].begin_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && s->max_end[k] > t;)
+        if (s->rows[k].end_ns > t)
+            return &s->rows[k];
+    return NULL;
+}
+
+/* Whether an op or kernel starting at t is counted. */
+static bool spans_keep(const spans_t *s, int64_t t)
+{
+    return !s->filter || spans_find(s, t) != NULL;
+}
+
+/* What every analysis of this file needs, built once. */
+typedef struct ctx {
+    const nnp_model_t *m;
+    corr_index_t corr;
+    spans_t spans;
+    uint32_t kernel_core; /* core key of kernels without a type */
+} ctx_t;
+
+static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
+{
+    int rc;
+    memset(x, 0, sizeof(*x));
+    x->m = c->m;
+    /* An importer may have interned "KERNEL" already: reuse its id so untyped kernels and
+     * "KERNEL" ones form one group. */
+    x->kernel_core = nnp__model_find(c->m, CORE_KERNEL_NAME);
+    if (x->kernel_core == 0)
+        x->kernel_core = CORE_KERNEL;
+    rc = corr_build(c->m, &x->corr);
+    if (rc == NNP_OK)
+        rc = spans_init(c, st, &x->spans);
+    return rc;
+}
+
+static void ctx_fini(ctx_t *x)
+{
+    nnp__free(x->corr.v);
+    nnp__free(x->spans.max_end);
+}
+
+/* The Core Type text of a core key. */
+static const char *core_str(const nnp_model_t *m, uint32_t core)
+{
+    if (core == CORE_HOST)
+        return CORE_HOST_NAME;
+    if (core == CORE_KERNEL)
+        return CORE_KERNEL_NAME;
+    return nnp__model_str(m, core);
+}
+
+/* A host op's duration: 0 when its end precedes its start; unknown (false) while open. */
+static bool op_dur(const nnp_ops_t *o, size_t i, int64_t *dur)
+{
+    if (o->end_ns[i] == NNP_OPEN_END)
+        return false;
+    *dur = o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0;
+    return true;
+}
+
+/* Kernels always have an end; a reversed one (clock glitch) counts as 0, not negative. */
+static int64_t kernel_dur(const nnp_kernels_t *k, size_t i)
+{
+    return k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
+}
+
+/* A kernel's op type: its launching op's type, else (no launcher known) its own name,
+ * so unattributed kernels still get a row of their own. */
+static uint32_t kernel_type(const ctx_t *x, size_t i, size_t *op)
+{
+    const nnp_model_t *m = x->m;
+    *op = corr_find(&x->corr, m->kernels.corr[i]);
+    if (*op != SIZE_MAX && m->ops.type[*op])
+        return m->ops.type[*op];
+    return m->kernels.name[i];
+}
+
+/* A kernel's Core Type key: its task type as the importer gave it, else KERNEL. */
+static uint32_t kernel_core(const ctx_t *x, size_t i)
+{
+    return x->m->kernels.type[i] ? x->m->kernels.type[i] : x->kernel_core;
+}
+
+/* ---- aggregation ---- */
+
+/* One counted op or kernel, reduced to its grouping keys (string ids) and duration. */
+typedef struct item {
+    uint32_t name, type, core;
+    uint8_t side;
+    int64_t dur_ns;
+} item_t;
+
+/* One output row: a (type, core) group, or a (name, type, core) one for op_detail. */
+typedef struct group {
+    uint32_t name, type, core;
+    uint8_t side;
+    const char *name_s, *type_s, *core_s; /* for sorting without the model */
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns;
+} group_t;
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+    return (a > b) - (a < b);
+}
+
+/* Output order: most total time first; ties by name (detail only), type, core type. */
+static int cmp_group(const void *a, const void *b)
+{
+    const group_t *x = a, *y = b;
+    int d;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    if ((d = strcmp(x->name_s, y->name_s)) != 0)
+        return d;
+    if ((d = strcmp(x->type_s, y->type_s)) != 0)
+        return d;
+    if ((d = strcmp(x->core_s, y->core_s)) != 0)
+        return d;
+    return cmp_u32(x->side, y->side);
+}
+
+/* Initial slots of the group hash; groups are few (op types, op names), items millions. */
+#define GROUP_HASH_INITIAL 1024u
+
+static bool same_group(const group_t *g, const item_t *it, bool by_name)
+{
+    return g->side == it->side && g->type == it->type && g->core == it->core &&
+           (!by_name || g->name == it->name);
+}
+
+static uint32_t group_hash(const item_t *it, bool by_name)
+{
+    uint64_t h = ((uint64_t)it->type * 0x9E3779B97F4A7C15ull) ^
+                 ((uint64_t)it->core * 0xC2B2AE3D27D4EB4Full) ^ it->side;
+    if (by_name)
+        h ^= (uint64_t)it->name * 0x165667B19E3779F9ull;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+/* Rebuilds the hash index of the k groups into a table of cap slots (group index + 1). */
+static int rehash_groups(const group_t *g, size_t k, bool by_name, uint32_t **tab, size_t cap)
+{
+    uint32_t *t = nnp__calloc(cap, sizeof(uint32_t));
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < k; i++) {
+        item_t key = {g[i].name, g[i].type, g[i].core, g[i].side, 0};
+        size_t j = group_hash(&key, by_name) & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    nnp__free(*tab);
+    *tab = t;
+    return 0;
+}
+
+/* Groups items into *out (by name too when by_name), in output order. One pass with a
+ * hash of the groups: O(items), where sorting the items was O(items log items). */
+static int aggregate(const nnp_model_t *m, item_t *v, size_t n, bool by_name, group_t **out,
+                     size_t *n_out)
+{
+    group_t *g = NULL;
+    uint32_t *tab = NULL;
+    size_t k = 0, g_cap = 0, tab_cap = GROUP_HASH_INITIAL;
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0)
+        return NNP_OK;
+    if (rehash_groups(NULL, 0, by_name, &tab, tab_cap) != 0)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < n; i++) {
+        size_t j = group_hash(&v[i], by_name) & (tab_cap - 1);
+        group_t *cur = NULL;
+        for (; tab[j]; j = (j + 1) & (tab_cap - 1)) {
+            if (same_group(&g[tab[j] - 1], &v[i], by_name)) {
+                cur = &g[tab[j] - 1];
+                break;
+            }
+        }
+        if (!cur) {
+            if (k == g_cap) {
+                size_t nc = g_cap ? g_cap * 2 : 64;
+                group_t *ng = nnp__realloc(g, nc * sizeof(group_t));
+                if (!ng)
+                    goto oom;
+                g = ng;
+                g_cap = nc;
+            }
+            cur = &g[k];
+            cur->side = v[i].side;
+            cur->type = v[i].type;
+            cur->core = v[i].core;
+            cur->name = by_name ? v[i].name : 0;
+            cur->name_s = nnp__model_str(m, cur->name);
+            cur->type_s = nnp__model_str(m, cur->type);
+            cur->core_s = core_str(m, cur->core);
+            cur->count = 0;
+            cur->total_ns = 0;
+            cur->min_ns = cur->max_ns = v[i].dur_ns;
+            tab[j] = (uint32_t)++k;
+            if (k * 2 > tab_cap) {
+                tab_cap *= 2;
+                if (rehash_groups(g, k, by_name, &tab, tab_cap) != 0)
+                    goto oom;
+            }
+        }
+        cur->count++;
+        cur->total_ns += v[i].dur_ns;
+        cur->min_ns = v[i].dur_ns < cur->min_ns ? v[i].dur_ns : cur->min_ns;
+        cur->max_ns = v[i].dur_ns > cur->max_ns ? v[i].dur_ns : cur->max_ns;
+    }
+    nnp__free(tab);
+    qsort(g, k, sizeof(group_t), cmp_group);
+    *out = g;
+    *n_out = k;
+    return NNP_OK;
+oom:
+    nnp__free(tab);
+    nnp__free(g);
+    return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+}
+
+/* Every host op and kernel that counts (inside an analysed step under --steps). */
+static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_total[SIDE_COUNT])
+{
+    const nnp_model_t *m = x->m;
+    size_t n = 0, cap = m->ops.t.n + m->kernels.t.n;
+    item_t *v;
+    *out = NULL;
+    *n_out = 0;
+    if (cap == 0)
+        return NNP_OK;
+    v = nnp__malloc(cap * sizeof(item_t));
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < m->ops.t.n; i++) {
+        int64_t dur;
+        if (!spans_keep(&x->spans, m->ops.start_ns[i]) || !op_dur(&m->ops, i, &dur))
+            continue;
+        v[n++] = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
+        side_total[SIDE_HOST] += dur;
+    }
+    for (size_t i = 0; i < m->kernels.t.n; i++) {
+        size_t op;
+        int64_t dur = kernel_dur(&m->kernels, i);
+        if (!spans_keep(&x->spans, m->kernels.start_ns[i]))
+            continue;
+        v[n++] = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i),
+                          SIDE_DEVICE, dur};
+        side_total[SIDE_DEVICE] += dur;
+    }
+    *out = v;
+    *n_out = n;
+    return NNP_OK;
+}
+
+/* ---- writing ---- */
+
+/* v/unit with exactly `decimals` digits (unit = 10^decimals), from integers. */
+static const char *fmt_scaled(char *b, size_t cap, int64_t v, int64_t unit, int decimals)
+{
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / (uint64_t)unit, decimals,
+             a % (uint64_t)unit);
+    return b;
+}
+
+static const char *fmt_us(char *b, size_t cap, int64_t ns)
+{
+    return fmt_scaled(b, cap, ns, NS_PER_US, US_DECIMALS);
+}
+
+/* Mean rounded half up to the ns, so Avg Time is exact in its 3 decimals. */
+static int64_t avg_ns(int64_t total, uint64_t count)
+{
+    return count ? (int64_t)(((uint64_t)total + count / 2) / count) : 0;
+}
+
+/* Ratio(%) of a row: its total over its side's total, 2 decimals; 0.00 when the side
+ * has no time at all (only zero-duration ops). */
+static const char *fmt_ratio(char *b, size_t cap, int64_t part, int64_t total)
+{
+    snprintf(b, cap, "%.*f", RATIO_DECIMALS,
+             total > 0 ? (double)part / (double)total * PERCENT : 0.0);
+    return b;
+}
+
+/* Count, Total, Avg, Min, Max, Ratio of a group. */
+static void csv_numbers(nnp_csv_t *w, const group_t *g, const int64_t side_total[SIDE_COUNT])
+{
+    char b[NUM_BUF];
+    nnp__csv_uint(w, g->count);
+    nnp__csv_str(w, fmt_us(b, sizeof(b), g->total_ns));
+    nnp__csv_str(w, fmt_us(b, sizeof(b), avg_ns(g->total_ns, g->count)));
+    nnp__csv_str(w, fmt_us(b, sizeof(b), g->min_ns));
+    nnp__csv_str(w, fmt_us(b, sizeof(b), g->max_ns));
+    nnp__csv_str(w, fmt_ratio(b, sizeof(b), g->total_ns, side_total[g->side]));
+}
+
+/* Opens <prefix>_<rank>.csv in the output directory. */
+static int csv_open(const nnp_actx_t *c, const char *prefix, nnp_outfile_t *f, nnp_csv_t *w)
+{
+    char name[NNP_PATH_MAX];
+    int rc;
+    snprintf(name, sizeof(name), "%s_%d.csv", prefix, c->rank);
+    rc = nnp__out_open(f, c->out_dir, name);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__csv_init(w, f->fd);
+    if (rc != NNP_OK) {
+        nnp__csv_fini(w);
+        return nnp__out_commit(f, rc);
+    }
+    return NNP_OK;
+}
+
+/* Flushes and renames the file into place, or removes it when a write failed. */
+static int csv_close(nnp_outfile_t *f, nnp_csv_t *w)
+{
+    return nnp__out_commit(f, nnp__csv_fini(w));
+}
+
+static int write_statistic(const nnp_actx_t *c, const group_t *g, size_t n,
+                           const int64_t side_total[SIDE_COUNT])
+{
+    /* msprof op_statistic columns without Device_id and Model Name (formats.md 3). */
+    static const char *const header[] = {"OP Type",        "Core Type",    "Count",
+                                         "Total Time(us)", "Avg Time(us)", "Min Time(us)",
+                                         "Max Time(us)",   "Ratio(%)",     NULL};
+    nnp_outfile_t f;
+    nnp_csv_t w;
+    int rc = csv_open(c, "op_statistic", &f, &w);
+    if (rc != NNP_OK)
+        return rc;
+    nnp__csv_header(&w, header);
+    for (size_t i = 0; i < n; i++) {
+        nnp__csv_str(&w, g[i].type_s);
+        nnp__csv_str(&w, g[i].core_s);
+        csv_numbers(&w, &g[i], side_total);
+        nnp__csv_end_row(&w);
+    }
+    return csv_close(&f, &w);
+}
+
+static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
+                        const int64_t side_total[SIDE_COUNT])
+{
+    static const char *const header[] = {
+        "Op Name",      "OP Type",      "Core Type",    "Count",    "Total Time(us)",
+        "Avg Time(us)", "Min Time(us)", "Max Time(us)", "Ratio(%)", NULL};
+    nnp_outfile_t f;
+    nnp_csv_t w;
+    int rc = csv_open(c, "op_detail", &f, &w);
+    if (rc != NNP_OK)
+        return rc;
+    nnp__csv_header(&w, header);
+    for (size_t i = 0; i < n; i++) {
+        nnp__csv_str(&w, g[i].name_s);
+        nnp__csv_str(&w, g[i].type_s);
+        nnp__csv_str(&w, g[i].core_s);
+        csv_numbers(&w, &g[i], side_total);
+        nnp__csv_end_row(&w);
+    }
+    return csv_close(&f, &w);
+}
+
+/* The Step Id cell: the analysed step the row starts in, empty when none. */
+static void csv_step(nnp_csv_t *w, const ctx_t *x, int64_t t)
+{
+    const nnp_step_row_t *r = x->spans.n ? spans_find(&x->spans, t) : NULL;
+    if (r)
+        nnp__csv_uint(w, r->step_id);
+    else
+        nnp__csv_empty(w);
+}
+
+/* Every kernel in start order (every host op when the run has no kernels: a CPU-only
+ * run's ops are its compute, analyse.h), like torch_npu's kernel_details.csv. */
+static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
+{
+    static const char *const header[] = {"Step Id",      "Name",         "Type",
+                                         "Core Type",    "Stream ID",    "Start Time(us)",
+                                         "Duration(us)", "Launching Op", NULL};
+    const nnp_model_t *m = x->m;
+    nnp_outfile_t f;
+    nnp_csv_t w;
+    char b[NUM_BUF];
+    int rc = csv_open(c, "kernel_details", &f, &w);
+    if (rc != NNP_OK)
+        return rc;
+    nnp__csv_header(&w, header);
+    for (size_t i = 0; i < m->kernels.t.n; i++) {
+        size_t op;
+        uint32_t type;
+        int64_t t = m->kernels.start_ns[i];
+        if (!spans_keep(&x->spans, t))
+            continue;
+        type = kernel_type(x, i, &op);
+        csv_step(&w, x, t);
+        nnp__csv_str(&w, nnp__model_str(m, m->kernels.name[i]));
+        nnp__csv_str(&w, nnp__model_str(m, type));
+        nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
+        nnp__csv_uint(&w, m->kernels.stream_id[i]);
+        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
+        nnp__csv_str(&w, fmt_us(b, sizeof(b), kernel_dur(&m->kernels, i)));
+        nnp__csv_str(&w, op != SIZE_MAX ? nnp__model_str(m, m->ops.name[op]) : "");
+        nnp__csv_end_row(&w);
+    }
+    for (size_t i = 0; m->kernels.t.n == 0 && i < m->ops.t.n; i++) {
+        int64_t dur, t = m->ops.start_ns[i];
+        if (!spans_keep(&x->spans, t) || !op_dur(&m->ops, i, &dur))
+            continue;
+        csv_step(&w, x, t);
+        nnp__csv_str(&w, nnp__model_str(m, m->ops.name[i]));
+        nnp__csv_str(&w, nnp__model_str(m, m->ops.type[i]));
+        nnp__csv_str(&w, CORE_HOST_NAME);
+        nnp__csv_uint(&w, m->ops.stream_id[i]);
+        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
+        nnp__csv_str(&w, fmt_us(b, sizeof(b), dur));
+        nnp__csv_empty(&w);
+        nnp__csv_end_row(&w);
+    }
+    return csv_close(&f, &w);
+}
+
+/* The first TOP_N rows of op_statistic as JSON, numbers in the same units and decimals. */
+static int write_top(const nnp_actx_t *c, const group_t *g, size_t n,
+                     const int64_t side_total[SIDE_COUNT])
+{
+    nnp_outfile_t f;
+    nnp_jw_t w;
+    char name[NNP_PATH_MAX], b[NUM_BUF];
+    int rc;
+    snprintf(name, sizeof(name), "op_statistic_top20_%d.json", c->rank);
+    rc = nnp__out_open(&f, c->out_dir, name);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__jw_init(&w, f.fd, c->pretty, 0);
+    if (rc != NNP_OK) {
+        nnp__jw_fini(&w);
+        return nnp__out_commit(&f, rc);
+    }
+    nnp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n && i < TOP_N; i++) {
+        nnp__jw_obj_begin(&w);
+        nnp__jw_key(&w, "op_type");
+        nnp__jw_str(&w, g[i].type_s);
+        nnp__jw_key(&w, "core_type");
+        nnp__jw_str(&w, g[i].core_s);
+        nnp__jw_key(&w, "count");
+        nnp__jw_uint(&w, g[i].count);
+        nnp__jw_key(&w, "total_time_us");
+        nnp__jw_raw(&w, fmt_us(b, sizeof(b), g[i].total_ns));
+        nnp__jw_key(&w, "avg_time_us");
+        nnp__jw_raw(&w, fmt_us(b, sizeof(b), avg_ns(g[i].total_ns, g[i].count)));
+        nnp__jw_key(&w, "min_time_us");
+        nnp__jw_raw(&w, fmt_us(b, sizeof(b), g[i].min_ns));
+        nnp__jw_key(&w, "max_time_us");
+        nnp__jw_raw(&w, fmt_us(b, sizeof(b), g[i].max_ns));
+        nnp__jw_key(&w, "ratio_percent");
+        nnp__jw_raw(&w, fmt_ratio(b, sizeof(b), g[i].total_ns, side_total[g[i].side]));
+        nnp__jw_obj_end(&w);
+    }
+    nnp__jw_arr_end(&w);
+    nnp__jw_line_end(&w);
+    rc = nnp__jw_flush(&w);
+    nnp__jw_fini(&w);
+    return nnp__out_commit(&f, rc);
+}
+
+/* Collects once, groups twice (by type, by name), writes the four files. An empty run
+ * still gets every file, header only ("[]" for the top 20), so readers need no special
+ * case. */
+int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
+{
+    ctx_t x;
+    item_t *items = NULL;
+    group_t *types = NULL, *names = NULL;
+    size_t n_items = 0, n_types = 0, n_names = 0;
+    int64_t side_total[SIDE_COUNT] = {0, 0};
+    int rc = ctx_init(c, st, &x);
+    if (rc == NNP_OK)
+        rc = collect(&x, &items, &n_items, side_total);
+    if (rc == NNP_OK)
+        rc = aggregate(c->m, items, n_items, false, &types, &n_types);
+    if (rc == NNP_OK)
+        rc = aggregate(c->m, items, n_items, true, &names, &n_names);
+    if (rc == NNP_OK)
+        rc = write_statistic(c, types, n_types, side_total);
+    if (rc == NNP_OK)
+        rc = write_detail(c, names, n_names, side_total);
+    if (rc == NNP_OK)
+        rc = write_kernel_details(c, &x);
+    if (rc == NNP_OK)
+        rc = write_top(c, types, n_types, side_total);
+    nnp__free(items);
+    nnp__free(types);
+    nnp__free(names);
+    ctx_fini(&x);
+    return rc;
+}
+
+/* ---- query ---- */
+
+/* Adds one matching op's duration to a query row. */
+static void query_add(nnp_op_query_row_t *r, int64_t dur)
+{
+    if (r->count == 0 || dur < r->min_ns)
+        r->min_ns = dur;
+    if (r->count == 0 || dur > r->max_ns)
+        r->max_ns = dur;
+    r->count++;
+    r->total_ns += dur;
+}
+
+static void query_one(const ctx_t *x, nnp_op_query_row_t *r)
+{
+    const nnp_model_t *m = x->m;
+    /* A name the model never interned matches nothing (id 0 is "", never a valid name). */
+    uint32_t id = nnp__model_find(m, r->name);
+    if (id == 0)
+        return;
+    if (m->kernels.t.n) {
+        for (size_t i = 0; i < m->kernels.t.n; i++) {
+            size_t op = corr_find(&x->corr, m->kernels.corr[i]);
+            bool hit = m->kernels.name[i] == id ||
+                       (op != SIZE_MAX && (m->ops.name[op] == id || m->ops.type[op] == id));
+            if (hit)
+                query_add(r, kernel_dur(&m->kernels, i));
+        }
+    } else {
+        for (size_t i = 0; i < m->ops.t.n; i++) {
+            int64_t dur;
+            if ((m->ops.name[i] == id || m->ops.type[i] == id) && op_dur(&m->ops, i, &dur))
+                query_add(r, dur);
+        }
+    }
+    r->avg_ns = avg_ns(r->total_ns, r->count);
+}
+
+int nnp__op_query(const nnp_model_t *m, const char *const *names, size_t n_names,
+                  nnp_op_query_row_t **rows, size_t *n_rows)
+{
+    ctx_t x;
+    nnp_op_query_row_t *v;
+    int rc;
+    if (!rows || !n_rows || !m)
+        return nnp__fail(NNP_EINVAL, "nnp__op_query: NULL model or output");
+    *rows = NULL;
+    *n_rows = 0;
+    /* MindSpore rejects "", '' and [] with one message; a NULL name counts as empty. */
+    if (!names || n_names == 0)
+        return nnp__fail(NNP_EINVAL, "%s", OP_QUERY_EMPTY_MSG);
+    for (size_t i = 0; i < n_names; i++)
+        if (!names[i] || !*names[i])
+            return nnp__fail(NNP_EINVAL, "%s", OP_QUERY_EMPTY_MSG);
+    memset(&x, 0, sizeof(x));
+    x.m = m;
+    rc = corr_build(m, &x.corr);
+    if (rc != NNP_OK)
+        return rc;
+    v = nnp__calloc(n_names, sizeof(*v));
+    if (!v) {
+        ctx_fini(&x);
+        return nnp__fail(NNP_ENOMEM, "out of memory in op query");
+    }
+    for (size_t i = 0; i < n_names; i++) {
+        v[i].name = names[i];
+        query_one(&x, &v[i]);
+    }
+    ctx_fini(&x);
+    *rows = v;
+    *n_rows = n_names;
+    return NNP_OK;
+}

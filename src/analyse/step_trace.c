@@ -1,0 +1,901 @@
+/* step_trace.c - step phases (MindSpore "step trace"): for every analysed step its start,
+ * fp and bp points and the iteration_interval / fp_and_bp / tail / total split, from the
+ * model's steps, fp/bp marks, host ops and communication ops. The analysis driver calls
+ * run, then write; overlap.c and the timeline read the result. Rules and columns are in
+ * docs/outputs/step_trace.md; the sources are formats.md sections 1.1, 1.2, 2.1 and 2.2. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/analyse.h"
+#include "util/csv_writer.h"
+#include "util/json_writer.h"
+
+#define NS_PER_MS 1000000
+/* The CSV keeps every ns: ms with 6 decimals (our choice; MindSpore writes 10 ns ticks). */
+#define CSV_MS_DECIMALS 6
+/* MindInsight's summary rounds ms to 4 decimals and percents to 2 (MI util.py
+ * to_millisecond(limit=4), calculate_percent round(.., 2)). */
+#define SUMMARY_MS_DECIMALS 4
+#define PERCENT_DECIMALS    2
+#define PERCENT             100.0
+/* The data-fetch op MindSpore starts the forward pass after (seed 001: "the first op
+ * connected after get_next"; formats.md 2.2 "first node that consumes a GetNext output"). */
+#define DATA_FETCH_TAG "GetNext"
+/* MindSpore puts every backward op under this top scope (formats.md 1.3 `subgraph`). */
+#define BACKWARD_SCOPE "Gradients"
+/* Phase values that depend on an unknown point (analyse.h: fp_ns/bp_ns are -1). */
+#define UNKNOWN_NS (-1)
+/* Separator of the occurrence number of a communication op name repeated in one step. */
+#define DUP_SEP "#"
+/* Room for a CSV number: sign, 19 integer digits, point, decimals, NUL. */
+#define NUM_BUF 48
+/* Comm column hash: starts at this many slots, doubled at half load. */
+#define HASH_INITIAL 64
+
+typedef struct range {
+    size_t lo, hi;
+} range_t;
+
+typedef struct mark {
+    uint64_t step_id;
+    int64_t ts_ns;
+} mark_t;
+
+/* Everything the per-step detection needs, built once per run. */
+typedef struct detect {
+    const nnp_model_t *m;
+    mark_t *fp, *bp;
+    size_t n_fp, n_bp;
+    uint32_t fp_id, bp_id;         /* override op names, 0 = absent from the model */
+    bool has_fp_over, has_bp_over; /* an override was given */
+    bool fp_missed, bp_missed;     /* some step lacked the override op */
+} detect_t;
+
+/* First index i with v[i] >= x in a sorted array (n when none). */
+static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Rows of a start-sorted table that start in [begin, end): the step an op STARTS in owns
+ * it (analyse.h), so ops crossing a boundary are never split. */
+static range_t in_span(const int64_t *start, size_t n, int64_t begin, int64_t end)
+{
+    range_t r;
+    r.lo = lower_bound(start, n, begin);
+    r.hi = lower_bound(start, n, end);
+    if (r.hi < r.lo)
+        r.hi = r.lo;
+    return r;
+}
+
+static bool op_closed(const nnp_ops_t *ops, size_t i)
+{
+    return ops->end_ns[i] != NNP_OPEN_END && ops->end_ns[i] >= ops->start_ns[i];
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+    const mark_t *x = a, *y = b;
+    if (x->step_id != y->step_id)
+        return x->step_id < y->step_id ? -1 : 1;
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+/* The marks tables are not time-sorted by the model: copy and sort by (step, ts). */
+static int marks_sorted(const nnp_marks_t *mk, mark_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = mk->t.n;
+    if (*n == 0)
+        return NNP_OK;
+    *out = nnp__malloc(*n * sizeof(mark_t));
+    if (!*out)
+        return nnp__fail(NNP_ENOMEM, "out of memory sorting step marks");
+    for (size_t i = 0; i < *n; i++) {
+        (*out)[i].step_id = mk->step_id[i];
+        (*out)[i].ts_ns = mk->ts_ns[i];
+    }
+    qsort(*out, *n, sizeof(mark_t), cmp_mark);
+    return NNP_OK;
+}
+
+/* A step's mark: the earliest one (fp) or the latest one (bp) when several are recorded. */
+static bool mark_lookup(const mark_t *v, size_t n, uint64_t step, bool latest, int64_t *ts)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].step_id < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == n || v[lo].step_id != step)
+        return false;
+    if (latest)
+        while (lo + 1 < n && v[lo + 1].step_id == step)
+            lo++;
+    *ts = v[lo].ts_ns;
+    return true;
+}
+
+static bool is_data_fetch(const nnp_model_t *m, size_t i)
+{
+    return strstr(nnp__model_str(m, m->ops.type[i]), DATA_FETCH_TAG) != NULL ||
+           strstr(nnp__model_str(m, m->ops.name[i]), DATA_FETCH_TAG) != NULL;
+}
+
+/* Auto fp (formats.md 2.2): the first op starting once the step's first data-fetch op has
+ * finished (not itself a fetch); with no fetch op, or nothing after it, the first op. */
+static size_t auto_fp(const nnp_model_t *m, range_t ops)
+{
+    const nnp_ops_t *o = &m->ops;
+    size_t g = SIZE_MAX;
+    int64_t ready;
+    if (ops.lo == ops.hi)
+        return SIZE_MAX;
+    for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
+        if (is_data_fetch(m, i))
+            g = i;
+    if (g == SIZE_MAX)
+        return ops.lo;
+    ready = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
+    for (size_t i = g + 1; i < ops.hi; i++)
+        if (o->start_ns[i] >= ready && !is_data_fetch(m, i))
+            return i;
+    return ops.lo;
+}
+
+/* The op of ops whose (closed) end is the latest among those accepted by the filter:
+ * name_id != 0 keeps that name only, prefix keeps names starting with it, end_max keeps
+ * ends <= end_max. Ties go to the later op in start order. SIZE_MAX when none. */
+static size_t last_ending(const nnp_model_t *m, range_t ops, uint32_t name_id, const char *prefix,
+                          int64_t end_max)
+{
+    const nnp_ops_t *o = &m->ops;
+    size_t best = SIZE_MAX;
+    for (size_t i = ops.lo; i < ops.hi; i++) {
+        if (!op_closed(o, i) || o->end_ns[i] > end_max)
+            continue;
+        if (name_id && o->name[i] != name_id)
+            continue;
+        if (prefix && strncmp(nnp__model_str(m, o->name[i]), prefix, strlen(prefix)) != 0)
+            continue;
+        if (best == SIZE_MAX || o->end_ns[i] >= o->end_ns[best])
+            best = i;
+    }
+    return best;
+}
+
+static void detect_fp(detect_t *d, range_t ops, nnp_step_row_t *r)
+{
+    const nnp_ops_t *o = &d->m->ops;
+    size_t i = SIZE_MAX;
+    int64_t ts;
+    if (mark_lookup(d->fp, d->n_fp, r->step_id, false, &ts)) {
+        r->fp_ns = ts;
+        return;
+    }
+    if (d->has_fp_over) {
+        for (size_t k = ops.lo; k < ops.hi && i == SIZE_MAX && d->fp_id; k++)
+            if (o->name[k] == d->fp_id)
+                i = k;
+        d->fp_missed |= i == SIZE_MAX;
+    }
+    if (i == SIZE_MAX)
+        i = auto_fp(d->m, ops);
+    if (i != SIZE_MAX) {
+        r->fp_ns = o->start_ns[i];
+        r->fp_op = o->name[i];
+    }
+}
+
+static void detect_bp(detect_t *d, range_t ops, range_t comms, nnp_step_row_t *r)
+{
+    const nnp_model_t *m = d->m;
+    size_t i = SIZE_MAX;
+    int64_t ts;
+    if (mark_lookup(d->bp, d->n_bp, r->step_id, true, &ts)) {
+        r->bp_ns = ts;
+        return;
+    }
+    if (d->has_bp_over) {
+        if (d->bp_id)
+            i = last_ending(m, ops, d->bp_id, NULL, INT64_MAX);
+        d->bp_missed |= i == SIZE_MAX;
+    }
+    /* Gradients are reduced after the backward pass: bp is the last op to finish before
+     * the step's last communication op starts (seed 001, formats.md 2.2 bp rule). */
+    if (i == SIZE_MAX && comms.lo < comms.hi)
+        i = last_ending(m, ops, 0, NULL, m->comms.start_ns[comms.hi - 1]);
+    /* Without communication (one device) the backward ops are those of the Gradients
+     * scope; with none either, this is a forward-only (inference) step. */
+    if (i == SIZE_MAX)
+        i = last_ending(m, ops, 0, BACKWARD_SCOPE, INT64_MAX);
+    if (i != SIZE_MAX) {
+        r->bp_ns = m->ops.end_ns[i];
+        r->bp_op = m->ops.name[i];
+    }
+}
+
+/* Phase lengths (formats.md 2.1); those that need an unknown point are UNKNOWN_NS. */
+static void phases(nnp_step_row_t *r)
+{
+    bool fp = r->fp_ns >= 0, bp = r->bp_ns >= 0;
+    r->total_ns = r->end_ns - r->start_point_ns;
+    r->iteration_interval_ns = fp ? r->fp_ns - r->start_point_ns : UNKNOWN_NS;
+    r->fp_and_bp_ns = fp && bp ? r->bp_ns - r->fp_ns : UNKNOWN_NS;
+    r->tail_ns = bp ? r->end_ns - r->bp_ns : UNKNOWN_NS;
+}
+
+typedef struct id_pos {
+    uint32_t id;
+    uint32_t pos;
+} id_pos_t;
+
+static int cmp_id_pos(const void *a, const void *b)
+{
+    const id_pos_t *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The op name used most often at fp (or bp); ties go to the one seen first. 0 = none. */
+static int most_common(const nnp_step_row_t *rows, size_t n, bool bp, uint32_t *out)
+{
+    id_pos_t *v;
+    size_t k = 0, best_count = 0;
+    uint32_t best_pos = UINT32_MAX;
+    *out = 0;
+    if (n == 0)
+        return NNP_OK;
+    v = nnp__malloc(n * sizeof(*v));
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = bp ? rows[i].bp_op : rows[i].fp_op;
+        if (id)
+            v[k++] = (id_pos_t){id, (uint32_t)i};
+    }
+    qsort(v, k, sizeof(*v), cmp_id_pos);
+    for (size_t i = 0; i < k;) {
+        size_t j = i;
+        while (j < k && v[j].id == v[i].id)
+            j++;
+        if (j - i > best_count || (j - i == best_count && v[i].pos < best_pos)) {
+            best_count = j - i;
+            best_pos = v[i].pos;
+            *out = v[i].id;
+        }
+        i = j;
+    }
+    nnp__free(v);
+    return NNP_OK;
+}
+
+/* A step to analyse: its begin and id (the sort key) and its row in the steps table. */
+typedef struct step_ref {
+    int64_t begin_ns;
+    uint64_t id;
+    size_t idx;
+} step_ref_t;
+
+/* By begin time; equal begins (steps of several graphs) by id, then table row, so the
+ * order, and with it every output, never depends on qsort's instability. */
+static int cmp_step_ref(const void *a, const void *b)
+{
+    const step_ref_t *x = a, *y = b;
+    if (x->begin_ns != y->begin_ns)
+        return x->begin_ns < y->begin_ns ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Overrides come from options or PROFILING_FP_START/PROFILING_BP_END; NULL or "" = auto. */
+static bool nonempty(const char *s)
+{
+    return s && *s;
+}
+
+int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
+{
+    const nnp_model_t *m = c->m;
+    const nnp_spans_t *sp = &m->steps;
+    detect_t d;
+    step_ref_t *order = NULL;
+    size_t n_order = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&d, 0, sizeof(d));
+    d.m = m;
+    d.has_fp_over = nonempty(m->info.fp_point);
+    d.has_bp_over = nonempty(m->info.bp_point);
+    d.fp_id = d.has_fp_over ? nnp__model_find(m, m->info.fp_point) : 0;
+    d.bp_id = d.has_bp_over ? nnp__model_find(m, m->info.bp_point) : 0;
+    rc = marks_sorted(&m->fp, &d.fp, &d.n_fp);
+    if (rc == NNP_OK)
+        rc = marks_sorted(&m->bp, &d.bp, &d.n_bp);
+    if (rc != NNP_OK)
+        goto out;
+
+    /* The steps table is kept in recorded order; analyse by begin time. A step whose end
+     * was never recorded (crash) has no phases and is left out. */
+    if (sp->t.n) {
+        order = nnp__malloc(sp->t.n * sizeof(*order));
+        out->rows = nnp__calloc(sp->t.n, sizeof(*out->rows));
+        if (!order || !out->rows) {
+            rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < sp->t.n; i++) {
+        if (sp->end_ns[i] == NNP_OPEN_END || !nnp__actx_step_wanted(c, sp->id[i]))
+            continue;
+        order[n_order++] = (step_ref_t){sp->start_ns[i], sp->id[i], i};
+    }
+    if (n_order > 1) /* order is NULL when there are no steps: qsort must not see it */
+        qsort(order, n_order, sizeof(*order), cmp_step_ref);
+
+    for (size_t k = 0; k < n_order; k++) {
+        size_t i = order[k].idx;
+        nnp_step_row_t *r = &out->rows[out->n++];
+        range_t ops, comms;
+        r->step_id = sp->id[i];
+        r->graph_id = sp->graph_id[i];
+        r->begin_ns = sp->start_ns[i];
+        r->end_ns = sp->end_ns[i];
+        /* The gap before a step (data loading, host work) belongs to it: it starts where
+         * the previous analysed step ended (formats.md 2.1, 2.x start_point). */
+        r->start_point_ns = k ? out->rows[out->n - 2].end_ns : r->begin_ns;
+        r->fp_ns = r->bp_ns = UNKNOWN_NS;
+        ops = in_span(m->ops.start_ns, m->ops.t.n, r->begin_ns, r->end_ns);
+        comms = in_span(m->comms.start_ns, m->comms.t.n, r->begin_ns, r->end_ns);
+        detect_fp(&d, ops, r);
+        detect_bp(&d, ops, comms, r);
+        phases(r);
+    }
+
+    out->inference = out->n > 0;
+    for (size_t k = 0; k < out->n; k++)
+        if (out->rows[k].bp_ns >= 0)
+            out->inference = false;
+    if (d.fp_missed)
+        NNP_LOG_W("fp_point '%s' not found in every step: those steps use the automatic fp",
+                  m->info.fp_point);
+    if (d.bp_missed)
+        NNP_LOG_W("bp_point '%s' not found in every step: those steps use the automatic bp",
+                  m->info.bp_point);
+    rc = most_common(out->rows, out->n, false, &out->fp_name);
+    if (rc == NNP_OK)
+        rc = most_common(out->rows, out->n, true, &out->bp_name);
+out:
+    nnp__free(order);
+    nnp__free(d.fp);
+    nnp__free(d.bp);
+    if (rc != NNP_OK)
+        nnp__step_trace_fini(out);
+    return rc;
+}
+
+void nnp__step_trace_fini(nnp_step_trace_t *st)
+{
+    if (!st)
+        return;
+    nnp__free(st->rows);
+    memset(st, 0, sizeof(*st));
+}
+
+/* ---- writing ---- */
+
+/* v/unit with exactly `decimals` digits (unit = 10^decimals), from integers so no ns is
+ * lost to floating point. */
+static const char *fmt_scaled(char *b, size_t cap, int64_t v, int64_t unit, int decimals)
+{
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / (uint64_t)unit, decimals,
+             a % (uint64_t)unit);
+    return b;
+}
+
+/* A time or duration cell in ms; an unknown one is an empty cell (MindSpore writes
+ * nothing either when a point is missing). */
+static void csv_ms(nnp_csv_t *w, int64_t ns)
+{
+    char b[NUM_BUF];
+    nnp__csv_str(w, fmt_scaled(b, sizeof(b), ns, NS_PER_MS, CSV_MS_DECIMALS));
+}
+
+static void csv_ms_opt(nnp_csv_t *w, int64_t ns, bool known)
+{
+    if (known)
+        csv_ms(w, ns);
+    else
+        nnp__csv_empty(w);
+}
+
+/* Mean of the known values of a column, for the averages row. */
+typedef struct mean {
+    int64_t sum;
+    size_t n;
+} mean_t;
+
+static void mean_add(mean_t *a, int64_t v, bool known)
+{
+    if (known) {
+        a->sum += v;
+        a->n++;
+    }
+}
+
+static double mean_ms(const mean_t *a)
+{
+    return a->n ? (double)a->sum / (double)a->n / NS_PER_MS : 0.0;
+}
+
+static void csv_mean(nnp_csv_t *w, const mean_t *a)
+{
+    if (a->n)
+        nnp__csv_fixed(w, mean_ms(a), CSV_MS_DECIMALS);
+    else
+        nnp__csv_empty(w);
+}
+
+/* Communication columns: one per (op name, occurrence in the step), in first-seen order
+ * over the steps. A small open-addressing hash maps the key to its column. */
+typedef struct comm_cols {
+    uint64_t *slot_key;
+    uint32_t *slot_col;
+    size_t slots;
+    size_t n, cap;
+    size_t *first;      /* comms row of the column's first op (its name and kind) */
+    uint32_t *occ;      /* occurrence number in the step, 1 = first */
+    id_pos_t *scratch;  /* per step (name key, position), sized for all comms */
+    uint32_t *step_col; /* per step: column of each comm op (UINT32_MAX = none) */
+} comm_cols_t;
+
+static uint32_t comm_name_key(const nnp_comms_t *cm, size_t i)
+{
+    /* Unnamed ops are keyed by their kind, placed above every plausible string id. */
+    return cm->name[i] ? cm->name[i] : UINT32_MAX - cm->kind[i];
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    /* splitmix64 finaliser: spreads consecutive ids over the table. */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The column of key, or SIZE_MAX when it has none yet. */
+static size_t cols_find(const comm_cols_t *cc, uint64_t key)
+{
+    size_t mask = cc->slots - 1;
+    if (cc->slots == 0)
+        return SIZE_MAX;
+    for (size_t h = mix64(key) & mask;; h = (h + 1) & mask) {
+        if (cc->slot_key[h] == key)
+            return cc->slot_col[h];
+        if (cc->slot_key[h] == 0)
+            return SIZE_MAX;
+    }
+}
+
+/* Doubles the hash and the per-column arrays together: the hash stays at most half full,
+ * so the column arrays (as long as the hash) always have room for the next column. */
+static int cols_grow(comm_cols_t *cc)
+{
+    size_t nslots = cc->slots ? cc->slots * 2 : HASH_INITIAL;
+    uint64_t *keys = nnp__calloc(nslots, sizeof(uint64_t));
+    uint32_t *vals = nnp__calloc(nslots, sizeof(uint32_t));
+    size_t ncap = nslots;
+    size_t *first = nnp__realloc(cc->first, ncap * sizeof(size_t));
+    uint32_t *occ;
+    if (first)
+        cc->first = first;
+    occ = nnp__realloc(cc->occ, ncap * sizeof(uint32_t));
+    if (occ)
+        cc->occ = occ;
+    if (!keys || !vals || !first || !occ) {
+        nnp__free(keys);
+        nnp__free(vals);
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    }
+    cc->cap = ncap;
+    for (size_t s = 0; s < cc->slots; s++) {
+        size_t h;
+        if (cc->slot_key[s] == 0)
+            continue;
+        for (h = mix64(cc->slot_key[s]) & (nslots - 1); keys[h]; h = (h + 1) & (nslots - 1))
+            ;
+        keys[h] = cc->slot_key[s];
+        vals[h] = cc->slot_col[s];
+    }
+    nnp__free(cc->slot_key);
+    nnp__free(cc->slot_col);
+    cc->slot_key = keys;
+    cc->slot_col = vals;
+    cc->slots = nslots;
+    return NNP_OK;
+}
+
+static int cols_add(comm_cols_t *cc, uint64_t key, size_t first, uint32_t occ)
+{
+    size_t h;
+    if ((cc->n + 1) * 2 > cc->slots) {
+        int rc = cols_grow(cc);
+        if (rc != NNP_OK)
+            return rc;
+    }
+    for (h = mix64(key) & (cc->slots - 1); cc->slot_key[h]; h = (h + 1) & (cc->slots - 1))
+        ;
+    cc->slot_key[h] = key;
+    cc->slot_col[h] = (uint32_t)cc->n;
+    cc->first[cc->n] = first;
+    cc->occ[cc->n] = occ;
+    cc->n++;
+    return NNP_OK;
+}
+
+/* Fills cc->step_col for the comm ops of one step; with add, new keys become columns. */
+static int cols_step(comm_cols_t *cc, const nnp_comms_t *cm, range_t r, bool add)
+{
+    size_t n = r.hi - r.lo;
+    for (size_t p = 0; p < n; p++)
+        cc->scratch[p] = (id_pos_t){comm_name_key(cm, r.lo + p), (uint32_t)p};
+    /* Sorting by (name, position) numbers the repeats of a name in time order. */
+    qsort(cc->scratch, n, sizeof(id_pos_t), cmp_id_pos);
+    for (size_t p = 0, occ = 0; p < n; p++) {
+        uint64_t key;
+        size_t col;
+        occ = p && cc->scratch[p - 1].id == cc->scratch[p].id ? occ + 1 : 1;
+        key = ((uint64_t)cc->scratch[p].id << 32) | occ;
+        col = cols_find(cc, key);
+        if (col == SIZE_MAX && add) {
+            int rc = cols_add(cc, key, r.lo + cc->scratch[p].pos, (uint32_t)occ);
+            if (rc != NNP_OK)
+                return rc;
+            col = cc->n - 1;
+        }
+        cc->step_col[cc->scratch[p].pos] = col == SIZE_MAX ? UINT32_MAX : (uint32_t)col;
+    }
+    return NNP_OK;
+}
+
+static void cols_fini(comm_cols_t *cc)
+{
+    nnp__free(cc->slot_key);
+    nnp__free(cc->slot_col);
+    nnp__free(cc->first);
+    nnp__free(cc->occ);
+    nnp__free(cc->scratch);
+    nnp__free(cc->step_col);
+    memset(cc, 0, sizeof(*cc));
+}
+
+/* The comm ops of a step: those starting inside its recorded span. */
+static range_t row_comms(const nnp_model_t *m, const nnp_step_row_t *r)
+{
+    return in_span(m->comms.start_ns, m->comms.t.n, r->begin_ns, r->end_ns);
+}
+
+/* First pass over the rows: the union of comm columns in first-seen order. The scratch
+ * arrays are sized for all comm ops, so no step can overflow them. */
+static int cols_build(const nnp_model_t *m, const nnp_step_trace_t *st, comm_cols_t *cc)
+{
+    memset(cc, 0, sizeof(*cc));
+    if (m->comms.t.n == 0)
+        return NNP_OK;
+    cc->scratch = nnp__malloc(m->comms.t.n * sizeof(id_pos_t));
+    cc->step_col = nnp__malloc(m->comms.t.n * sizeof(uint32_t));
+    if (!cc->scratch || !cc->step_col)
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    for (size_t k = 0; k < st->n; k++) {
+        int rc = cols_step(cc, &m->comms, row_comms(m, &st->rows[k]), true);
+        if (rc != NNP_OK)
+            return rc;
+    }
+    return NNP_OK;
+}
+
+/* A column's display name: the op name (its kind when unnamed), "#k" for the k-th
+ * occurrence (k >= 2) of that name in a step, then the suffix. */
+static void col_name(const nnp_model_t *m, const comm_cols_t *cc, size_t col, const char *suffix,
+                     char *b, size_t cap)
+{
+    size_t i = cc->first[col];
+    const char *name = m->comms.name[i] ? nnp__model_str(m, m->comms.name[i])
+                                        : nnp_comm_kind_name((nnp_comm_kind_t)m->comms.kind[i]);
+    if (cc->occ[col] > 1)
+        snprintf(b, cap, "%s" DUP_SEP "%u%s", name, (unsigned)cc->occ[col], suffix);
+    else
+        snprintf(b, cap, "%s%s", name, suffix);
+}
+
+static int write_header(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t *st,
+                        const comm_cols_t *cc)
+{
+    static const char *const train[] = {
+        "step_num", "start_point",        "end_point", "total", "fp_point",
+        "bp_point", "iteration_interval", "fp_and_bp", "tail",  NULL};
+    /* Inference: fp_and_bp + tail become one fp column, bp_point goes (formats.md 1.1). */
+    static const char *const infer[] = {"step_num", "start_point",        "end_point", "total",
+                                        "fp_point", "iteration_interval", "fp",        NULL};
+    static const char *const suffix[] = {"", "_start_point", "_end_point"};
+    const char *const *base = st->inference ? infer : train;
+    size_t longest = 0;
+    char *b;
+    for (; *base; base++)
+        nnp__csv_str(w, *base);
+    for (size_t col = 0; col < cc->n; col++) {
+        size_t len = strlen(nnp__model_str(m, m->comms.name[cc->first[col]]));
+        longest = len > longest ? len : longest;
+    }
+    b = nnp__malloc(longest + NUM_BUF);
+    if (!b)
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    for (size_t col = 0; col < cc->n; col++)
+        for (size_t s = 0; s < NNP_ARRAY_LEN(suffix); s++) {
+            col_name(m, cc, col, suffix[s], b, longest + NUM_BUF);
+            nnp__csv_str(w, b);
+        }
+    nnp__free(b);
+    nnp__csv_end_row(w);
+    return NNP_OK;
+}
+
+/* The phase columns averaged in the last row and the summary. PH_FP_BP holds fp_and_bp,
+ * or the single fp column (step end - fp) of an inference run. */
+enum { PH_TOTAL, PH_INTERVAL, PH_FP_BP, PH_TAIL, PH_COUNT };
+
+/* What writing the rows accumulates. row_op: per comm column, the comms row of the
+ * current step in it (SIZE_MAX when the step lacks it); col_mean: per comm column. */
+typedef struct detail_state {
+    size_t *row_op;
+    mean_t *col_mean;
+    mean_t phase[PH_COUNT];
+} detail_state_t;
+
+static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t *st,
+                      comm_cols_t *cc, detail_state_t *ds, const nnp_step_row_t *r)
+{
+    const nnp_comms_t *cm = &m->comms;
+    bool fp = r->fp_ns >= 0, bp = r->bp_ns >= 0;
+    range_t cr = row_comms(m, r);
+    nnp__csv_uint(w, r->step_id);
+    csv_ms(w, r->start_point_ns);
+    csv_ms(w, r->end_ns);
+    csv_ms(w, r->total_ns);
+    csv_ms_opt(w, r->fp_ns, fp);
+    mean_add(&ds->phase[PH_TOTAL], r->total_ns, true);
+    mean_add(&ds->phase[PH_INTERVAL], r->iteration_interval_ns, fp);
+    if (st->inference) {
+        csv_ms_opt(w, r->iteration_interval_ns, fp);
+        csv_ms_opt(w, r->end_ns - r->fp_ns, fp);
+        mean_add(&ds->phase[PH_FP_BP], r->end_ns - r->fp_ns, fp);
+    } else {
+        csv_ms_opt(w, r->bp_ns, bp);
+        csv_ms_opt(w, r->iteration_interval_ns, fp);
+        csv_ms_opt(w, r->fp_and_bp_ns, fp && bp);
+        csv_ms_opt(w, r->tail_ns, bp);
+        mean_add(&ds->phase[PH_FP_BP], r->fp_and_bp_ns, fp && bp);
+        mean_add(&ds->phase[PH_TAIL], r->tail_ns, bp);
+    }
+    for (size_t col = 0; col < cc->n; col++)
+        ds->row_op[col] = SIZE_MAX;
+    if (cr.hi > cr.lo) {
+        /* Columns were all created in the first pass, so lookups cannot fail here. */
+        (void)cols_step(cc, cm, cr, false);
+        for (size_t p = 0; p < cr.hi - cr.lo; p++)
+            if (cc->step_col[p] < cc->n)
+                ds->row_op[cc->step_col[p]] = cr.lo + p;
+    }
+    for (size_t col = 0; col < cc->n; col++) {
+        size_t i = ds->row_op[col];
+        bool has = i != SIZE_MAX;
+        int64_t dur = has ? cm->end_ns[i] - cm->start_ns[i] : 0;
+        /* 2.x order: duration first, then the start and end points (formats.md 1.1). */
+        csv_ms_opt(w, dur, has);
+        csv_ms_opt(w, has ? cm->start_ns[i] : 0, has);
+        csv_ms_opt(w, has ? cm->end_ns[i] : 0, has);
+        mean_add(&ds->col_mean[col], dur, has);
+    }
+    nnp__csv_end_row(w);
+}
+
+/* The averages row (step_num "-"): means over the analysed rows, as MindSpore 2.x's
+ * np.mean over all rows (1.x left step 1 out). Absolute points have no meaningful mean
+ * and stay empty; a column's mean counts only the rows where it is known. */
+static void write_averages(nnp_csv_t *w, const nnp_step_trace_t *st, const comm_cols_t *cc,
+                           const detail_state_t *ds)
+{
+    nnp__csv_str(w, "-");
+    nnp__csv_empty(w);
+    nnp__csv_empty(w);
+    csv_mean(w, &ds->phase[PH_TOTAL]);
+    nnp__csv_empty(w);
+    if (!st->inference)
+        nnp__csv_empty(w);
+    csv_mean(w, &ds->phase[PH_INTERVAL]);
+    csv_mean(w, &ds->phase[PH_FP_BP]);
+    if (!st->inference)
+        csv_mean(w, &ds->phase[PH_TAIL]);
+    for (size_t col = 0; col < cc->n; col++) {
+        csv_mean(w, &ds->col_mean[col]);
+        nnp__csv_empty(w);
+        nnp__csv_empty(w);
+    }
+    nnp__csv_end_row(w);
+}
+
+static int write_detail(const nnp_actx_t *c, const nnp_step_trace_t *st, detail_state_t *ds)
+{
+    const nnp_model_t *m = c->m;
+    comm_cols_t cc;
+    nnp_outfile_t f;
+    nnp_csv_t w;
+    char name[NNP_PATH_MAX];
+    int rc = cols_build(m, st, &cc);
+    if (rc != NNP_OK)
+        goto out;
+    ds->row_op = nnp__malloc((cc.n + 1) * sizeof(size_t));
+    ds->col_mean = nnp__calloc(cc.n + 1, sizeof(mean_t));
+    if (!ds->row_op || !ds->col_mean) {
+        rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+        goto out;
+    }
+    snprintf(name, sizeof(name), "step_trace_raw_%d_detail_time.csv", c->rank);
+    rc = nnp__out_open(&f, c->out_dir, name);
+    if (rc != NNP_OK)
+        goto out;
+    rc = nnp__csv_init(&w, f.fd);
+    if (rc == NNP_OK)
+        rc = write_header(&w, m, st, &cc);
+    if (rc == NNP_OK) {
+        for (size_t k = 0; k < st->n; k++)
+            write_row(&w, m, st, &cc, ds, &st->rows[k]);
+        if (st->n)
+            write_averages(&w, st, &cc, ds);
+    }
+    {
+        int wrc = nnp__csv_fini(&w);
+        rc = rc != NNP_OK ? rc : wrc;
+    }
+    rc = nnp__out_commit(&f, rc);
+out:
+    cols_fini(&cc);
+    nnp__free(ds->row_op);
+    nnp__free(ds->col_mean);
+    ds->row_op = NULL;
+    ds->col_mean = NULL;
+    return rc;
+}
+
+/* Opens <prefix>_<rank>.json in the output directory. */
+static int open_json(const nnp_actx_t *c, const char *prefix, nnp_outfile_t *f, nnp_jw_t *w)
+{
+    char name[NNP_PATH_MAX];
+    int rc;
+    snprintf(name, sizeof(name), "%s_%d.json", prefix, c->rank);
+    rc = nnp__out_open(f, c->out_dir, name);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__jw_init(w, f->fd, c->pretty, 0);
+    if (rc != NNP_OK)
+        return nnp__out_commit(f, rc);
+    return NNP_OK;
+}
+
+/* Ends the document with a newline, flushes, and renames the file into place (or removes
+ * it when anything failed). */
+static int close_json(nnp_outfile_t *f, nnp_jw_t *w)
+{
+    int rc;
+    nnp__jw_line_end(w);
+    rc = nnp__jw_flush(w);
+    nnp__jw_fini(w);
+    return nnp__out_commit(f, rc);
+}
+
+/* The names of the ops at fp/bp; "" when they came from marks or are unknown. */
+static int write_point_info(const nnp_actx_t *c, const nnp_step_trace_t *st)
+{
+    nnp_outfile_t f;
+    nnp_jw_t w;
+    int rc = open_json(c, "step_trace_point_info", &f, &w);
+    if (rc != NNP_OK)
+        return rc;
+    nnp__jw_obj_begin(&w);
+    nnp__jw_key(&w, "fp_start");
+    nnp__jw_str(&w, nnp__model_str(c->m, st->fp_name));
+    nnp__jw_key(&w, "bp_end");
+    nnp__jw_str(&w, nnp__model_str(c->m, st->bp_name));
+    nnp__jw_obj_end(&w);
+    return close_json(&f, &w);
+}
+
+/* A ms value as Python prints round(x, 4): at most 4 decimals, trailing zeros dropped
+ * but one kept ("12.0"), as MindInsight's summary shows it. Returns the rounded value. */
+static double json_ms4(nnp_jw_t *w, double ms)
+{
+    char b[NUM_BUF];
+    size_t n;
+    snprintf(b, sizeof(b), "%.*f", SUMMARY_MS_DECIMALS, ms);
+    n = strlen(b);
+    while (n > 2 && b[n - 1] == '0' && b[n - 2] != '.')
+        b[--n] = '\0';
+    nnp__jw_raw(w, b);
+    return strtod(b, NULL);
+}
+
+/* "57.48%": MindInsight's calculate_percent, but always with 2 decimals (MI prints
+ * Python's shortest form, "50.0%"); "0.00%" when the total is 0 (MI: "0%"). */
+static void json_percent(nnp_jw_t *w, double part, double total)
+{
+    char b[NUM_BUF];
+    snprintf(b, sizeof(b), "%.*f%%", PERCENT_DECIMALS, total != 0.0 ? part / total * PERCENT : 0);
+    nnp__jw_str(w, b);
+}
+
+/* MindInsight's step trace summary (get_summary_for_step_trace), from the averages. */
+static int write_summary(const nnp_actx_t *c, const nnp_step_trace_t *st, const detail_state_t *ds)
+{
+    nnp_outfile_t f;
+    nnp_jw_t w;
+    double total, part;
+    int rc = open_json(c, "step_trace_summary", &f, &w);
+    if (rc != NNP_OK)
+        return rc;
+    nnp__jw_obj_begin(&w);
+    nnp__jw_key(&w, "total_time");
+    total = json_ms4(&w, mean_ms(&ds->phase[PH_TOTAL]));
+    nnp__jw_key(&w, "iteration_interval");
+    part = json_ms4(&w, mean_ms(&ds->phase[PH_INTERVAL]));
+    nnp__jw_key(&w, "iteration_interval_percent");
+    json_percent(&w, part, total);
+    nnp__jw_key(&w, st->inference ? "fp" : "fp_and_bp");
+    part = json_ms4(&w, mean_ms(&ds->phase[PH_FP_BP]));
+    nnp__jw_key(&w, st->inference ? "fp_percent" : "fp_and_bp_percent");
+    json_percent(&w, part, total);
+    if (!st->inference) {
+        nnp__jw_key(&w, "tail");
+        part = json_ms4(&w, mean_ms(&ds->phase[PH_TAIL]));
+        nnp__jw_key(&w, "tail_percent");
+        json_percent(&w, part, total);
+    }
+    nnp__jw_key(&w, "total_steps");
+    nnp__jw_uint(&w, st->n);
+    nnp__jw_obj_end(&w);
+    return close_json(&f, &w);
+}
+
+/* Writes the three files in order; the summary reuses the means of the detail file so
+ * the two always agree. An empty run still gets all three (header-only CSV). */
+int nnp__step_trace_write(const nnp_actx_t *c, const nnp_step_trace_t *st)
+{
+    detail_state_t ds;
+    int rc;
+    memset(&ds, 0, sizeof(ds));
+    rc = write_detail(c, st, &ds);
+    if (rc == NNP_OK)
+        rc = write_point_info(c, st);
+    if (rc == NNP_OK)
+        rc = write_summary(c, st, &ds);
+    return rc;
+}
