@@ -1,0 +1,513 @@
+/* overlap.c - compute/communication overlap per step and for the analysed span, written
+ * as step_trace_time.csv (the per-rank file of torch_npu / msprof-analyze). Called by the
+ * analyse driver after step_trace.c; its merged interval lists feed the timeline's
+ * "Overlap Analysis" process. Every list here is sorted by start and disjoint once built;
+ * all set operations are linear sweeps over such lists, so a run costs O(n log n).
+ * Rules and units for users: docs/outputs/overlap.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/analyse.h"
+#include "util/csv_writer.h"
+#include "util/util.h"
+
+/* The per-rank file msprof-analyze and torch_npu users expect (torch_npu
+ * TraceStepTimeParser.STEP_TRACE). */
+#define OVERLAP_FILE "step_trace_time.csv"
+/* First capacity of an interval list; lists double from there. */
+#define LIST_INITIAL 64
+/* Nanoseconds per microsecond: the CSV is in us with exactly 3 decimals, i.e. exact ns. */
+#define NS_PER_US 1000
+/* Room for "-9223372036854775.808" and its terminator. */
+#define NUM_BUF 32
+
+/* ---- interval lists ---- */
+
+static int list_push(nnp_interval_list_t *l, int64_t start_ns, int64_t end_ns)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : LIST_INITIAL;
+        nnp_interval_t *v;
+        if (ncap > NNP_MODEL_MAX_ROWS * (size_t)2)
+            return nnp__fail(NNP_ENOMEM, "overlap: too many intervals");
+        v = nnp__realloc(l->v, ncap * sizeof(*v));
+        if (!v)
+            return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+        l->v = v;
+        l->cap = ncap;
+    }
+    l->v[l->n].start_ns = start_ns;
+    l->v[l->n].end_ns = end_ns;
+    l->n++;
+    return NNP_OK;
+}
+
+static void list_fini(nnp_interval_list_t *l)
+{
+    nnp__free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+    const nnp_interval_t *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* Sorts by start (skipped when the model's order already holds, the usual case) and merges
+ * overlapping or touching intervals in place: [0,10] + [10,20] is one busy period. */
+static void list_normalise(nnp_interval_list_t *l)
+{
+    size_t out = 0;
+    bool sorted = true;
+    for (size_t i = 1; i < l->n && sorted; i++)
+        sorted = l->v[i - 1].start_ns <= l->v[i].start_ns;
+    if (!sorted)
+        qsort(l->v, l->n, sizeof(*l->v), cmp_start);
+    for (size_t i = 0; i < l->n; i++) {
+        if (out > 0 && l->v[i].start_ns <= l->v[out - 1].end_ns) {
+            if (l->v[i].end_ns > l->v[out - 1].end_ns)
+                l->v[out - 1].end_ns = l->v[i].end_ns;
+            continue;
+        }
+        l->v[out++] = l->v[i];
+    }
+    l->n = out;
+}
+
+/* Keeps the parts of a normalised list inside [lo, hi]; empty results are dropped. */
+static void list_clip(nnp_interval_list_t *l, int64_t lo, int64_t hi)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        int64_t s = l->v[i].start_ns > lo ? l->v[i].start_ns : lo;
+        int64_t e = l->v[i].end_ns < hi ? l->v[i].end_ns : hi;
+        if (s < e)
+            l->v[out++] = (nnp_interval_t){s, e};
+    }
+    l->n = out;
+}
+
+/* out = a minus b (both normalised). Two pointers: j only moves forward because a's
+ * intervals are disjoint and sorted; each a looks only at the b's that overlap it, so the
+ * total work is O(|a| + |b|). */
+static int list_subtract(const nnp_interval_list_t *a, const nnp_interval_list_t *b,
+                         nnp_interval_list_t *out)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        int64_t cur = a->v[i].start_ns, end = a->v[i].end_ns;
+        while (j < b->n && b->v[j].end_ns <= cur)
+            j++;
+        for (size_t k = j; k < b->n && b->v[k].start_ns < end; k++) {
+            if (b->v[k].start_ns > cur) {
+                int rc = list_push(out, cur, b->v[k].start_ns);
+                if (rc != NNP_OK)
+                    return rc;
+            }
+            if (b->v[k].end_ns > cur)
+                cur = b->v[k].end_ns;
+        }
+        if (cur < end) {
+            int rc = list_push(out, cur, end);
+            if (rc != NNP_OK)
+                return rc;
+        }
+    }
+    return NNP_OK;
+}
+
+/* out = a union b (both normalised): a merge of two sorted lists, coalescing as it goes. */
+static int list_union(const nnp_interval_list_t *a, const nnp_interval_list_t *b,
+                      nnp_interval_list_t *out)
+{
+    size_t i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        nnp_interval_t x;
+        if (j >= b->n || (i < a->n && a->v[i].start_ns <= b->v[j].start_ns))
+            x = a->v[i++];
+        else
+            x = b->v[j++];
+        if (out->n > 0 && x.start_ns <= out->v[out->n - 1].end_ns) {
+            if (x.end_ns > out->v[out->n - 1].end_ns)
+                out->v[out->n - 1].end_ns = x.end_ns;
+            continue;
+        }
+        int rc = list_push(out, x.start_ns, x.end_ns);
+        if (rc != NNP_OK)
+            return rc;
+    }
+    return NNP_OK;
+}
+
+/* out = [lo, hi] minus busy (busy normalised and clipped to [lo, hi]): the idle gaps,
+ * including the head and tail gaps (MSP section_calculator: Free has head and tail). */
+static int list_gaps(const nnp_interval_list_t *busy, int64_t lo, int64_t hi,
+                     nnp_interval_list_t *out)
+{
+    int64_t cur = lo;
+    for (size_t i = 0; i < busy->n; i++) {
+        if (busy->v[i].start_ns > cur) {
+            int rc = list_push(out, cur, busy->v[i].start_ns);
+            if (rc != NNP_OK)
+                return rc;
+        }
+        if (busy->v[i].end_ns > cur)
+            cur = busy->v[i].end_ns;
+    }
+    if (cur < hi)
+        return list_push(out, cur, hi);
+    return NNP_OK;
+}
+
+/* ---- measuring a list inside a window in O(log n) ---- */
+
+/* cum[i] = total length of intervals 0..i-1, so any run of whole intervals costs two
+ * lookups; only the two edge intervals need clipping. */
+static int prefix_sums(const nnp_interval_list_t *l, int64_t **out)
+{
+    int64_t *cum = nnp__malloc((l->n + 1) * sizeof(*cum));
+    if (!cum)
+        return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+    cum[0] = 0;
+    for (size_t i = 0; i < l->n; i++)
+        cum[i + 1] = cum[i] + (l->v[i].end_ns - l->v[i].start_ns);
+    *out = cum;
+    return NNP_OK;
+}
+
+/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
+ * disjoint), so both searches are binary. */
+static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi)
+{
+    size_t a = 0, b = l->n, i, j;
+    int64_t total;
+    if (hi <= lo)
+        return 0;
+    while (a < b) { /* i = first interval ending after lo */
+        size_t mid = a + (b - a) / 2;
+        if (l->v[mid].end_ns <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    i = a;
+    b = l->n;
+    while (a < b) { /* j = first interval starting at or after hi */
+        size_t mid = a + (b - a) / 2;
+        if (l->v[mid].start_ns < hi)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    j = a;
+    if (i >= j)
+        return 0;
+    total = cum[j] - cum[i];
+    if (l->v[i].start_ns < lo)
+        total -= lo - l->v[i].start_ns;
+    if (l->v[j - 1].end_ns > hi)
+        total -= l->v[j - 1].end_ns - hi;
+    return total;
+}
+
+/* ---- what counts as compute and as communication ---- */
+
+/* Case-insensitive "s contains needle" for short ASCII needles. */
+static bool contains_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++) {
+        size_t k = 0;
+        while (k < n && s[k] && (s[k] | 0x20) == (needle[k] | 0x20))
+            k++;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+/* Kernels and ops run by a communication library: NCCL kernels in CUPTI traces, HCCL tasks
+ * in CANN ones. HTA classifies kernels with "nccl" in the name as communication, and MSP
+ * section 2.3 puts HCCL tasks in Communication, never in Computing: counting them as
+ * compute would hide every non-overlapped communication. */
+static bool is_comm_name(const char *s)
+{
+    return contains_ci(s, "nccl") || contains_ci(s, "hccl") || contains_ci(s, "hcom");
+}
+
+/* Memory copies and sets are neither compute nor communication (HTA's MEMORY kernels; MSP
+ * lists only AI_CORE/AI_VECTOR/FFTS+/MIX/AI_CPU tasks as Computing). */
+static bool is_memory_kernel(const char *type, const char *name)
+{
+    return strcmp(type, "MEMCPY") == 0 || strcmp(type, "MEMSET") == 0 ||
+           strncmp(name, "Memcpy", strlen("Memcpy")) == 0 ||
+           strncmp(name, "Memset", strlen("Memset")) == 0;
+}
+
+enum rec_class { CLASS_UNKNOWN = 0, CLASS_COMPUTE, CLASS_COMM, CLASS_OTHER };
+
+/* Class of a record by its (name, type) string ids, cached per name id because a run has
+ * millions of records but few distinct names. */
+static int classify(const nnp_model_t *m, uint8_t *cache, uint32_t name, uint32_t type,
+                    bool is_kernel)
+{
+    const char *n = nnp__model_str(m, name), *t = nnp__model_str(m, type);
+    uint8_t cls;
+    if (name < m->n_strs && cache[name] != CLASS_UNKNOWN)
+        return cache[name];
+    if (is_comm_name(n) || is_comm_name(t) || strcmp(t, "COMMUNICATION") == 0)
+        cls = CLASS_COMM;
+    else if (is_kernel && is_memory_kernel(t, n))
+        cls = CLASS_OTHER;
+    else
+        cls = CLASS_COMPUTE;
+    /* The cache is keyed by name alone: a name used with two types keeps its first class,
+     * which only matters for pathological imports. */
+    if (name < m->n_strs)
+        cache[name] = cls;
+    return cls;
+}
+
+/* Adds one record to the list its class names. Zero-length and inverted intervals carry
+ * no time and are skipped (an inverted one is a broken record, not negative time). */
+static int add_record(int cls, int64_t s, int64_t e, nnp_interval_list_t *compute,
+                      nnp_interval_list_t *comm)
+{
+    if (e <= s || e == NNP_OPEN_END)
+        return NNP_OK;
+    if (cls == CLASS_COMPUTE)
+        return list_push(compute, s, e);
+    if (cls == CLASS_COMM)
+        return list_push(comm, s, e);
+    return NNP_OK;
+}
+
+/* Compute = device kernels when the model has any, else host ops (a CPU-only run's ops are
+ * its compute; analyse.h). Communication = the comms table plus communication kernels. */
+static int gather(const nnp_model_t *m, nnp_interval_list_t *compute, nnp_interval_list_t *comm)
+{
+    uint8_t *cache = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
+    int rc = NNP_OK;
+    if (!cache)
+        return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+    if (m->kernels.t.n > 0) {
+        const nnp_kernels_t *k = &m->kernels;
+        for (size_t i = 0; i < k->t.n && rc == NNP_OK; i++)
+            rc = add_record(classify(m, cache, k->name[i], k->type[i], true), k->start_ns[i],
+                            k->end_ns[i], compute, comm);
+    } else {
+        const nnp_ops_t *o = &m->ops;
+        for (size_t i = 0; i < o->t.n && rc == NNP_OK; i++)
+            rc = add_record(classify(m, cache, o->name[i], o->type[i], false), o->start_ns[i],
+                            o->end_ns[i], compute, comm);
+    }
+    for (size_t i = 0; i < m->comms.t.n && rc == NNP_OK; i++)
+        rc = add_record(CLASS_COMM, m->comms.start_ns[i], m->comms.end_ns[i], compute, comm);
+    nnp__free(cache);
+    return rc;
+}
+
+/* ---- the analysis ---- */
+
+/* The analysed span: first step start_point .. last step end, or, without steps, the
+ * whole run (first busy instant .. last busy instant). False when there is nothing. */
+static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st,
+                          const nnp_interval_list_t *compute, const nnp_interval_list_t *comm,
+                          int64_t *lo, int64_t *hi)
+{
+    if (c->has_steps && (!st || st->n == 0))
+        return false; /* --steps named no recorded step: there is nothing to analyse */
+    if (st && st->n > 0) {
+        *lo = INT64_MAX;
+        *hi = INT64_MIN;
+        for (size_t i = 0; i < st->n; i++) {
+            if (st->rows[i].start_point_ns < *lo)
+                *lo = st->rows[i].start_point_ns;
+            if (st->rows[i].end_ns > *hi)
+                *hi = st->rows[i].end_ns;
+        }
+        return *hi > *lo;
+    }
+    if (compute->n == 0 && comm->n == 0)
+        return false;
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    if (compute->n > 0) {
+        *lo = compute->v[0].start_ns;
+        *hi = compute->v[compute->n - 1].end_ns;
+    }
+    if (comm->n > 0) {
+        if (comm->v[0].start_ns < *lo)
+            *lo = comm->v[0].start_ns;
+        if (comm->v[comm->n - 1].end_ns > *hi)
+            *hi = comm->v[comm->n - 1].end_ns;
+    }
+    return *hi > *lo;
+}
+
+/* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
+typedef struct sums {
+    int64_t *computing, *communication, *not_overlapped, *free;
+} sums_t;
+
+static nnp_overlap_row_t make_row(const nnp_overlap_t *ov, const sums_t *s, uint64_t step_id,
+                                  int64_t lo, int64_t hi)
+{
+    nnp_overlap_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.step_id = step_id;
+    if (hi <= lo)
+        return r; /* an empty or inverted step span measures nothing */
+    r.computing_ns = measure(&ov->computing, s->computing, lo, hi);
+    r.communication_ns = measure(&ov->communication, s->communication, lo, hi);
+    r.comm_not_overlapped_ns = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
+    r.overlapped_ns = r.communication_ns - r.comm_not_overlapped_ns; /* MPA adapter */
+    r.free_ns = measure(&ov->free, s->free, lo, hi);
+    return r;
+}
+
+int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overlap_t *out)
+{
+    nnp_interval_list_t busy = {0};
+    sums_t sums = {0};
+    size_t n_steps = st ? st->n : 0;
+    int64_t lo = 0, hi = 0;
+    bool has_span;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = gather(c->m, &out->computing, &out->communication);
+    if (rc != NNP_OK)
+        goto out;
+    list_normalise(&out->computing);
+    list_normalise(&out->communication);
+
+    has_span = analysed_span(c, st, &out->computing, &out->communication, &lo, &hi);
+    if (has_span) {
+        list_clip(&out->computing, lo, hi);
+        list_clip(&out->communication, lo, hi);
+        rc = list_subtract(&out->communication, &out->computing, &out->comm_not_overlapped);
+        if (rc == NNP_OK)
+            rc = list_union(&out->computing, &out->communication, &busy);
+        if (rc == NNP_OK)
+            rc = list_gaps(&busy, lo, hi, &out->free);
+        if (rc != NNP_OK)
+            goto out;
+    } else {
+        out->computing.n = out->communication.n = 0;
+    }
+
+    rc = prefix_sums(&out->computing, &sums.computing);
+    if (rc == NNP_OK)
+        rc = prefix_sums(&out->communication, &sums.communication);
+    if (rc == NNP_OK)
+        rc = prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
+    if (rc == NNP_OK)
+        rc = prefix_sums(&out->free, &sums.free);
+    if (rc != NNP_OK)
+        goto out;
+
+    out->rows = nnp__calloc(n_steps + 1, sizeof(*out->rows));
+    if (!out->rows) {
+        rc = nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n_steps; i++) {
+        const nnp_step_row_t *s = &st->rows[i];
+        out->rows[i] = make_row(out, &sums, s->step_id, s->start_point_ns, s->end_ns);
+    }
+    out->rows[n_steps] = make_row(out, &sums, UINT64_MAX, lo, has_span ? hi : lo);
+    out->n = n_steps + 1;
+
+out:
+    list_fini(&busy);
+    nnp__free(sums.computing);
+    nnp__free(sums.communication);
+    nnp__free(sums.not_overlapped);
+    nnp__free(sums.free);
+    if (rc != NNP_OK)
+        nnp__overlap_fini(out);
+    return rc;
+}
+
+/* Microseconds with exactly three decimals from integer ns: no float rounding, so the
+ * CSV and the timeline (chrome_trace.c) print the same digits for the same ns. */
+static void fmt_us(char *buf, size_t cap, int64_t ns)
+{
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(buf, cap, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / NS_PER_US),
+             (unsigned long long)(mag % NS_PER_US));
+}
+
+static void csv_us(nnp_csv_t *w, int64_t ns)
+{
+    char buf[NUM_BUF];
+    fmt_us(buf, sizeof(buf), ns);
+    nnp__csv_str(w, buf);
+}
+
+static void write_row(nnp_csv_t *w, const nnp_overlap_row_t *r)
+{
+    if (r->step_id == UINT64_MAX)
+        nnp__csv_empty(w); /* torch_npu writes Step None (an empty field) without steps */
+    else
+        nnp__csv_uint(w, r->step_id);
+    csv_us(w, r->computing_ns);
+    csv_us(w, r->comm_not_overlapped_ns);
+    csv_us(w, r->overlapped_ns);
+    csv_us(w, r->communication_ns);
+    csv_us(w, r->free_ns);
+    nnp__csv_end_row(w);
+}
+
+int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov)
+{
+    /* The first six columns of torch_npu's step_trace_time.csv; Stage, Bubble and the
+     * receive columns need pipeline-stage data we do not record. */
+    static const char *const header[] = {
+        "Step", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
+        "Free", NULL};
+    nnp_outfile_t f;
+    nnp_csv_t w;
+    int rc;
+
+    if (!c->rank_dir)
+        return nnp__fail(NNP_EINVAL, "overlap: no rank output directory");
+    rc = nnp__out_open(&f, c->rank_dir, OVERLAP_FILE);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__csv_init(&w, f.fd);
+    if (rc != NNP_OK)
+        return nnp__out_commit(&f, rc);
+    nnp__csv_header(&w, header);
+    if (ov->n > 1) {
+        /* One row per step and no total row: torch_npu's file has none. */
+        for (size_t i = 0; i + 1 < ov->n; i++)
+            write_row(&w, &ov->rows[i]);
+    } else if (ov->n == 1) {
+        const nnp_overlap_row_t *r = &ov->rows[0];
+        /* Without steps the whole run is the single row (torch_npu: Step empty). A run
+         * with nothing to measure at all gets the header only. */
+        if (r->computing_ns || r->communication_ns || r->free_ns)
+            write_row(&w, r);
+    }
+    rc = nnp__csv_fini(&w);
+    return nnp__out_commit(&f, rc);
+}
+
+void nnp__overlap_fini(nnp_overlap_t *ov)
+{
+    if (!ov)
+        return;
+    nnp__free(ov->rows);
+    list_fini(&ov->computing);
+    list_fini(&ov->communication);
+    list_fini(&ov->comm_not_overlapped);
+    list_fini(&ov->free);
+    ov->rows = NULL;
+    ov->n = 0;
+}
