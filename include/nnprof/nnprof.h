@@ -288,6 +288,61 @@ typedef struct nnp_stats {
 NNP_API int nnp_session_stats(const nnp_session_t *s, nnp_stats_t *out);
 
 /* ---------------------------------------------------------------------------------------
+ * Analysis: raw data -> the result files MindSpore/MindInsight/msprof users know
+ * (docs/OUTPUTS.md). Per rank: *_{rank} files in <output_path>/profiler/, and
+ * trace_view.json + step_trace_time.csv in <raw dir>/ASCEND_PROFILER_OUTPUT/.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nnp_analyse_options {
+    bool pretty;    /* indent JSON outputs (default false) */
+    bool has_steps; /* analyse only steps step_first..step_last (step_list) */
+    uint64_t step_first, step_last;
+    int jobs;          /* ranks analysed in parallel by nnp_offline_analyse, 0 = cores */
+    bool async;        /* nnp_analyse: analyse in a child process (mode="async") */
+    bool is_developer; /* keep level-0 host_info rows (default true, as the seed) */
+    bool quiet;        /* no progress bar even on a terminal */
+} nnp_analyse_options_t;
+
+/* Fills *o with the defaults above. */
+NNP_API int nnp_analyse_options_init(nnp_analyse_options_t *o);
+
+/* Parses a step list as MindSpore's step_list: "A-B", or "A,B,C" that must be
+ * continuous integers once sorted ("5", "3-7", "7,5,6"). Sets has_steps/step_first/
+ * step_last. Errors: NNP_EINVAL with the seed's texts ("The elements of the parameter
+ * step_list must be integers." / "... must be continuous integers."). */
+NNP_API NNP_NODISCARD int nnp_parse_step_list(const char *text, nnp_analyse_options_t *o);
+
+/* Stops the session if started, flushes, and analyses its raw data (sync), or starts the
+ * analysis in a child process and returns at once (o->async; then nnp_analyse_wait()).
+ * o == NULL means defaults. Returns NNP_OK or the first error (results of the analyses
+ * that succeeded are still written). */
+NNP_API NNP_NODISCARD int nnp_analyse(nnp_session_t *s, const nnp_analyse_options_t *o);
+
+/* Waits for an asynchronous nnp_analyse() and returns its result (NNP_OK when none). */
+NNP_API int nnp_analyse_wait(void);
+
+/* Offline analysis (the seed's offline_analyse) of data left by a run, crashed or not:
+ * path must hold a profiler/ directory; every raw directory under it (one per rank) is
+ * analysed, o->jobs at a time in child processes. A directory holding MindSpore's
+ * host_info_{rank}.csv is analysed too. Returns NNP_OK, NNP_ENOENT ("There must be a
+ * profiler folder in the data path: <path>.") or the first analysis error. */
+NNP_API NNP_NODISCARD int nnp_offline_analyse(const char *path, const nnp_analyse_options_t *o);
+
+/* Statistics of named operators (the seed's Profiler.op_analyse): path is a raw
+ * directory or an output path holding one per rank; device_id selects the rank's data
+ * (-1 = the first found). names are full op names or op types. On success *json is
+ * a JSON array, one object per name in order: {"op_name", "count", "total_time_us",
+ * "avg_time_us", "min_time_us", "max_time_us"} (count 0 when not found), owned by the
+ * caller and released with nnp_free(). Errors: NNP_EINVAL for no names or an empty one
+ * ("For 'Profiler.op_analyse()', the parameter op_name cannot be "", '' or []."),
+ * NNP_ENOENT when no data is found. */
+NNP_API NNP_NODISCARD int nnp_op_analyse(const char *path, const char *const *names, size_t n_names,
+                                         int device_id, char **json);
+
+/* Releases memory the library handed out (nnp_op_analyse's JSON). NULL is a no-op. */
+NNP_API void nnp_free(void *p);
+
+/* ---------------------------------------------------------------------------------------
  * Recording
  *
  * Strings are referenced by id. nnp_intern() turns a string into an id once (it takes a

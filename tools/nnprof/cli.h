@@ -17,5 +17,7 @@ void nnp_cli_error(const char *what, const char *fmt, ...) __attribute__((format
 int nnp_cli_find_raw_dirs(const char *path, char **out, int cap);
 
 int nnp_cmd_dump(int argc, char **argv);
+int nnp_cmd_analyse(int argc, char **argv);
+int nnp_cmd_query(int argc, char **argv);
 
 #endif /* NNP_CLI_H */

@@ -14,6 +14,8 @@ typedef struct command {
 
 static const command_t commands[] = {
     {"dump", nnp_cmd_dump, "print every raw record of a run as JSON lines"},
+    {"analyse", nnp_cmd_analyse, "analyse a run: op statistics, step trace, overlap, timeline"},
+    {"query", nnp_cmd_query, "query analysed data: 'nnprof query op NAME... -d DIR'"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,84 @@
+/* cmd_analyse.c - `nnprof analyse DIR`: runs every analysis on the profiling data under
+ * DIR and writes the result files (docs/OUTPUTS.md). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/analyse.h"
+#include "cli.h"
+
+/* --jobs upper bound: more processes than this only thrash a machine. */
+#define MAX_JOBS 1024
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: nnprof analyse [--pretty] [--steps A-B] [--jobs N] [--quiet] DIR\n\n"
+               "Analyses the profiling data under DIR: a raw directory (PROF_*), the\n"
+               "profiler/ directory holding them, the output_path above it, or a directory\n"
+               "holding MindSpore's host_info_{rank}.csv. One analysis per rank, in parallel.\n"
+               "Writes *_{rank} files in the profiler/ directory and trace_view.json,\n"
+               "step_trace_time.csv in each PROF_*/ASCEND_PROFILER_OUTPUT/ (docs/OUTPUTS.md).\n\n"
+               "  --pretty        indent JSON outputs\n"
+               "  --steps LIST    analyse only these steps: A-B, or A,B,C (continuous)\n"
+               "  --jobs N        ranks analysed at once (default: number of CPUs)\n"
+               "  --quiet         no progress bar\n\n"
+               "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
+}
+
+int nnp_cmd_analyse(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"pretty", no_argument, NULL, 'p'},     {"steps", required_argument, NULL, 's'},
+        {"jobs", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    nnp_analyse_options_t o;
+    int opt, rc;
+
+    nnp_analyse_options_init(&o);
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'p':
+            o.pretty = true;
+            break;
+        case 's':
+            if (nnp_parse_step_list(optarg, &o) != NNP_OK) {
+                nnp_cli_error("--steps", "'%s': %s", optarg, nnp_last_error());
+                return NNP_EXIT_USAGE;
+            }
+            break;
+        case 'j': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || n < 1 || n > MAX_JOBS) {
+                nnp_cli_error("--jobs", "'%s' is not a number of jobs in [1, %d]", optarg,
+                              MAX_JOBS);
+                return NNP_EXIT_USAGE;
+            }
+            o.jobs = (int)n;
+            break;
+        }
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'h':
+            help(stdout);
+            return NNP_EXIT_OK;
+        default:
+            help(stderr);
+            return NNP_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        nnp_cli_error("analyse", "expected exactly one DIR argument");
+        help(stderr);
+        return NNP_EXIT_USAGE;
+    }
+    rc = nnp__analyse_path(argv[optind], &o);
+    if (rc != NNP_OK) {
+        nnp_cli_error(argv[optind], "%s", nnp_last_error());
+        return NNP_EXIT_FAIL;
+    }
+    return NNP_EXIT_OK;
+}
