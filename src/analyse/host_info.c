@@ -2,7 +2,8 @@
  * _extract_timeline_item, _calculate_dataset_execution_time, ExecutionCalculator). Walks the
  * model's host rows in recorded order and writes <out_dir>/host_info/timeline_{rank}.json,
  * host_memory_{rank}.csv and dataset_{rank}.csv byte for byte as the seed's json.dump and
- * csv.writer would (docs/outputs/host_info.md). Called once per rank by the analyse driver. */
+ * csv.writer would (docs/OUTPUTS.md, "host_info outputs"). Called once per rank by the
+ * analyse driver. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

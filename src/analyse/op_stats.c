@@ -2,7 +2,7 @@
  * (op_detail) over host ops and device kernels, every kernel with its step and launching
  * op (kernel_details), the top-20 types for the UI, and nnp__op_query (op_stats.h).
  * Called by the analysis driver after the step trace, whose analysed steps bound what is
- * counted under --steps. Columns and rules: docs/outputs/op_stats.md. */
+ * counted under --steps. Columns and rules: docs/OUTPUTS.md, "Operator statistics". */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * analyse driver after step_trace.c; its merged interval lists feed the timeline's
  * "Overlap Analysis" process. Every list here is sorted by start and disjoint once built;
  * all set operations are linear sweeps over such lists, so a run costs O(n log n).
- * Rules and units for users: docs/outputs/overlap.md. */
+ * Rules and units for users: docs/OUTPUTS.md, "Compute/communication overlap". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * fp and bp points and the iteration_interval / fp_and_bp / tail / total split, from the
  * model's steps, fp/bp marks, host ops and communication ops. The analysis driver calls
  * run, then write; overlap.c and the timeline read the result. Rules and columns are in
- * docs/outputs/step_trace.md; the sources are formats.md sections 1.1, 1.2, 2.1 and 2.2. */
+ * docs/OUTPUTS.md, "Step trace"; the sources are formats.md sections 1.1, 1.2, 2.1 and 2.2. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

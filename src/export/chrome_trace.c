@@ -3,7 +3,7 @@
  * analyse driver after step_trace.c and overlap.c. Events are streamed through the JSON
  * writer step by step, never held as a document. Invariant: on every (pid, tid) the X
  * slices are properly nested (a slice that would overlap partially moves to an overflow
- * lane). Rules for users (processes, units, truncation): docs/outputs/timeline.md. */
+ * lane). Rules for users (processes, units, truncation): docs/OUTPUTS.md, "Timeline". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
