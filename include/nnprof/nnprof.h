@@ -297,10 +297,14 @@ typedef struct nnp_analyse_options {
     bool pretty;    /* indent JSON outputs (default false) */
     bool has_steps; /* analyse only steps step_first..step_last (step_list) */
     uint64_t step_first, step_last;
-    int jobs;          /* ranks analysed in parallel by nnp_offline_analyse, 0 = cores */
-    bool async;        /* nnp_analyse: analyse in a child process (mode="async") */
-    bool is_developer; /* keep level-0 host_info rows (default true, as the seed) */
-    bool quiet;        /* no progress bar even on a terminal */
+    int jobs;              /* ranks analysed in parallel by nnp_offline_analyse, 0 = cores */
+    bool async;            /* nnp_analyse: analyse in a child process (mode="async") */
+    bool is_developer;     /* keep level-0 host_info rows (default true, as the seed) */
+    bool quiet;            /* no progress bar even on a terminal */
+    bool timeline_summary; /* trace_view.json "summary" kind: Step Trace + Overlap only
+                            * (default false: "detail", everything) */
+    int rank;              /* analyse only this rank, -1 (default) = every rank */
+    int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
 } nnp_analyse_options_t;
 
 /* Fills *o with the defaults above. */

@@ -49,6 +49,8 @@ int nnp_analyse_options_init(nnp_analyse_options_t *o)
         return NNP_EINVAL;
     memset(o, 0, sizeof(*o));
     o->is_developer = true;
+    o->rank = -1;
+    o->graph_id = -1;
     return NNP_OK;
 }
 
@@ -281,8 +283,15 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
         nnp__model_fini(&m);
         return rc;
     }
+    if (o->rank >= 0 && m.info.rank_id != o->rank) {
+        nnp__model_fini(&m); /* --rank: not the rank asked for */
+        return NNP_OK;
+    }
     memset(&c, 0, sizeof(c));
     c.m = &m;
+    c.timeline_summary = o->timeline_summary;
+    c.has_graph = o->graph_id >= 0;
+    c.graph_id = (uint32_t)o->graph_id;
     c.out_dir = in->out_dir;
     c.rank = m.info.rank_id;
     c.pretty = o->pretty;

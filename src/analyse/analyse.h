@@ -33,6 +33,9 @@ typedef struct nnp_actx {
     uint64_t step_first, step_last;
     bool is_developer; /* keep level-0 host rows (seed: is_develop_user) */
     uint64_t timeline_limit_bytes;
+    bool timeline_summary; /* trace_view.json: Step Trace and Overlap Analysis only */
+    bool has_graph;        /* timeline: only ops and steps of graph graph_id */
+    uint32_t graph_id;
 } nnp_actx_t;
 
 /* True when step id passes the --steps filter. */

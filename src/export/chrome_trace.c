@@ -573,7 +573,7 @@ static void emit_ops(tl_t *tl, bool emit)
     for (; tl->c_ops < o->t.n && o->start_ns[tl->c_ops] < tl->limit; tl->c_ops++) {
         size_t i = tl->c_ops;
         uint32_t t = tl->op_track[i];
-        if (!emit || t == NONE)
+        if (!emit || t == NONE || (tl->c->has_graph && o->graph_id[i] != tl->c->graph_id))
             continue;
         ev_slice(tl, short_name(str(tl, o->name[i])), t, o->start_ns[i], o->end_ns[i]);
         key_str(tl, "cat", "host_op");
@@ -899,18 +899,21 @@ static void emit_cpu(tl_t *tl, bool emit)
 /* Writes (emit) or skips every source's rows that start before limit. */
 static void emit_until(tl_t *tl, int64_t limit, bool emit)
 {
+    /* kind=summary: only the Step Trace (emit_step) and Overlap Analysis processes; the
+     * other sources still advance their cursors so steps stay aligned. */
+    bool detail = emit && !tl->c->timeline_summary;
     tl->limit = limit;
-    emit_ops(tl, emit);
-    emit_host(tl, emit);
-    emit_markers(tl, emit);
-    emit_kernels(tl, emit);
-    emit_comms(tl, emit);
+    emit_ops(tl, detail);
+    emit_host(tl, detail);
+    emit_markers(tl, detail);
+    emit_kernels(tl, detail);
+    emit_comms(tl, detail);
     emit_overlap(tl, emit);
-    emit_series(tl, &tl->m->counters, &tl->c_counters, "counter", "value", emit);
-    emit_series(tl, &tl->m->host_mem, &tl->c_host_mem, "Host memory", "bytes", emit);
-    emit_series(tl, &tl->m->proc_rss, &tl->c_rss, "Process RSS", "bytes", emit);
-    emit_queues(tl, emit);
-    emit_cpu(tl, emit);
+    emit_series(tl, &tl->m->counters, &tl->c_counters, "counter", "value", detail);
+    emit_series(tl, &tl->m->host_mem, &tl->c_host_mem, "Host memory", "bytes", detail);
+    emit_series(tl, &tl->m->proc_rss, &tl->c_rss, "Process RSS", "bytes", detail);
+    emit_queues(tl, detail);
+    emit_cpu(tl, detail);
 }
 
 /* True when some source still has rows (after the last step, before the "post" part). */
@@ -935,7 +938,7 @@ static void emit_step(tl_t *tl, const nnp_step_row_t *r)
 {
     char name[NAME_BUF];
     uint32_t t;
-    if (r->end_ns < r->start_point_ns)
+    if (r->end_ns < r->start_point_ns || (tl->c->has_graph && r->graph_id != tl->c->graph_id))
         return;
     snprintf(name, sizeof(name), "Step %llu", (unsigned long long)r->step_id);
     if ((t = place(tl, tl->steps_track, r->start_point_ns, r->end_ns)) != NONE) {

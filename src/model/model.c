@@ -8,9 +8,11 @@
 #include "util/util.h"
 
 #define INITIAL_ROWS 256
-#define INITIAL_STRS 256
-#define FNV_OFFSET   2166136261u
-#define FNV_PRIME    16777619u
+/* Rows from which tables grow by 1.25x instead of 2x. */
+#define LARGE_TABLE_ROWS (1u << 20)
+#define INITIAL_STRS     256
+#define FNV_OFFSET       2166136261u
+#define FNV_PRIME        16777619u
 
 static void col(nnp_table_t *t, void *colp, size_t width)
 {
@@ -34,7 +36,12 @@ static void table_fini(nnp_table_t *t)
 size_t nnp__table_push(nnp_table_t *t)
 {
     if (t->n == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : INITIAL_ROWS;
+        /* Doubling while small; 1.25x once large, where the slack of doubling would be
+         * most of the peak memory (big blocks are mremap'ed by glibc, so growing in
+         * smaller steps costs no copies). */
+        size_t ncap = !t->cap                     ? INITIAL_ROWS
+                      : t->cap < LARGE_TABLE_ROWS ? t->cap * 2
+                                                  : t->cap + t->cap / 4;
         if (ncap > NNP_MODEL_MAX_ROWS)
             ncap = NNP_MODEL_MAX_ROWS;
         if (t->n >= ncap)

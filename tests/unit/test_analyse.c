@@ -328,6 +328,80 @@ static void test_op_query_and_cli_exit_codes(void **state)
     free(out);
 }
 
+/* Counts trace_view.json events with the given "cat" (and, when graph >= 0, that graph). */
+static int count_cat(const char *trace, const char *cat, int graph)
+{
+    cJSON *arr = load_json(trace), *ev;
+    int n = 0;
+    assert_non_null(arr);
+    cJSON_ArrayForEach(ev, arr)
+    {
+        cJSON *c = cJSON_GetObjectItem(ev, "cat"), *args = cJSON_GetObjectItem(ev, "args");
+        if (!cJSON_IsString(c) || strcmp(c->valuestring, cat) != 0)
+            continue;
+        if (graph >= 0 && cJSON_GetObjectItem(args, "graph_id")->valueint != graph)
+            continue;
+        n++;
+    }
+    cJSON_Delete(arr);
+    return n;
+}
+
+/* Timeline kind=summary, --graph-id and --rank filters. */
+static void test_timeline_kind_and_filters(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char cmd[9000], trace[8192], found[4096];
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_op_t op = {0};
+    FILE *p;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    op.name = nnp_intern("Default/Add-op1");
+    op.type = nnp_intern("Add");
+    /* Steps alternate between graph 0 and graph 1, with one op of the same graph each. */
+    for (uint64_t k = 0; k < 6; k++) {
+        op.graph_id = (uint32_t)(k % 2);
+        nnp_step_begin_at(k, (uint32_t)(k % 2), 1000 + k * 100);
+        nnp_op_at(&op, 1010 + k * 100, 1050 + k * 100);
+        nnp_step_end_at(k, (uint32_t)(k % 2), 1100 + k * 100);
+    }
+    snprintf(found, sizeof(found), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    snprintf(trace, sizeof(trace), "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", found);
+
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --quiet %s", NNP_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(count_cat(trace, "host_op", -1), 6);
+    assert_int_equal(count_cat(trace, "step", -1) >= 6, 1);
+
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --quiet --kind summary %s", NNP_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(count_cat(trace, "host_op", -1), 0);
+    assert_true(count_cat(trace, "step", -1) >= 6);
+
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --quiet --graph-id 1 %s", NNP_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(count_cat(trace, "host_op", -1), 3);
+    assert_int_equal(count_cat(trace, "host_op", 1), 3);
+
+    /* --rank 5: this run is rank 0, so nothing is written. */
+    unlink(trace);
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --quiet --rank 5 %s", NNP_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    p = fopen(trace, "r");
+    assert_null(p);
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --kind full %s 2>/dev/null", NNP_BINARY_DIR, out);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_analyse_session_sync_and_async),
         cmocka_unit_test(test_host_info_csv_only_directory),
         cmocka_unit_test(test_op_query_and_cli_exit_codes),
+        cmocka_unit_test(test_timeline_kind_and_filters),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,8 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: nnprof analyse [--pretty] [--steps A-B] [--jobs N] [--quiet] DIR\n\n"
+    fprintf(f, "usage: nnprof analyse [--pretty] [--steps A-B] [--jobs N] [--quiet]\n"
+               "                      [--kind summary|detail] [--rank N] [--graph-id N] DIR\n\n"
                "Analyses the profiling data under DIR: a raw directory (PROF_*), the\n"
                "profiler/ directory holding them, the output_path above it, or a directory\n"
                "holding MindSpore's host_info_{rank}.csv. One analysis per rank, in parallel.\n"
@@ -22,16 +23,25 @@ static void help(FILE *f)
                "  --pretty        indent JSON outputs\n"
                "  --steps LIST    analyse only these steps: A-B, or A,B,C (continuous)\n"
                "  --jobs N        ranks analysed at once (default: number of CPUs)\n"
-               "  --quiet         no progress bar\n\n"
+               "  --quiet         no progress bar\n"
+               "  --kind K        timeline: 'detail' (default, everything) or 'summary'\n"
+               "                  (Step Trace and Overlap Analysis only)\n"
+               "  --rank N        analyse only rank N (default: every rank)\n"
+               "  --graph-id N    timeline: only the ops and steps of graph N\n\n"
                "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
 }
 
 int nnp_cmd_analyse(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"pretty", no_argument, NULL, 'p'},     {"steps", required_argument, NULL, 's'},
-        {"jobs", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"pretty", no_argument, NULL, 'p'},
+                                             {"steps", required_argument, NULL, 's'},
+                                             {"jobs", required_argument, NULL, 'j'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"kind", required_argument, NULL, 'k'},
+                                             {"rank", required_argument, NULL, 'r'},
+                                             {"graph-id", required_argument, NULL, 'g'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     nnp_analyse_options_t o;
     int opt, rc;
 
@@ -62,6 +72,28 @@ int nnp_cmd_analyse(int argc, char **argv)
         case 'q':
             o.quiet = true;
             break;
+        case 'k':
+            if (strcmp(optarg, "summary") != 0 && strcmp(optarg, "detail") != 0) {
+                nnp_cli_error("--kind", "'%s' is not one of: summary, detail", optarg);
+                return NNP_EXIT_USAGE;
+            }
+            o.timeline_summary = strcmp(optarg, "summary") == 0;
+            break;
+        case 'r':
+        case 'g': {
+            char *end;
+            long long v = strtoll(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v < 0 || v > INT32_MAX) {
+                nnp_cli_error(opt == 'r' ? "--rank" : "--graph-id",
+                              "'%s' is not an integer in [0, %d]", optarg, INT32_MAX);
+                return NNP_EXIT_USAGE;
+            }
+            if (opt == 'r')
+                o.rank = (int)v;
+            else
+                o.graph_id = v;
+            break;
+        }
         case 'h':
             help(stdout);
             return NNP_EXIT_OK;
