@@ -305,6 +305,8 @@ typedef struct nnp_analyse_options {
                             * (default false: "detail", everything) */
     int rank;              /* analyse only this rank, -1 (default) = every rank */
     int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
+    double peak_flops;     /* device peak FLOP/s for the achieved fraction, 0 = unknown */
+    uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */
 } nnp_analyse_options_t;
 
 /* Fills *o with the defaults above. */
@@ -374,7 +376,9 @@ NNP_API uint64_t nnp_clock_ns(void);
 /* True while a collection window is open. One relaxed atomic load. */
 NNP_API bool nnp_is_collecting(void);
 
-/* Names the calling thread in the timeline and adds it to per-thread CPU sampling. */
+/* Names the calling thread in the timeline and adds it to per-thread CPU sampling.
+ * Data-pipeline worker threads link themselves to their pipeline op by a name holding
+ * "(id=<op_id>)", e.g. "MapOp(id=2) worker 0": the analyser sums their CPU per op. */
 NNP_API int nnp_thread_register(const char *name);
 
 /* -- Host ranges and instants (MindSpore host_info: module, event, stage, level) -- */
@@ -433,6 +437,8 @@ NNP_API void nnp_step_begin_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_
 NNP_API void nnp_step_end_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns);
 NNP_API void nnp_epoch_begin(uint64_t epoch_id);
 NNP_API void nnp_epoch_end(uint64_t epoch_id);
+NNP_API void nnp_epoch_begin_at(uint64_t epoch_id, uint64_t ts_ns);
+NNP_API void nnp_epoch_end_at(uint64_t epoch_id, uint64_t ts_ns);
 NNP_API void nnp_fp_start(uint64_t step_id);
 NNP_API void nnp_bp_end(uint64_t step_id);
 NNP_API void nnp_fp_start_at(uint64_t step_id, uint64_t ts_ns);
@@ -501,12 +507,15 @@ NNP_API void nnp_pipeline_op(const nnp_pipeline_op_t *op);
 NNP_API void nnp_queue_sample(int64_t op_id, uint32_t size, uint32_t capacity);
 /* Device (host-to-device) queue: size and capacity at the moment a batch is fetched. */
 NNP_API void nnp_device_queue_sample(uint32_t size, uint32_t capacity);
+NNP_API void nnp_queue_sample_at(int64_t op_id, uint32_t size, uint32_t capacity, uint64_t ts_ns);
+NNP_API void nnp_device_queue_sample_at(uint32_t size, uint32_t capacity, uint64_t ts_ns);
 
 /* -- User markers (msproftx analog; recorded only when the msproftx option is on) -- */
 NNP_API void nnp_mark(nnp_str_t message);
 /* Starts a marker range that may be stopped on any thread; returns its id (0 if off). */
 NNP_API uint64_t nnp_mark_range_start(nnp_str_t message);
 NNP_API void nnp_mark_range_stop(uint64_t range_id);
+NNP_API void nnp_mark_at(nnp_str_t message, uint64_t ts_ns);
 
 /* -- Counters -- */
 NNP_API void nnp_counter(nnp_str_t name, double value);

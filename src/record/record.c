@@ -268,6 +268,18 @@ void nnp_epoch_end(uint64_t epoch_id)
         put1(NNP_REC_EPOCH_END, 0, 0, nnp__ticks(), epoch_id, 0);
 }
 
+void nnp_epoch_begin_at(uint64_t epoch_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_EPOCH_BEGIN, NNP_REC_F_TS_NS, 0, ts_ns, epoch_id, 0);
+}
+
+void nnp_epoch_end_at(uint64_t epoch_id, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_EPOCH_END, NNP_REC_F_TS_NS, 0, ts_ns, epoch_id, 0);
+}
+
 void nnp_fp_start(uint64_t step_id)
 {
     if (COLLECTING())
@@ -414,12 +426,30 @@ void nnp_device_queue_sample(uint32_t size, uint32_t capacity)
         put1(NNP_REC_DEVICE_QUEUE, 0, 0, nnp__ticks(), 0, pack32(size, capacity));
 }
 
+void nnp_queue_sample_at(int64_t op_id, uint32_t size, uint32_t capacity, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, (uint64_t)op_id, pack32(size, capacity));
+}
+
+void nnp_device_queue_sample_at(uint32_t size, uint32_t capacity, uint64_t ts_ns)
+{
+    if (COLLECTING())
+        put1(NNP_REC_DEVICE_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, 0, pack32(size, capacity));
+}
+
 /* ---- user markers ---- */
 
 void nnp_mark(nnp_str_t message)
 {
     if (COLLECTING() && nnp__rec_config.msproftx)
         put1(NNP_REC_MARK, 0, message, nnp__ticks(), 0, 0);
+}
+
+void nnp_mark_at(nnp_str_t message, uint64_t ts_ns)
+{
+    if (COLLECTING() && nnp__rec_config.msproftx)
+        put1(NNP_REC_MARK, NNP_REC_F_TS_NS, message, ts_ns, 0, 0);
 }
 
 uint64_t nnp_mark_range_start(nnp_str_t message)

@@ -373,10 +373,66 @@ static void test_every_record_kind(void **state)
     free(dir);
 }
 
+typedef struct at_check {
+    unsigned kinds[8];
+    uint64_t ts[8];
+    int n;
+} at_check_t;
+
+static int collect_at(void *user, const nnp_raw_event_t *ev)
+{
+    at_check_t *a = user;
+    if (a->n < 8) {
+        a->kinds[a->n] = ev->kind;
+        a->ts[a->n] = ev->ts_ns;
+        a->n++;
+    }
+    return 0;
+}
+
+/* The explicit-timestamp variants keep the given ns exactly. */
+static void test_explicit_timestamp_variants(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    at_check_t a;
+    char raw_dir[4096];
+    const unsigned want[] = {NNP_REC_EPOCH_BEGIN, NNP_REC_QUEUE, NNP_REC_DEVICE_QUEUE,
+                             NNP_REC_MARK, NNP_REC_EPOCH_END};
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.sample_interval_ms = 0;
+    o.msproftx = true;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    nnp_epoch_begin_at(3, 100);
+    nnp_queue_sample_at(7, 5, 16, 200);
+    nnp_device_queue_sample_at(1, 2, 300);
+    nnp_mark_at(nnp_intern("m"), 400);
+    nnp_epoch_end_at(3, 500);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, collect_at, &a), NNP_OK);
+    nnp__raw_close(raw);
+    assert_int_equal(a.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(a.kinds[i], want[i]);
+        assert_int_equal(a.ts[i], (uint64_t)(i + 1) * 100);
+    }
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_record_kind),
+        cmocka_unit_test(test_explicit_timestamp_variants),
         cmocka_unit_test(test_windows_record_only_inside),
         cmocka_unit_test(test_drop_policy_counts_every_loss),
         cmocka_unit_test(test_eight_threads_exact),
