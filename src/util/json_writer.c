@@ -19,6 +19,8 @@ int nnp__jw_init(nnp_jw_t *w, int fd, bool pretty, size_t mem_cap)
     w->pretty = pretty;
     w->mem_cap = mem_cap;
     w->cap = fd >= 0 ? JW_FD_BUF : JW_MEM_INITIAL;
+    if (fd < 0 && w->cap > mem_cap + 1)
+        w->cap = mem_cap + 1; /* the cap holds from the first byte, not only on growth */
     w->buf = nnp__malloc(w->cap);
     w->first[0] = true;
     if (!w->buf)
@@ -58,7 +60,7 @@ void nnp__jw_fini(nnp_jw_t *w)
     w->buf = NULL;
 }
 
-static void put(nnp_jw_t *w, const char *s, size_t n)
+static void put_slow(nnp_jw_t *w, const char *s, size_t n)
 {
     if (w->err != NNP_OK)
         return;
@@ -90,6 +92,26 @@ static void put(nnp_jw_t *w, const char *s, size_t n)
     }
     memcpy(w->buf + w->len, s, n);
     w->len += n;
+}
+
+/* Fast paths: most tokens are a few bytes and the buffer has room. */
+static inline void put(nnp_jw_t *w, const char *s, size_t n)
+{
+    if (NNP_LIKELY(w->len + n + 1 <= w->cap && w->err == NNP_OK)) {
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+        return;
+    }
+    put_slow(w, s, n);
+}
+
+static inline void put_char(nnp_jw_t *w, char c)
+{
+    if (NNP_LIKELY(w->len + 2 <= w->cap && w->err == NNP_OK)) {
+        w->buf[w->len++] = c;
+        return;
+    }
+    put_slow(w, &c, 1);
 }
 
 static void puts_(nnp_jw_t *w, const char *s)
@@ -171,44 +193,69 @@ static bool needs_escape(unsigned char c)
     return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
 }
 
+/* Writes the escape sequence of one byte for which needs_escape() is true. */
+static void escape_one(nnp_jw_t *w, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
+    switch (c) {
+    case '"':
+        put(w, "\\\"", 2);
+        break;
+    case '\\':
+        put(w, "\\\\", 2);
+        break;
+    case '\n':
+        put(w, "\\n", 2);
+        break;
+    case '\r':
+        put(w, "\\r", 2);
+        break;
+    case '\t':
+        put(w, "\\t", 2);
+        break;
+    default:
+        put(w, u, sizeof(u));
+        break;
+    }
+}
+
+/* A string of n bytes (may hold NULs), quoted and escaped: safe runs are copied whole. */
 static void escaped(nnp_jw_t *w, const char *s, size_t n)
 {
     size_t run = 0;
-    put(w, "\"", 1);
+    put_char(w, '"');
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char ubuf[8];
-        if (NNP_LIKELY(!needs_escape(c)))
-            continue;
-        if (c == '"')
-            esc = "\\\"";
-        else if (c == '\\')
-            esc = "\\\\";
-        else if (c == '\n')
-            esc = "\\n";
-        else if (c == '\r')
-            esc = "\\r";
-        else if (c == '\t')
-            esc = "\\t";
-        else if (c < 0x20 || c == 0x7f) {
-            snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
-            esc = ubuf;
-        }
-        if (!esc)
+        if (NNP_LIKELY(!needs_escape((unsigned char)s[i])))
             continue;
         put(w, s + run, i - run);
-        puts_(w, esc);
+        escape_one(w, (unsigned char)s[i]);
         run = i + 1;
     }
     put(w, s + run, n - run);
-    put(w, "\"", 1);
+    put_char(w, '"');
+}
+
+/* The same for a NUL-terminated string, in one pass (no separate strlen). */
+static void escaped_cstr(nnp_jw_t *w, const char *s)
+{
+    put_char(w, '"');
+    for (;;) {
+        const char *run = s;
+        while (*s && !needs_escape((unsigned char)*s))
+            s++;
+        put(w, run, (size_t)(s - run));
+        if (!*s)
+            break;
+        escape_one(w, (unsigned char)*s++);
+    }
+    put_char(w, '"');
 }
 
 void nnp__jw_key(nnp_jw_t *w, const char *key)
 {
     before_value(w);
-    escaped(w, key, strlen(key));
+    escaped_cstr(w, key);
     put(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
     w->after_key = true;
 }
@@ -225,7 +272,8 @@ void nnp__jw_str(nnp_jw_t *w, const char *s)
         nnp__jw_null(w);
         return;
     }
-    nnp__jw_strn(w, s, strlen(s));
+    before_value(w);
+    escaped_cstr(w, s);
 }
 
 void nnp__jw_int(nnp_jw_t *w, int64_t v)

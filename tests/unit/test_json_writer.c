@@ -1,0 +1,125 @@
+/* test_json_writer.c - the streaming JSON writer: escaping (RFC 8259), numbers at their
+ * limits, commas and nesting, pretty printing, JSON lines, and the memory cap. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "util/json_writer.h"
+#include "util/util.h"
+
+/* Generous cap for the memory-mode writer in these small tests. */
+#define CAP 4096
+
+static char *finish(nnp_jw_t *w)
+{
+    char *text = nnp__jw_take(w, NULL);
+    assert_non_null(text);
+    nnp__jw_fini(w);
+    return text;
+}
+
+static void test_escapes(void **state)
+{
+    nnp_jw_t w;
+    char *t;
+    static const char with_nul[] = {'a', '\0', 'b'};
+    (void)state;
+    assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+    nnp__jw_arr_begin(&w);
+    nnp__jw_str(&w, "q\"b\\n\nr\rt\t\x01\x1f\x7f/é");
+    nnp__jw_strn(&w, with_nul, sizeof(with_nul));
+    nnp__jw_str(&w, "");
+    nnp__jw_str(&w, NULL);
+    nnp__jw_arr_end(&w);
+    t = finish(&w);
+    assert_string_equal(t, "[\"q\\\"b\\\\n\\nr\\rt\\t\\u0001\\u001f\\u007f/é\","
+                           "\"a\\u0000b\",\"\",null]");
+    nnp__free(t);
+}
+
+static void test_numbers_and_nesting(void **state)
+{
+    nnp_jw_t w;
+    char *t;
+    (void)state;
+    assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+    nnp__jw_obj_begin(&w);
+    nnp__jw_key(&w, "min");
+    nnp__jw_int(&w, INT64_MIN);
+    nnp__jw_key(&w, "max");
+    nnp__jw_uint(&w, UINT64_MAX);
+    nnp__jw_key(&w, "zero");
+    nnp__jw_int(&w, 0);
+    nnp__jw_key(&w, "d");
+    nnp__jw_double(&w, 0.5);
+    nnp__jw_key(&w, "inf");
+    nnp__jw_double(&w, INFINITY);
+    nnp__jw_key(&w, "k\"ey");
+    nnp__jw_arr_begin(&w);
+    nnp__jw_obj_begin(&w);
+    nnp__jw_obj_end(&w);
+    nnp__jw_arr_begin(&w);
+    nnp__jw_arr_end(&w);
+    nnp__jw_bool(&w, true);
+    nnp__jw_raw(&w, "{\"x\":1}");
+    nnp__jw_arr_end(&w);
+    nnp__jw_obj_end(&w);
+    t = finish(&w);
+    assert_string_equal(t, "{\"min\":-9223372036854775808,\"max\":18446744073709551615,"
+                           "\"zero\":0,\"d\":0.5,\"inf\":null,\"k\\\"ey\":[{},[],true,{\"x\":1}]}");
+    nnp__free(t);
+}
+
+static void test_pretty_and_lines(void **state)
+{
+    nnp_jw_t w;
+    char *t;
+    (void)state;
+    assert_int_equal(nnp__jw_init(&w, -1, true, CAP), 0);
+    nnp__jw_obj_begin(&w);
+    nnp__jw_key(&w, "a");
+    nnp__jw_arr_begin(&w);
+    nnp__jw_int(&w, 1);
+    nnp__jw_int(&w, 2);
+    nnp__jw_arr_end(&w);
+    nnp__jw_obj_end(&w);
+    t = finish(&w);
+    assert_string_equal(t, "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
+    nnp__free(t);
+
+    assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+    for (int i = 0; i < 3; i++) {
+        nnp__jw_obj_begin(&w);
+        nnp__jw_key(&w, "i");
+        nnp__jw_int(&w, i);
+        nnp__jw_obj_end(&w);
+        nnp__jw_line_end(&w);
+    }
+    t = finish(&w);
+    assert_string_equal(t, "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    nnp__free(t);
+}
+
+static void test_memory_cap_is_an_error(void **state)
+{
+    nnp_jw_t w;
+    (void)state;
+    assert_int_equal(nnp__jw_init(&w, -1, false, 16), 0);
+    nnp__jw_str(&w, "this string is longer than sixteen bytes");
+    assert_int_equal(w.err, NNP_ETOOLONG);
+    assert_null(nnp__jw_take(&w, NULL));
+    nnp__jw_fini(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_numbers_and_nesting),
+        cmocka_unit_test(test_pretty_and_lines),
+        cmocka_unit_test(test_memory_cap_is_an_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
