@@ -399,8 +399,8 @@ static void test_explicit_timestamp_variants(void **state)
     nnp_raw_t *raw;
     at_check_t a;
     char raw_dir[4096];
-    const unsigned want[] = {NNP_REC_EPOCH_BEGIN, NNP_REC_QUEUE, NNP_REC_DEVICE_QUEUE,
-                             NNP_REC_MARK, NNP_REC_EPOCH_END};
+    const unsigned want[] = {NNP_REC_EPOCH_BEGIN, NNP_REC_QUEUE, NNP_REC_DEVICE_QUEUE, NNP_REC_MARK,
+                             NNP_REC_EPOCH_END};
     (void)state;
 
     nnp_options_init(&o);
