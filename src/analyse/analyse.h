@@ -36,6 +36,8 @@ typedef struct nnp_actx {
     bool timeline_summary; /* trace_view.json: Step Trace and Overlap Analysis only */
     bool has_graph;        /* timeline: only ops and steps of graph graph_id */
     uint32_t graph_id;
+    double peak_flops;              /* FLOP/s the user says the device peaks at, 0 = unknown */
+    uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */
 } nnp_actx_t;
 
 /* True when step id passes the --steps filter. */
@@ -98,6 +100,93 @@ void nnp__overlap_fini(nnp_overlap_t *ov);
 /* Analyses every input found under path (a raw directory, a profiler/ directory, the
  * output_path above it, or a directory with MindSpore's host_info_{rank}.csv). */
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o);
+
+/* ---- shared lookups (lookup.c) ---- */
+
+/* Which analysed step an instant falls in: [begin, end) of a step row, the latest-begun
+ * when several do (steps of several graphs may overlap). */
+typedef struct nnp_step_spans {
+    const nnp_step_row_t *rows;
+    size_t n;
+    int64_t *max_end; /* max_end[k]: latest end of rows 0..k, bounds the backward scan */
+} nnp_step_spans_t;
+
+int nnp__step_spans_init(const nnp_step_trace_t *st, nnp_step_spans_t *s);
+void nnp__step_spans_fini(nnp_step_spans_t *s);
+/* Index of the step row holding t, or SIZE_MAX when none. */
+size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t);
+
+/* Summed kernel time per correlation id (one entry per id, sorted by id). */
+typedef struct nnp_ktime {
+    uint64_t corr;
+    int64_t dur_ns;
+} nnp_ktime_t;
+
+typedef struct nnp_kindex {
+    nnp_ktime_t *v;
+    size_t n;
+} nnp_kindex_t;
+
+int nnp__kindex_build(const nnp_model_t *m, nnp_kindex_t *ki);
+void nnp__kindex_fini(nnp_kindex_t *ki);
+/* Kernel time launched under corr; false when no kernel carries that id (or corr is 0). */
+bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur);
+/* Op i's compute time: the kernels it launched when it launched any (a GPU host op only
+ * measures the launch), else its own span. False while its end is unknown. */
+bool nnp__op_compute_time(const nnp_model_t *m, const nnp_kindex_t *ki, size_t i, int64_t *dur);
+
+/* Per-op CPU of a data-pipeline op from its "(id=N)" worker threads, % of one CPU
+ * (cpu.c; used by pipeline.c). *pct is -1 when there is no data. */
+int nnp__cpu_op_pct(const nnp_model_t *m, int64_t op_id, double *pct);
+
+/* ---- findings: what each analysis leaves for the advisor (advisor.c reads them last).
+ * nnp__findings_init sets every number to "no data" (NAN, or 0 counts); each analysis
+ * fills its own part. Units are in the names. ---- */
+#define NNP_FINDINGS_TOP_TYPES 3
+#define NNP_FINDINGS_TEXT      512
+
+typedef struct nnp_findings {
+    /* step trace + overlap (filled by nnp__findings_from_core) */
+    size_t n_steps;
+    double avg_step_ms, avg_iteration_interval_ms, avg_fp_and_bp_ms, avg_tail_ms;
+    double avg_comm_not_overlapped_ms; /* per step */
+    double avg_communication_ms;       /* per step */
+    /* op statistics: the op types with the most total time, and their share (%) */
+    size_t n_top_types;
+    char top_types[NNP_FINDINGS_TOP_TYPES][NNP_NAME_MAX];
+    double top_type_pct[NNP_FINDINGS_TOP_TYPES];
+    /* data pipeline (pipeline.c) */
+    double device_queue_empty_pct;    /* % of device-queue samples with size 0 */
+    double host_queue_empty_pct;      /* % of connector samples with size 0 */
+    char bottleneck_op[NNP_NAME_MAX]; /* "" when none found, e.g. "MapOp(id=2)" */
+    char bottleneck_reason[NNP_FINDINGS_TEXT];
+    char bottleneck_suggestion[NNP_FINDINGS_TEXT];
+    /* CPU (cpu.c) */
+    double cpu_busy_pct; /* machine: 100 - idle - iowait, averaged */
+    double cpu_iowait_pct;
+    double process_cpu_pct; /* this process, % of one CPU x ncpu */
+    /* memory (memory.c) */
+    double mem_peak_bytes, mem_capacity_bytes; /* capacity NAN when unknown */
+    /* FLOPs (flops.c) */
+    double achieved_flops_per_s; /* total FLOPs / total compute time */
+    double peak_flops_per_s;     /* from the options, NAN when unknown */
+    /* dynamic shape (dynamic_shape.c) */
+    size_t n_dynamic_ops; /* op instances whose input shapes changed */
+} nnp_findings_t;
+
+void nnp__findings_init(nnp_findings_t *f);
+/* Fills the step, overlap and top-op-type parts from the core analyses' results. */
+void nnp__findings_from_core(nnp_findings_t *f, const nnp_actx_t *c, const nnp_step_trace_t *st,
+                             const nnp_overlap_t *ov);
+
+/* ---- the deeper analyses (issue #4), one file each; each writes its files and fills
+ * its part of the findings ---- */
+int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
+int nnp__pipeline_write(const nnp_actx_t *c, nnp_findings_t *f);
+int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);
+int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
+int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
+int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);

@@ -1,0 +1,117 @@
+/* lookup.c - lookups several analyses share: the analysed step an instant belongs to
+ * (analyse.h: an op belongs to the step it starts in) and the device time an op launched
+ * (summed kernel time per correlation id). Built once per analysis, O(log n) per query. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/analyse.h"
+
+int nnp__step_spans_init(const nnp_step_trace_t *st, nnp_step_spans_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (!st || st->n == 0)
+        return NNP_OK;
+    s->max_end = nnp__malloc(st->n * sizeof(int64_t));
+    if (!s->max_end)
+        return nnp__fail(NNP_ENOMEM, "out of memory indexing steps");
+    s->rows = st->rows;
+    s->n = st->n;
+    for (size_t k = 0; k < st->n; k++) {
+        int64_t e = st->rows[k].end_ns;
+        s->max_end[k] = k && s->max_end[k - 1] > e ? s->max_end[k - 1] : e;
+    }
+    return NNP_OK;
+}
+
+void nnp__step_spans_fini(nnp_step_spans_t *s)
+{
+    nnp__free(s->max_end);
+    memset(s, 0, sizeof(*s));
+}
+
+size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].begin_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Rows are sorted by begin; max_end[k] is the latest end of rows 0..k, so the backward
+     * scan stops early even when steps of several graphs overlap. */
+    for (size_t k = lo; k-- > 0 && s->max_end[k] > t;) {
+        if (s->rows[k].end_ns > t)
+            return k;
+    }
+    return SIZE_MAX;
+}
+
+static int cmp_ktime(const void *a, const void *b)
+{
+    const nnp_ktime_t *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+int nnp__kindex_build(const nnp_model_t *m, nnp_kindex_t *ki)
+{
+    const nnp_kernels_t *k = &m->kernels;
+    size_t n = 0;
+    memset(ki, 0, sizeof(*ki));
+    if (k->t.n == 0)
+        return NNP_OK;
+    ki->v = nnp__malloc(k->t.n * sizeof(nnp_ktime_t));
+    if (!ki->v)
+        return nnp__fail(NNP_ENOMEM, "out of memory indexing kernels");
+    for (size_t i = 0; i < k->t.n; i++) {
+        /* A reversed kernel (clock glitch) counts as 0, as in op statistics. */
+        int64_t d = k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
+        if (k->corr[i])
+            ki->v[n++] = (nnp_ktime_t){k->corr[i], d};
+    }
+    qsort(ki->v, n, sizeof(nnp_ktime_t), cmp_ktime);
+    /* Fold the kernels of one launch into one entry: one lookup gives the op's time. */
+    for (size_t i = 0; i < n; i++) {
+        if (ki->n && ki->v[ki->n - 1].corr == ki->v[i].corr)
+            ki->v[ki->n - 1].dur_ns += ki->v[i].dur_ns;
+        else
+            ki->v[ki->n++] = ki->v[i];
+    }
+    return NNP_OK;
+}
+
+void nnp__kindex_fini(nnp_kindex_t *ki)
+{
+    nnp__free(ki->v);
+    memset(ki, 0, sizeof(*ki));
+}
+
+bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur)
+{
+    size_t lo = 0, hi = ki->n;
+    if (corr == 0)
+        return false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ki->v[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == ki->n || ki->v[lo].corr != corr)
+        return false;
+    *dur = ki->v[lo].dur_ns;
+    return true;
+}
+
+bool nnp__op_compute_time(const nnp_model_t *m, const nnp_kindex_t *ki, size_t i, int64_t *dur)
+{
+    const nnp_ops_t *o = &m->ops;
+    if (o->end_ns[i] == NNP_OPEN_END)
+        return false;
+    if (nnp__kindex_find(ki, o->corr[i], dur))
+        return true;
+    *dur = o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0;
+    return true;
+}
