@@ -91,13 +91,9 @@ static size_t corr_find(const corr_index_t *ci, uint64_t corr)
     return lo < ci->n && ci->v[lo].corr == corr ? ci->v[lo].op : SIZE_MAX;
 }
 
-/* The analysed steps, to tell which step a time falls in. Rows are sorted by begin;
- * max_end[k] is the latest end of rows 0..k, so a backward scan can stop early even when
- * steps of several graphs overlap. */
+/* The analysed steps (lookup.c), plus whether --steps restricts what is counted. */
 typedef struct spans {
-    const nnp_step_row_t *rows;
-    size_t n;
-    int64_t *max_end;
+    nnp_step_spans_t s;
     bool filter; /* --steps: count only what starts inside an analysed step */
 } spans_t;
 
@@ -107,36 +103,14 @@ static int spans_init(const nnp_actx_t *c, const nnp_step_trace_t *st, spans_t *
     s->filter = c->has_steps;
     if (s->filter && !st)
         return nnp__fail(NNP_EINVAL, "op statistics with --steps need the step trace");
-    if (!st || st->n == 0)
-        return NNP_OK;
-    s->rows = st->rows;
-    s->n = st->n;
-    s->max_end = nnp__malloc(st->n * sizeof(int64_t));
-    if (!s->max_end)
-        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t k = 0; k < st->n; k++) {
-        int64_t e = st->rows[k].end_ns;
-        s->max_end[k] = k && s->max_end[k - 1] > e ? s->max_end[k - 1] : e;
-    }
-    return NNP_OK;
+    return nnp__step_spans_init(st, &s->s);
 }
 
-/* The step an op starting at t belongs to: [begin, end) holds t; the latest-begun such
- * step when several do. NULL when none. */
+/* The step an op starting at t belongs to, NULL when none. */
 static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->rows[mid].begin_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t k = lo; k-- > 0 && s->max_end[k] > t;)
-        if (s->rows[k].end_ns > t)
-            return &s->rows[k];
-    return NULL;
+    size_t k = nnp__step_spans_find(&s->s, t);
+    return k == SIZE_MAX ? NULL : &s->s.rows[k];
 }
 
 /* Whether an op or kernel starting at t is counted. */
@@ -172,7 +146,7 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
 static void ctx_fini(ctx_t *x)
 {
     nnp__free(x->corr.v);
-    nnp__free(x->spans.max_end);
+    nnp__step_spans_fini(&x->spans.s);
 }
 
 /* The Core Type text of a core key. */
@@ -505,7 +479,7 @@ static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
 /* The Step Id cell: the analysed step the row starts in, empty when none. */
 static void csv_step(nnp_csv_t *w, const ctx_t *x, int64_t t)
 {
-    const nnp_step_row_t *r = x->spans.n ? spans_find(&x->spans, t) : NULL;
+    const nnp_step_row_t *r = x->spans.s.n ? spans_find(&x->spans, t) : NULL;
     if (r)
         nnp__csv_uint(w, r->step_id);
     else
