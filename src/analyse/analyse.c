@@ -29,6 +29,8 @@
 /* Exit status a child uses to say "analysis failed" (its message went to the log). */
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
+/* Stages of one rank's analysis, for the progress bar. */
+#define STAGES 12
 /* Cap of the JSON text nnp_op_analyse returns (one small object per name). */
 #define JSON_MEM_CAP (64u * 1024u * 1024u)
 
@@ -260,6 +262,7 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     nnp_actx_t c;
     nnp_step_trace_t st;
     nnp_overlap_t ov;
+    nnp_findings_t findings;
     char rank_dir[NNP_PATH_MAX];
     time_t t_start = time(NULL);
     int rc, first = NNP_OK;
@@ -292,6 +295,8 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     c.timeline_summary = o->timeline_summary;
     c.has_graph = o->graph_id >= 0;
     c.graph_id = (uint32_t)o->graph_id;
+    c.peak_flops = o->peak_flops;
+    c.memory_capacity_bytes = o->memory_capacity_bytes;
     c.out_dir = in->out_dir;
     c.rank = m.info.rank_id;
     c.pretty = o->pretty;
@@ -310,26 +315,40 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
         return rc;
     }
     c.rank_dir = rank_dir;
-    progress(o, "step trace", 0, 6);
+    nnp__findings_init(&findings);
+    progress(o, "step trace", 0, STAGES);
     rc = nnp__step_trace_run(&c, &st);
     stage(&first, rc, "step trace", in->path);
     if (rc == NNP_OK) {
         stage(&first, nnp__step_trace_write(&c, &st), "step trace output", in->path);
-        progress(o, "overlap", 1, 6);
+        progress(o, "overlap", 1, STAGES);
         rc = nnp__overlap_run(&c, &st, &ov);
         stage(&first, rc, "overlap analysis", in->path);
         if (rc == NNP_OK)
             stage(&first, nnp__overlap_write(&c, &ov), "overlap output", in->path);
     }
-    progress(o, "operator statistics", 2, 6);
+    progress(o, "operator statistics", 2, STAGES);
     stage(&first, nnp__op_stats_write_all(&c, &st), "operator statistics", in->path);
-    progress(o, "timeline", 3, 6);
+    nnp__findings_from_core(&findings, &c, &st, &ov);
+    progress(o, "timeline", 3, STAGES);
     stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
-    progress(o, "host info", 4, 6);
+    progress(o, "host info", 4, STAGES);
     stage(&first, nnp__host_info_write(&c), "host info", in->path);
-    progress(o, "profiler info", 5, 6);
+    progress(o, "memory", 5, STAGES);
+    stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
+    progress(o, "data pipeline", 6, STAGES);
+    stage(&first, nnp__pipeline_write(&c, &findings), "data pipeline", in->path);
+    progress(o, "CPU utilisation", 7, STAGES);
+    stage(&first, nnp__cpu_write(&c, &findings), "CPU utilisation", in->path);
+    progress(o, "FLOPs", 8, STAGES);
+    stage(&first, nnp__flops_write(&c, &st, &findings), "FLOPs", in->path);
+    progress(o, "dynamic shape", 9, STAGES);
+    stage(&first, nnp__dynamic_shape_write(&c, &st, &findings), "dynamic shape", in->path);
+    progress(o, "advisor", 10, STAGES);
+    stage(&first, nnp__advisor_write(&c, &findings), "advisor", in->path);
+    progress(o, "profiler info", 11, STAGES);
     stage(&first, write_profiler_info(&c, t_start, time(NULL)), "profiler info", in->path);
-    progress(o, "done", 6, 6);
+    progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
     nnp__model_fini(&m);

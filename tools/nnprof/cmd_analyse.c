@@ -10,11 +10,16 @@
 
 /* --jobs upper bound: more processes than this only thrash a machine. */
 #define MAX_JOBS 1024
+#define TERA     1e12
+#define GIB      (1024.0 * 1024.0 * 1024.0)
+/* Upper bound of --peak-tflops / --memory-capacity-gb: keeps the products finite. */
+#define MAX_QUANTITY 1e9
 
 static void help(FILE *f)
 {
     fprintf(f, "usage: nnprof analyse [--pretty] [--steps A-B] [--jobs N] [--quiet]\n"
-               "                      [--kind summary|detail] [--rank N] [--graph-id N] DIR\n\n"
+               "                      [--kind summary|detail] [--rank N] [--graph-id N]\n"
+               "                      [--peak-tflops X] [--memory-capacity-gb X] DIR\n\n"
                "Analyses the profiling data under DIR: a raw directory (PROF_*), the\n"
                "profiler/ directory holding them, the output_path above it, or a directory\n"
                "holding MindSpore's host_info_{rank}.csv. One analysis per rank, in parallel.\n"
@@ -27,7 +32,9 @@ static void help(FILE *f)
                "  --kind K        timeline: 'detail' (default, everything) or 'summary'\n"
                "                  (Step Trace and Overlap Analysis only)\n"
                "  --rank N        analyse only rank N (default: every rank)\n"
-               "  --graph-id N    timeline: only the ops and steps of graph N\n\n"
+               "  --graph-id N    timeline: only the ops and steps of graph N\n"
+               "  --peak-tflops X        device peak, for the achieved FLOPS fraction\n"
+               "  --memory-capacity-gb X device memory, for the memory advice\n\n"
                "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
 }
 
@@ -41,6 +48,8 @@ int nnp_cmd_analyse(int argc, char **argv)
                                              {"rank", required_argument, NULL, 'r'},
                                              {"graph-id", required_argument, NULL, 'g'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"peak-tflops", required_argument, NULL, 'P'},
+                                             {"memory-capacity-gb", required_argument, NULL, 'M'},
                                              {NULL, 0, NULL, 0}};
     nnp_analyse_options_t o;
     int opt, rc;
@@ -92,6 +101,21 @@ int nnp_cmd_analyse(int argc, char **argv)
                 o.rank = (int)v;
             else
                 o.graph_id = v;
+            break;
+        }
+        case 'P':
+        case 'M': {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(v > 0.0) || v > MAX_QUANTITY) {
+                nnp_cli_error(opt == 'P' ? "--peak-tflops" : "--memory-capacity-gb",
+                              "'%s' is not a positive number", optarg);
+                return NNP_EXIT_USAGE;
+            }
+            if (opt == 'P')
+                o.peak_flops = v * TERA;
+            else
+                o.memory_capacity_bytes = (uint64_t)(v * GIB);
             break;
         }
         case 'h':
