@@ -1,0 +1,174 @@
+"""Loading of libnnprof and the ctypes prototype of every function of its public API.
+
+The library is searched, in order:
+
+1. the path in the environment variable ``NNPROF_LIBRARY``;
+2. ``build/libnnprof.so`` of the source tree this package sits in
+   (``<repo>/python/nnprof`` -> ``<repo>/build``);
+3. ``ctypes.util.find_library("nnprof")`` (an installed library).
+
+Every function of ``include/nnprof/nnprof.h`` gets its ``argtypes`` and ``restype`` here;
+``tests/test_lib.py`` checks that none is missing.
+"""
+
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32,
+                    c_uint64, c_void_p)
+
+from ._options import (AnalyseOptions, CommStruct, HostTag, KernelStruct, OpStruct, Options,
+                       PipelineOpStruct, Stats, TensorStruct)
+
+#: ``nnp_log_fn``: ``void (*)(nnp_log_level_t level, const char *msg, void *user)``.
+LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+
+# name: (restype, argtypes). One line per function of nnprof.h, in the header's order.
+PROTOTYPES = {
+    # errors, version, logging
+    "nnp_strerror": (c_char_p, [c_int]),
+    "nnp_last_error": (c_char_p, []),
+    "nnp_version": (c_char_p, []),
+    "nnp_log_set_level": (None, [c_int]),
+    "nnp_log_set_handler": (None, [LOG_FN, c_void_p]),
+    # options
+    "nnp_options_init": (c_int, [POINTER(Options)]),
+    "nnp_options_from_json": (c_int, [POINTER(Options), c_char_p, POINTER(c_bool)]),
+    "nnp_options_from_msprof_json": (c_int, [POINTER(Options), c_char_p]),
+    "nnp_options_from_env": (c_int, [POINTER(Options), POINTER(c_bool)]),
+    "nnp_options_validate": (c_int, [POINTER(Options)]),
+    "nnp_options_to_json": (c_int, [POINTER(Options), c_char_p, c_size_t]),
+    # session lifecycle
+    "nnp_session_create": (c_int, [POINTER(Options), POINTER(c_void_p)]),
+    "nnp_session_start": (c_int, [c_void_p]),
+    "nnp_session_stop": (c_int, [c_void_p]),
+    "nnp_session_flush": (c_int, [c_void_p]),
+    "nnp_session_destroy": (c_int, [c_void_p]),
+    "nnp_session_raw_dir": (c_char_p, [c_void_p]),
+    "nnp_session_current": (c_void_p, []),
+    "nnp_session_stats": (c_int, [c_void_p, POINTER(Stats)]),
+    # analysis
+    "nnp_analyse_options_init": (c_int, [POINTER(AnalyseOptions)]),
+    "nnp_parse_step_list": (c_int, [c_char_p, POINTER(AnalyseOptions)]),
+    "nnp_analyse": (c_int, [c_void_p, POINTER(AnalyseOptions)]),
+    "nnp_analyse_wait": (c_int, []),
+    "nnp_offline_analyse": (c_int, [c_char_p, POINTER(AnalyseOptions)]),
+    # char **json is received as a void pointer so that it can be handed to nnp_free.
+    "nnp_op_analyse": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, c_int,
+                               POINTER(c_void_p)]),
+    "nnp_free": (None, [c_void_p]),
+    # recording: strings, clocks, threads
+    "nnp_intern": (c_uint32, [c_char_p]),
+    "nnp_now": (c_uint64, []),
+    "nnp_clock_ns": (c_uint64, []),
+    "nnp_is_collecting": (c_bool, []),
+    "nnp_thread_register": (c_int, [c_char_p]),
+    # host ranges and instants
+    "nnp_range_begin": (None, [POINTER(HostTag)]),
+    "nnp_range_end": (None, [POINTER(HostTag)]),
+    "nnp_instant": (None, [POINTER(HostTag)]),
+    "nnp_range_begin_at": (None, [POINTER(HostTag), c_uint64]),
+    "nnp_range_end_at": (None, [POINTER(HostTag), c_uint64]),
+    "nnp_instant_at": (None, [POINTER(HostTag), c_uint64]),
+    "nnp_host_memory": (None, [c_uint64]),
+    "nnp_host_memory_at": (None, [c_uint64, c_uint64]),
+    # operators and kernels
+    "nnp_op_since": (None, [POINTER(OpStruct), c_uint64]),
+    "nnp_op_at": (None, [POINTER(OpStruct), c_uint64, c_uint64]),
+    "nnp_kernel_since": (None, [POINTER(KernelStruct), c_uint64]),
+    "nnp_kernel_at": (None, [POINTER(KernelStruct), c_uint64, c_uint64]),
+    # steps, epochs, fp/bp points
+    "nnp_step_begin": (None, [c_uint64, c_uint32]),
+    "nnp_step_end": (None, [c_uint64, c_uint32]),
+    "nnp_step_begin_at": (None, [c_uint64, c_uint32, c_uint64]),
+    "nnp_step_end_at": (None, [c_uint64, c_uint32, c_uint64]),
+    "nnp_epoch_begin": (None, [c_uint64]),
+    "nnp_epoch_end": (None, [c_uint64]),
+    "nnp_epoch_begin_at": (None, [c_uint64, c_uint64]),
+    "nnp_epoch_end_at": (None, [c_uint64, c_uint64]),
+    "nnp_fp_start": (None, [c_uint64]),
+    "nnp_bp_end": (None, [c_uint64]),
+    "nnp_fp_start_at": (None, [c_uint64, c_uint64]),
+    "nnp_bp_end_at": (None, [c_uint64, c_uint64]),
+    # tensor memory
+    "nnp_mem_alloc": (None, [POINTER(TensorStruct)]),
+    "nnp_mem_free": (None, [c_uint64, c_uint64]),
+    "nnp_mem_alloc_at": (None, [POINTER(TensorStruct), c_uint64]),
+    "nnp_mem_free_at": (None, [c_uint64, c_uint64, c_uint64]),
+    # communication
+    "nnp_comm_kind_name": (c_char_p, [c_int]),
+    "nnp_comm_since": (None, [POINTER(CommStruct), c_uint64]),
+    "nnp_comm_at": (None, [POINTER(CommStruct), c_uint64, c_uint64]),
+    # data pipeline
+    "nnp_pipeline_op": (None, [POINTER(PipelineOpStruct)]),
+    "nnp_queue_sample": (None, [c_int64, c_uint32, c_uint32]),
+    "nnp_device_queue_sample": (None, [c_uint32, c_uint32]),
+    "nnp_queue_sample_at": (None, [c_int64, c_uint32, c_uint32, c_uint64]),
+    "nnp_device_queue_sample_at": (None, [c_uint32, c_uint32, c_uint64]),
+    # user markers
+    "nnp_mark": (None, [c_uint32]),
+    "nnp_mark_range_start": (c_uint64, [c_uint32]),
+    "nnp_mark_range_stop": (None, [c_uint64]),
+    "nnp_mark_at": (None, [c_uint32, c_uint64]),
+    # counters
+    "nnp_counter": (None, [c_uint32, c_double]),
+    "nnp_counter_at": (None, [c_uint32, c_double, c_uint64]),
+}
+
+
+def _candidates():
+    """Yields the paths to try, in order of preference."""
+    env = os.environ.get("NNPROF_LIBRARY")
+    if env:
+        yield env
+        return  # an explicit choice must not silently fall back to another library
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, os.pardir, os.pardir, "build", "libnnprof.so")
+    found = ctypes.util.find_library("nnprof")
+    if found:
+        yield found
+
+
+def _load():
+    """Loads libnnprof and sets the prototype of every public function."""
+    errors = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            errors.append(f"{path}: no such file")
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as err:
+            hint = ""
+            if "static TLS" in str(err):
+                hint = (" (start Python with GLIBC_TUNABLES=glibc.rtld.optional_static_tls="
+                        "16384 or LD_PRELOAD=<libnnprof.so>)")
+            errors.append(f"{path}: {err}{hint}")
+            continue
+        for name, (restype, argtypes) in PROTOTYPES.items():
+            fn = getattr(lib, name)  # AttributeError names a function the library lacks
+            fn.restype = restype
+            fn.argtypes = argtypes
+        return lib, os.path.realpath(path) if os.sep in path else path
+    raise ImportError("nnprof: cannot load libnnprof (set NNPROF_LIBRARY to its path); tried: "
+                      + "; ".join(errors or ["nothing found"]))
+
+
+#: The loaded library (``ctypes.CDLL``) with every prototype set.
+lib, path = _load()
+
+
+def text(raw):
+    """Decodes a ``const char *`` result (``None`` for NULL)."""
+    if raw is None:
+        return None
+    return raw.decode("utf-8", errors="replace")
+
+
+def encode(value):
+    """Encodes a Python string for a ``const char *`` argument (``None`` stays NULL)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    return os.fsencode(value) if isinstance(value, os.PathLike) else value.encode("utf-8")
