@@ -402,6 +402,47 @@ static void test_timeline_kind_and_filters(void **state)
     free(out);
 }
 
+/* nnprof summary prints each section from the analysed files, and its exit codes. */
+static void test_summary_command(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char cmd[9000], text[16384];
+    size_t len;
+    pid_t p;
+    int status;
+    FILE *f;
+    (void)state;
+
+    p = fork();
+    if (p == 0) {
+        record_run(out, 0, false, -1);
+        _exit(0);
+    }
+    waitpid(p, &status, 0);
+    snprintf(cmd, sizeof(cmd), "%s/nnprof analyse --quiet %s 2>/dev/null", NNP_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/nnprof summary %s", NNP_BINARY_DIR, out);
+    f = popen(cmd, "r");
+    assert_non_null(f);
+    len = fread(text, 1, sizeof(text) - 1, f);
+    text[len] = '\0';
+    assert_int_equal(WEXITSTATUS(pclose(f)), 0);
+    assert_non_null(strstr(text, "== rank 0"));
+    /* 20 steps x 3 MatMul ops: the only type, all of the op time. */
+    assert_non_null(strstr(text, "MatMul"));
+    assert_non_null(strstr(text, "100.00%"));
+    assert_non_null(strstr(text, "Step phases (average of 20 steps)"));
+    assert_non_null(strstr(text, "Advisor ("));
+    assert_non_null(strstr(text, "trace_view.json"));
+    snprintf(cmd, sizeof(cmd), "%s/nnprof summary %s/nothing-here 2>/dev/null", NNP_BINARY_DIR,
+             out);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+    snprintf(cmd, sizeof(cmd), "%s/nnprof summary 2>/dev/null", NNP_BINARY_DIR);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_host_info_csv_only_directory),
         cmocka_unit_test(test_op_query_and_cli_exit_codes),
         cmocka_unit_test(test_timeline_kind_and_filters),
+        cmocka_unit_test(test_summary_command),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,5 +19,6 @@ int nnp_cli_find_raw_dirs(const char *path, char **out, int cap);
 int nnp_cmd_dump(int argc, char **argv);
 int nnp_cmd_analyse(int argc, char **argv);
 int nnp_cmd_query(int argc, char **argv);
+int nnp_cmd_summary(int argc, char **argv);
 
 #endif /* NNP_CLI_H */

@@ -16,6 +16,7 @@ static const command_t commands[] = {
     {"dump", nnp_cmd_dump, "print every raw record of a run as JSON lines"},
     {"analyse", nnp_cmd_analyse, "analyse a run: op statistics, step trace, overlap, timeline"},
     {"query", nnp_cmd_query, "query analysed data: 'nnprof query op NAME... -d DIR'"},
+    {"summary", nnp_cmd_summary, "a short human summary of analysed data, per rank"},
 };
 
 static void usage(FILE *f)
