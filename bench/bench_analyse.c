@@ -58,6 +58,8 @@ static int generate(const char *out, uint64_t n_events)
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
     o.sample_interval_ms = 0;
+    o.profile_memory = true;
+    o.profile_communication = true;
     o.full_policy = NNP_FULL_BLOCK;
     o.buffer_size_kb = 65536;
     o.raw_file_bytes = 1ull << 30;

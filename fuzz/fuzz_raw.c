@@ -142,6 +142,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s/run", base_dir);
     o.sample_interval_ms = 0;
+    o.profile_memory = true; /* keep tensor and communication records in the seed run */
+    o.profile_communication = true;
     if (nnp_session_create(&o, &s) != NNP_OK) {
         fprintf(stderr, "fuzz_raw: cannot record the seed run: %s\n", nnp_last_error());
         return -1;

@@ -67,7 +67,8 @@ class TestExplicitTimestamps(NnprofTestCase):
     """Every *_at() variant records exactly the given CLOCK_MONOTONIC nanoseconds."""
 
     def test_every_at_variant(self):
-        prof = nnprof.Profiler(output_path=self.tmp, profile_memory=True, msproftx=True)
+        prof = nnprof.Profiler(output_path=self.tmp, profile_memory=True, msproftx=True,
+                               profile_communication=True)
         t = record.clock_ns() - 10**6
         tag = record.tag("Dataset", "GetNext", "Run", "batch 1", 0)
         tag.begin_at(t + 1)
@@ -172,7 +173,8 @@ class TestExplicitTimestamps(NnprofTestCase):
 
 class TestSinceVariants(NnprofTestCase):
     def test_since_and_context_managers(self):
-        prof = nnprof.Profiler(output_path=self.tmp, profile_memory=True, msproftx=True)
+        prof = nnprof.Profiler(output_path=self.tmp, profile_memory=True, msproftx=True,
+                               profile_communication=True)
         t0 = record.now()
         op = record.Op("net/relu", "ReLU")
         record.op_since(op, t0)

@@ -2,6 +2,8 @@
  * windows -> destroy, and info.json. One session per process (MindSpore's Profiler is a
  * singleton too); recording calls reach it through the global nnp__collecting flag, so
  * they never need the handle. Error texts follow the seed (000 Profiler.start/stop). */
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +33,9 @@
 /* Windows kept for info.json; later ones are counted but not listed. */
 #define MAX_WINDOWS   100000u
 #define HOST_NAME_CAP 256
+/* A "created" raw directory this recent belongs to a rank started with us, not to an old
+ * run: ranks of one job start within seconds; ten minutes leaves room for slow launches. */
+#define CONCURRENT_START_US (10ull * 60ull * 1000000ull)
 
 typedef struct window {
     uint64_t start_wall_ns, start_mono_ns;
@@ -64,6 +69,48 @@ static uint64_t storage_limit(const nnp_options_t *o, const char *dir)
     return nnp__fs_free_bytes(dir) / 100 * DEFAULT_STORAGE_PERCENT;
 }
 
+/* A PROF_* directory of a session running now (another rank started with us): its
+ * info.json says "created" and it started less than CONCURRENT_START_US ago. */
+static bool is_concurrent_run(const char *profiler_dir, const char *name, uint64_t now_us)
+{
+    char path[NNP_PATH_MAX], *text = NULL;
+    cJSON *j;
+    bool running = false;
+    if (snprintf(path, sizeof(path), "%s/%s/%s", profiler_dir, name, NNP_INFO_FILE) >=
+            (int)sizeof(path) ||
+        nnp__read_file(path, INFO_JSON_CAP, &text, NULL) != NNP_OK)
+        return false;
+    j = cJSON_Parse(text);
+    nnp__free(text);
+    if (cJSON_IsObject(j)) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "state");
+        const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(j, "start_time_us");
+        running = cJSON_IsString(st) && strcmp(st->valuestring, "created") == 0 &&
+                  cJSON_IsNumber(t0) && t0->valuedouble + CONCURRENT_START_US >= (double)now_us;
+    }
+    cJSON_Delete(j);
+    return running;
+}
+
+/* True when the profiler directory holds data of an earlier run (the seed's "old data may
+ * be rewritten" case): anything but the raw directories of ranks running right now. */
+static bool has_old_data(const char *profiler_dir, uint64_t now_us)
+{
+    DIR *d = opendir(profiler_dir);
+    struct dirent *e;
+    bool old = false;
+    if (!d)
+        return false;
+    while (!old && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        old = strncmp(e->d_name, NNP_RAW_DIR_PREFIX, strlen(NNP_RAW_DIR_PREFIX)) != 0 ||
+              !is_concurrent_run(profiler_dir, e->d_name, now_us);
+    }
+    closedir(d);
+    return old;
+}
+
 /* Creates <output>/profiler (0700) and this process's PROF_<time>_<host>_<pid>/. */
 static int make_dirs(nnp_session_t *s)
 {
@@ -80,9 +127,10 @@ static int make_dirs(nnp_session_t *s)
     if (stat(s->profiler_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return nnp__fail(NNP_EPATH, "'%s' exists and is not a directory", s->profiler_dir);
-        NNP_LOG_W("The target dir already exists. There may be some old profiling data, and "
-                  "they will be rewritten in the end. (%s)",
-                  s->profiler_dir);
+        if (has_old_data(s->profiler_dir, s->create_wall_ns / 1000))
+            NNP_LOG_W("The target dir already exists. There may be some old profiling data, and "
+                      "they will be rewritten in the end. (%s)",
+                      s->profiler_dir);
     } else {
         rc = nnp__mkdir_p(s->profiler_dir, 0700);
         if (rc != NNP_OK)
@@ -267,6 +315,14 @@ static void apply_recorder_config(const nnp_options_t *o)
     nnp__rec_config.buffer_slots = (uint64_t)o->buffer_size_kb * KB / sizeof(nnp_rec_t);
     nnp__rec_config.full_policy = (int)o->full_policy;
     nnp__rec_config.msproftx = o->msproftx;
+    nnp__rec_config.ops = o->op_time;
+    nnp__rec_config.memory = o->profile_memory;
+    nnp__rec_config.comm = o->profile_communication;
+    nnp__rec_config.pipeline = o->data_process;
+    nnp__rec_config.host_ranges =
+        o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_TIME;
+    nnp__rec_config.host_memory =
+        o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_MEMORY;
 }
 
 static int session_create(const nnp_options_t *o, bool from_env, nnp_session_t **out)

@@ -481,6 +481,23 @@ static int read_info(const char *raw_dir, nnp_run_info_t *info)
     return NNP_OK;
 }
 
+/* MindSpore's host_info rows carry the host memory in use when they were written; our
+ * recorder samples it separately (nnp_host_memory). Each host row takes the latest sample
+ * at or before its time, so host_memory_{rank}.csv means the same for both sources. Both
+ * tables are sorted by time: one merge pass. */
+static void attach_host_memory(nnp_model_t *m)
+{
+    const nnp_series_t *s = &m->host_mem;
+    nnp_host_rows_t *h = &m->host;
+    size_t j = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < h->t.n && s->t.n > 0; i++) {
+        while (j < s->t.n && s->ts_ns[j] <= h->ts_ns[i])
+            last = (uint64_t)s->value[j++];
+        h->memory_bytes[i] = last;
+    }
+}
+
 int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
 {
     import_ctx_t *c;
@@ -538,5 +555,7 @@ int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
     nnp__free(c);
     if (rc == NNP_OK)
         rc = nnp__model_finish(m);
+    if (rc == NNP_OK)
+        attach_host_memory(m);
     return rc;
 }

@@ -86,10 +86,19 @@ bool nnp_is_collecting(void)
 
 int nnp_thread_register(const char *name)
 {
-    nnp_tbuf_t *tb = nnp__tbuf_get();
+    nnp_str_t id = nnp_intern(name);
+    nnp_tbuf_t *tb;
+    /* Outside a window a thread that has not recorded yet gets no buffer now (a worker
+     * named while profiling is off must not pay for one): the name waits in TLS until the
+     * thread's first event creates the buffer. */
+    if (!nnp__tls_buf && !nnp_is_collecting()) {
+        nnp__tls_pending_name = id;
+        return NNP_OK;
+    }
+    tb = nnp__tbuf_get();
     if (!tb)
         return nnp__fail(NNP_ENOMEM, "cannot create the thread's event buffer");
-    atomic_store(&tb->name, nnp_intern(name));
+    atomic_store(&tb->name, id);
     atomic_store(&tb->sample_cpu, true);
     /* The writer re-emits the THREADS entry so the new name reaches the meta file. */
     atomic_store(&tb->thread_reported, false);
@@ -105,49 +114,49 @@ static inline void host_tag(uint8_t kind, const nnp_host_tag_t *t, uint16_t flag
 
 void nnp_range_begin(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_RANGE_BEGIN, tag, 0, nnp__ticks());
 }
 
 void nnp_range_end(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_RANGE_END, tag, 0, nnp__ticks());
 }
 
 void nnp_instant(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_INSTANT, tag, 0, nnp__ticks());
 }
 
 void nnp_range_begin_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_RANGE_BEGIN, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_range_end_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_RANGE_END, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_instant_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && tag)
+    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
         host_tag(NNP_REC_INSTANT, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_host_memory(uint64_t bytes)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.host_memory)
         put1(NNP_REC_HOST_MEM, 0, 0, nnp__ticks(), bytes, 0);
 }
 
 void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.host_memory)
         put1(NNP_REC_HOST_MEM, NNP_REC_F_TS_NS, 0, ts_ns, bytes, 0);
 }
 
@@ -187,13 +196,13 @@ static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t 
 
 void nnp_op_since(const nnp_op_t *op, uint64_t start_ticks)
 {
-    if (COLLECTING() && op)
+    if (COLLECTING() && nnp__rec_config.ops && op)
         op_put(op, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_op_at(const nnp_op_t *op, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && op)
+    if (COLLECTING() && nnp__rec_config.ops && op)
         op_put(op, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -220,13 +229,13 @@ static void kernel_put(const nnp_kernel_t *k, uint16_t flags, uint64_t start, ui
 
 void nnp_kernel_since(const nnp_kernel_t *k, uint64_t start_ticks)
 {
-    if (COLLECTING() && k)
+    if (COLLECTING() && nnp__rec_config.ops && k)
         kernel_put(k, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && k)
+    if (COLLECTING() && nnp__rec_config.ops && k)
         kernel_put(k, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -326,25 +335,25 @@ static void alloc_put(const nnp_tensor_t *t, uint16_t flags, uint64_t ts)
 
 void nnp_mem_alloc(const nnp_tensor_t *t)
 {
-    if (COLLECTING() && t)
+    if (COLLECTING() && nnp__rec_config.memory && t)
         alloc_put(t, 0, nnp__ticks());
 }
 
 void nnp_mem_alloc_at(const nnp_tensor_t *t, uint64_t ts_ns)
 {
-    if (COLLECTING() && t)
+    if (COLLECTING() && nnp__rec_config.memory && t)
         alloc_put(t, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_mem_free(uint64_t address, uint64_t size_bytes)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.memory)
         put1(NNP_REC_MEM_FREE, 0, 0, nnp__ticks(), address, size_bytes);
 }
 
 void nnp_mem_free_at(uint64_t address, uint64_t size_bytes, uint64_t ts_ns)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.memory)
         put1(NNP_REC_MEM_FREE, NNP_REC_F_TS_NS, 0, ts_ns, address, size_bytes);
 }
 
@@ -384,13 +393,13 @@ static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64
 
 void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks)
 {
-    if (COLLECTING() && c)
+    if (COLLECTING() && nnp__rec_config.comm && c)
         comm_put(c, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && c)
+    if (COLLECTING() && nnp__rec_config.comm && c)
         comm_put(c, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -402,7 +411,7 @@ void nnp_pipeline_op(const nnp_pipeline_op_t *op)
     uint64_t s;
     nnp_rec_pipe_ext_t *x;
 
-    if (!COLLECTING() || !op || !(tb = nnp__tbuf_get()))
+    if (!COLLECTING() || !nnp__rec_config.pipeline || !op || !(tb = nnp__tbuf_get()))
         return;
     s = putn_begin(tb, 2, NNP_REC_PIPE_OP, 0, op->op_type, nnp__ticks(), (uint64_t)op->op_id,
                    (uint64_t)op->parent_id);
@@ -416,25 +425,25 @@ void nnp_pipeline_op(const nnp_pipeline_op_t *op)
 
 void nnp_queue_sample(int64_t op_id, uint32_t size, uint32_t capacity)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.pipeline)
         put1(NNP_REC_QUEUE, 0, 0, nnp__ticks(), (uint64_t)op_id, pack32(size, capacity));
 }
 
 void nnp_device_queue_sample(uint32_t size, uint32_t capacity)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.pipeline)
         put1(NNP_REC_DEVICE_QUEUE, 0, 0, nnp__ticks(), 0, pack32(size, capacity));
 }
 
 void nnp_queue_sample_at(int64_t op_id, uint32_t size, uint32_t capacity, uint64_t ts_ns)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.pipeline)
         put1(NNP_REC_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, (uint64_t)op_id, pack32(size, capacity));
 }
 
 void nnp_device_queue_sample_at(uint32_t size, uint32_t capacity, uint64_t ts_ns)
 {
-    if (COLLECTING())
+    if (COLLECTING() && nnp__rec_config.pipeline)
         put1(NNP_REC_DEVICE_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, 0, pack32(size, capacity));
 }
 

@@ -18,11 +18,14 @@
 /* Read by every recording call: the flag and the config sit on their own cache line, away
  * from the registry lock and counters the writer writes every period (STYLE 7.8). */
 _Alignas(NNP_CACHE_LINE) _Atomic int nnp__collecting;
-nnp_rec_config_t nnp__rec_config = {DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP, false};
+/* Before any session: everything but markers passes (the session sets the real gates). */
+nnp_rec_config_t nnp__rec_config = {
+    DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP, false, true, true, true, true, true, true};
 _Alignas(NNP_CACHE_LINE) _Atomic uint64_t nnp__orphan_drops;
 _Atomic int nnp__writer_wake_fd = -1;
 
 __thread nnp_tbuf_t *nnp__tls_buf __attribute__((tls_model("initial-exec")));
+__thread uint32_t nnp__tls_pending_name __attribute__((tls_model("initial-exec")));
 /* Recursion guard: creation allocates; an allocator hook that records must not recurse. */
 static __thread bool tls_creating __attribute__((tls_model("initial-exec")));
 
@@ -68,6 +71,10 @@ static nnp_tbuf_t *tbuf_create(void)
     b->cap = cap;
     b->mask = cap - 1;
     b->tid = (uint64_t)syscall(SYS_gettid);
+    if (nnp__tls_pending_name) {
+        atomic_store(&b->name, nnp__tls_pending_name);
+        atomic_store(&b->sample_cpu, true);
+    }
     pthread_setspecific(exit_key, b);
     pthread_mutex_lock(&registry_lock);
     b->next = registry;

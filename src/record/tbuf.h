@@ -40,7 +40,14 @@ typedef struct nnp_tbuf {
 typedef struct nnp_rec_config {
     uint64_t buffer_slots; /* capacity of buffers created from now on */
     int full_policy;       /* nnp_full_policy_t */
-    bool msproftx;         /* user markers on */
+    /* What the options let through (seed 000: each option gates one kind of data). */
+    bool msproftx;    /* user markers (msproftx) */
+    bool ops;         /* ops and kernels (op_time) */
+    bool memory;      /* tensor memory (profile_memory) */
+    bool comm;        /* communication ops (profile_communication) */
+    bool pipeline;    /* pipeline ops and queues (data_process) */
+    bool host_ranges; /* host ranges and instants (profile_framework all|time) */
+    bool host_memory; /* host memory samples (profile_framework all|memory) */
 } nnp_rec_config_t;
 
 extern nnp_rec_config_t nnp__rec_config;
@@ -56,6 +63,9 @@ extern __thread nnp_tbuf_t *nnp__tls_buf __attribute__((tls_model("initial-exec"
 /* Creates and registers the calling thread's buffer (its first event), or returns NULL
  * when it cannot (the event is then counted in nnp__orphan_drops). Out of line: cold. */
 nnp_tbuf_t *nnp__tbuf_get_slow(void);
+/* A name given by nnp_thread_register() before the thread had a buffer: applied when the
+ * buffer is created on the thread's first recorded event. */
+extern __thread uint32_t nnp__tls_pending_name __attribute__((tls_model("initial-exec")));
 /* eventfd the writer polls, or -1: block-policy producers kick the writer through it. */
 extern _Atomic int nnp__writer_wake_fd;
 

@@ -82,6 +82,7 @@ static void test_import_raw_run(void **state)
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
     o.sample_interval_ms = 0;
     o.rank_id = 4;
+    o.profile_communication = true;
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     assert_int_equal(nnp_thread_register("trainer"), NNP_OK);
     op.name = nnp_intern("Default/Conv2D-op1");
@@ -97,6 +98,7 @@ static void test_import_raw_run(void **state)
     comm.size_bytes = 4096;
     comm.peer = -1;
     /* Explicit timestamps so every value is known. Steps 1 and 2; step 3 never ends. */
+    nnp_host_memory_at(2048, 1050); /* the host rows at 1100 and 1200 carry it */
     nnp_step_begin_at(1, 0, 1000);
     nnp_range_begin_at(&tag, 1100);
     nnp_range_end_at(&tag, 1200);
@@ -136,6 +138,8 @@ static void test_import_raw_run(void **state)
     assert_int_equal(m.host.kind[1], 1);
     assert_string_equal(nnp__model_str(&m, m.host.module[0]), "Dataset");
     assert_string_equal(nnp__model_str(&m, m.host.event[1]), "GetNext");
+    assert_int_equal(m.host.memory_bytes[0], 2048);
+    assert_int_equal(m.host.memory_bytes[1], 2048);
     assert_int_equal(m.comms.t.n, 1);
     assert_int_equal(m.comms.kind[0], NNP_COMM_ALLREDUCE);
     assert_int_equal(m.comms.bytes[0], 4096);

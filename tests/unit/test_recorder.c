@@ -307,6 +307,8 @@ static void test_every_record_kind(void **state)
     snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
     o.sample_interval_ms = 20;
     o.msproftx = true;
+    o.profile_memory = true;
+    o.profile_communication = true;
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     assert_int_equal(nnp_thread_register("main-loop"), NNP_OK);
     tag.module = nnp_intern("Dataset");
