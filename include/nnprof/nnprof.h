@@ -307,6 +307,9 @@ typedef struct nnp_analyse_options {
     int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
     double peak_flops;     /* device peak FLOP/s for the achieved fraction, 0 = unknown */
     uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */
+    char output_dir[NNP_PATH_MAX];  /* "" (default): outputs beside the data (the profiler/
+                                     * directory); else every output goes here, each rank's
+                                     * trace_view.json in rank_<r>/ASCEND_PROFILER_OUTPUT */
 } nnp_analyse_options_t;
 
 /* Fills *o with the defaults above. */

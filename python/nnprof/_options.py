@@ -137,6 +137,7 @@ class AnalyseOptions(ctypes.Structure):
         ("graph_id", c_int64),
         ("peak_flops", c_double),
         ("memory_capacity_bytes", c_uint64),
+        ("output_dir", ctypes.c_char * PATH_MAX),
     ]
 
 

@@ -17,6 +17,7 @@
 #include "analyse/analyse.h"
 #include "analyse/op_stats.h"
 #include "read/host_info_csv.h"
+#include "read/importers.h"
 #include "read/raw_import.h"
 #include "read/raw_reader.h"
 #include "util/json_writer.h"
@@ -34,13 +35,14 @@
 /* Cap of the JSON text nnp_op_analyse returns (one small object per name). */
 #define JSON_MEM_CAP (64u * 1024u * 1024u)
 
-typedef enum input_kind { INPUT_RAW, INPUT_HOST_INFO_CSV } input_kind_t;
+typedef enum input_kind { INPUT_RAW, INPUT_HOST_INFO_CSV, INPUT_FOREIGN } input_kind_t;
 
 typedef struct input {
     input_kind_t kind;
-    char path[NNP_PATH_MAX];    /* raw dir or CSV file */
-    char out_dir[NNP_PATH_MAX]; /* where the *_{rank} files go */
-    int rank;                   /* from the CSV name; raw dirs read it from info.json */
+    char path[NNP_PATH_MAX];        /* raw dir or CSV file */
+    char out_dir[NNP_PATH_MAX];     /* where the *_{rank} files go */
+    int rank;                       /* from the CSV name; raw dirs read it from info.json */
+    const nnp_importer_t *importer; /* INPUT_FOREIGN */
 } input_t;
 
 static pid_t async_child = -1;
@@ -274,6 +276,12 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
         return nnp__fail(rc, "out of memory");
     if (in->kind == INPUT_RAW) {
         rc = nnp__import_raw(in->path, &m);
+    } else if (in->kind == INPUT_FOREIGN) {
+        rc = in->importer->import(in->path, &m);
+        if (rc == NNP_OK && m.info.rank_id == 0 && in->rank > 0)
+            m.info.rank_id = in->rank;
+        if (rc == NNP_OK)
+            rc = nnp__model_finish(&m);
     } else {
         rc = nnp__import_host_info_csv(in->path, &m);
         if (rc == NNP_OK) {
@@ -305,9 +313,19 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     c.step_last = o->step_last;
     c.is_developer = o->is_developer;
     c.timeline_limit_bytes = m.info.timeline_limit_bytes;
-    /* Per-rank directory: inside the raw directory, or beside the CSV's outputs. */
-    rc = nnp__path_join(rank_dir, sizeof(rank_dir), in->kind == INPUT_RAW ? in->path : in->out_dir,
-                        NNP_RANK_OUTPUT_DIR);
+    /* Per-rank directory: inside our raw directory (unless outputs go elsewhere), else
+     * <out_dir>/rank_<r>/ (foreign data, --output). */
+    if (in->kind == INPUT_RAW && !o->output_dir[0]) {
+        rc = nnp__path_join(rank_dir, sizeof(rank_dir), in->path, NNP_RANK_OUTPUT_DIR);
+    } else {
+        int k = snprintf(rank_dir, sizeof(rank_dir), "%s/rank_%d/%s", in->out_dir, c.rank,
+                         NNP_RANK_OUTPUT_DIR);
+        rc = k > 0 && (size_t)k < sizeof(rank_dir)
+                 ? NNP_OK
+                 : nnp__fail(NNP_ETOOLONG, "output path too long: %s", in->out_dir);
+    }
+    if (rc == NNP_OK)
+        rc = nnp__mkdir_p(in->out_dir, 0700);
     if (rc == NNP_OK)
         rc = nnp__mkdir_p(rank_dir, 0700);
     if (rc != NNP_OK) {
@@ -422,6 +440,20 @@ static int find_inputs(const char *path, input_t *v, int *n)
         rc = scan_raw_dirs(prof, v, n);
     if (rc == NNP_OK && *n == 0)
         rc = scan_raw_dirs(path, v, n);
+    for (const nnp_importer_t *const *imp = nnp__importers; rc == NNP_OK && *n == 0 && *imp;
+         imp++) {
+        nnp_foreign_input_t *found = nnp__calloc(MAX_INPUTS, sizeof(*found));
+        int k;
+        if (!found)
+            return nnp__fail(NNP_ENOMEM, "out of memory");
+        k = (*imp)->find(path, found, MAX_INPUTS);
+        for (int i = 0; rc == NNP_OK && i < k; i++) {
+            rc = add_input(v, n, INPUT_FOREIGN, found[i].path, path, found[i].rank);
+            if (rc == NNP_OK)
+                v[*n - 1].importer = *imp;
+        }
+        nnp__free(found);
+    }
     if (rc == NNP_OK && *n == 0 && nnp__host_info_csv_find(path, &rank, csv, sizeof(csv))) {
         /* MindSpore's layout: <dir>/profiler/host_info/host_info_{rank}.csv -> outputs in
          * <dir>/profiler/host_info/; a CSV directly in <dir> -> outputs in <dir>/host_info. */
@@ -489,6 +521,10 @@ int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o)
     if (!v)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     rc = find_inputs(path, v, &n);
+    for (int i = 0; rc == NNP_OK && o->output_dir[0] && i < n; i++) {
+        if (!nnp__strlcpy(v[i].out_dir, o->output_dir, sizeof(v[i].out_dir)))
+            rc = nnp__fail(NNP_ETOOLONG, "output path too long: %s", o->output_dir);
+    }
     if (rc == NNP_OK && n == 0)
         rc = nnp__fail(NNP_ENOENT,
                        "no profiling data found in '%s' (expected a PROF_* raw directory, a "

@@ -34,7 +34,10 @@ static void help(FILE *f)
                "  --rank N        analyse only rank N (default: every rank)\n"
                "  --graph-id N    timeline: only the ops and steps of graph N\n"
                "  --peak-tflops X        device peak, for the achieved FLOPS fraction\n"
-               "  --memory-capacity-gb X device memory, for the memory advice\n\n"
+               "  --memory-capacity-gb X device memory, for the memory advice\n"
+               "  -o, --output DIR       write every output under DIR (read-only data,\n"
+               "                         other tools' data); each rank's timeline in\n"
+               "                         DIR/rank_<r>/ASCEND_PROFILER_OUTPUT/\n\n"
                "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
 }
 
@@ -49,6 +52,7 @@ int nnp_cmd_analyse(int argc, char **argv)
                                              {"graph-id", required_argument, NULL, 'g'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"peak-tflops", required_argument, NULL, 'P'},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"memory-capacity-gb", required_argument, NULL, 'M'},
                                              {NULL, 0, NULL, 0}};
     nnp_analyse_options_t o;
@@ -56,7 +60,7 @@ int nnp_cmd_analyse(int argc, char **argv)
 
     nnp_analyse_options_init(&o);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'p':
             o.pretty = true;
@@ -118,6 +122,13 @@ int nnp_cmd_analyse(int argc, char **argv)
                 o.memory_capacity_bytes = (uint64_t)(v * GIB);
             break;
         }
+        case 'o':
+            if (!*optarg || strlen(optarg) >= sizeof(o.output_dir)) {
+                nnp_cli_error("--output", "'%s' is not a usable directory path", optarg);
+                return NNP_EXIT_USAGE;
+            }
+            snprintf(o.output_dir, sizeof(o.output_dir), "%s", optarg);
+            break;
         case 'h':
             help(stdout);
             return NNP_EXIT_OK;

@@ -1,0 +1,32 @@
+/* json_stream.h - streams the elements of a big JSON array one at a time: a Chrome-trace
+ * file (a top-level array, or an object whose "traceEvents" member is the array). The file
+ * is read in blocks; each element is handed to cJSON alone, so memory is bounded by the
+ * largest element, never the document. Damage is counted and located, not fatal. */
+#ifndef NNP_JSON_STREAM_H
+#define NNP_JSON_STREAM_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+/* Largest single element accepted (a Chrome-trace event is < 1 KiB; args can be large). */
+#define NNP_JSON_STREAM_MAX_ELEM (16u * 1024u * 1024u)
+
+typedef struct nnp_json_stream_report {
+    uint64_t elements;     /* delivered to the callback */
+    uint64_t bad_elements; /* skipped: not valid JSON, or too large */
+    uint64_t first_bad_offset;
+    uint64_t bytes; /* bytes read */
+    int truncated;  /* the file ended inside the array */
+    int no_array;   /* no top-level array / traceEvents array found */
+} nnp_json_stream_report_t;
+
+/* Return non-zero from the callback to stop (that value is returned). elem is valid only
+ * during the call. index counts elements from 0, bad ones included. */
+typedef int (*nnp_json_elem_cb)(void *user, const cJSON *elem, uint64_t index);
+
+/* Streams path. Returns NNP_OK (also for a truncated file or bad elements: see *rep),
+ * NNP_ENOENT/NNP_EIO when the file cannot be read, or the callback's non-zero value. */
+int nnp__json_stream_array(const char *path, nnp_json_elem_cb cb, void *user,
+                           nnp_json_stream_report_t *rep);
+
+#endif /* NNP_JSON_STREAM_H */
