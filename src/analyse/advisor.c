@@ -123,63 +123,25 @@ static void from_overlap(nnp_findings_t *f, const nnp_overlap_t *ov)
     f->avg_communication_ms = mean_ms(&comm);
 }
 
-/* One op with a correlation id, to find a kernel's launching op (as op_stats.c). */
-typedef struct corr_ref {
-    uint64_t corr;
-    size_t op;
-} corr_ref_t;
-
-static int cmp_corr(const void *a, const void *b)
-{
-    const corr_ref_t *x = a, *y = b;
-    if (x->corr != y->corr)
-        return x->corr < y->corr ? -1 : 1;
-    return (x->op > y->op) - (x->op < y->op);
-}
-
-/* The first recorded op launched under corr, SIZE_MAX when none. */
-static size_t corr_find(const corr_ref_t *v, size_t n, uint64_t corr)
-{
-    size_t lo = 0, hi = n;
-    if (corr == 0)
-        return SIZE_MAX;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo].corr == corr ? v[lo].op : SIZE_MAX;
-}
-
 /* Per-type totals of the compute rows (analyse.h: kernels when the run has any, typed by
  * their launching op as in op_statistic, else host ops), indexed by type string id;
  * -1 marks a type never seen. Returns the sum of all, or -1 when out of memory. */
 static int64_t type_totals(const nnp_actx_t *c, const nnp_step_trace_t *st, int64_t *tot)
 {
     const nnp_model_t *m = c->m;
-    corr_ref_t *corr = NULL;
+    nnp_op_index_t corr;
     int64_t all = 0;
-    size_t n_corr = 0;
     bool filter = c->has_steps;
     nnp_step_spans_t sp;
     if (nnp__step_spans_init(filter ? st : NULL, &sp) != NNP_OK)
         return -1;
-    if (m->kernels.t.n && m->ops.t.n) {
-        corr = nnp__malloc(m->ops.t.n * sizeof(corr_ref_t));
-        if (!corr) {
-            nnp__step_spans_fini(&sp);
-            return -1;
-        }
-        for (size_t i = 0; i < m->ops.t.n; i++)
-            if (m->ops.corr[i])
-                corr[n_corr++] = (corr_ref_t){m->ops.corr[i], i};
-        qsort(corr, n_corr, sizeof(corr_ref_t), cmp_corr);
+    if (nnp__op_index_build(m, &corr) != NNP_OK) {
+        nnp__step_spans_fini(&sp);
+        return -1;
     }
     for (size_t i = 0; i < m->kernels.t.n; i++) {
         const nnp_kernels_t *k = &m->kernels;
-        size_t op = corr_find(corr, n_corr, k->corr[i]);
+        size_t op = nnp__op_index_find(&corr, k->corr[i]);
         uint32_t type = op != SIZE_MAX && m->ops.type[op] ? m->ops.type[op] : k->name[i];
         int64_t d = k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
         if (filter && nnp__step_spans_find(&sp, k->start_ns[i]) == SIZE_MAX)
@@ -197,7 +159,7 @@ static int64_t type_totals(const nnp_actx_t *c, const nnp_step_trace_t *st, int6
         tot[o->type[i]] = (tot[o->type[i]] < 0 ? 0 : tot[o->type[i]]) + d;
         all += d;
     }
-    nnp__free(corr);
+    nnp__op_index_fini(&corr);
     nnp__step_spans_fini(&sp);
     return all;
 }

@@ -135,6 +135,24 @@ bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur);
  * measures the launch), else its own span. False while its end is unknown. */
 bool nnp__op_compute_time(const nnp_model_t *m, const nnp_kindex_t *ki, size_t i, int64_t *dur);
 
+/* Ops by correlation id, to find the op that launched a kernel: the first op recorded with
+ * an id wins when several share it. */
+typedef struct nnp_op_ref {
+    uint64_t corr;
+    size_t op;
+} nnp_op_ref_t;
+
+typedef struct nnp_op_index {
+    nnp_op_ref_t *v;
+    size_t n;
+} nnp_op_index_t;
+
+/* Builds the index (empty when the model has no kernels: nothing to match). */
+int nnp__op_index_build(const nnp_model_t *m, nnp_op_index_t *ix);
+void nnp__op_index_fini(nnp_op_index_t *ix);
+/* Row of the op launched under corr, SIZE_MAX when none (or corr is 0). */
+size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr);
+
 /* Per-op CPU of a data-pipeline op from its "(id=N)" worker threads, % of one CPU
  * (cpu.c; used by pipeline.c). *pct is -1 when there is no data. */
 int nnp__cpu_op_pct(const nnp_model_t *m, int64_t op_id, double *pct);

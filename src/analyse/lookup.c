@@ -1,6 +1,7 @@
 /* lookup.c - lookups several analyses share: the analysed step an instant belongs to
- * (analyse.h: an op belongs to the step it starts in) and the device time an op launched
- * (summed kernel time per correlation id). Built once per analysis, O(log n) per query. */
+ * (analyse.h: an op belongs to the step it starts in), the device time an op launched
+ * (summed kernel time per correlation id) and the op that launched a kernel. Built once
+ * per analysis, O(log n) per query. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,50 @@ bool nnp__op_compute_time(const nnp_model_t *m, const nnp_kindex_t *ki, size_t i
         return true;
     *dur = o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0;
     return true;
+}
+
+static int cmp_op_ref(const void *a, const void *b)
+{
+    const nnp_op_ref_t *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op); /* the first recorded op wins */
+}
+
+int nnp__op_index_build(const nnp_model_t *m, nnp_op_index_t *ix)
+{
+    const nnp_ops_t *o = &m->ops;
+    memset(ix, 0, sizeof(*ix));
+    if (o->t.n == 0 || m->kernels.t.n == 0)
+        return NNP_OK;
+    ix->v = nnp__malloc(o->t.n * sizeof(nnp_op_ref_t));
+    if (!ix->v)
+        return nnp__fail(NNP_ENOMEM, "out of memory indexing ops");
+    for (size_t i = 0; i < o->t.n; i++) {
+        if (o->corr[i])
+            ix->v[ix->n++] = (nnp_op_ref_t){o->corr[i], i};
+    }
+    qsort(ix->v, ix->n, sizeof(nnp_op_ref_t), cmp_op_ref);
+    return NNP_OK;
+}
+
+void nnp__op_index_fini(nnp_op_index_t *ix)
+{
+    nnp__free(ix->v);
+    memset(ix, 0, sizeof(*ix));
+}
+
+size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr)
+{
+    size_t lo = 0, hi = ix->n;
+    if (corr == 0)
+        return SIZE_MAX;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->v[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->n && ix->v[lo].corr == corr ? ix->v[lo].op : SIZE_MAX;
 }

@@ -37,60 +37,6 @@
  * the same work seen twice, so one denominator for both would halve every ratio. */
 enum { SIDE_HOST, SIDE_DEVICE, SIDE_COUNT };
 
-/* One op with a correlation id (0 = none: such ops launch nothing we can match). */
-typedef struct corr_ref {
-    uint64_t corr;
-    size_t op;
-} corr_ref_t;
-
-typedef struct corr_index {
-    corr_ref_t *v;
-    size_t n;
-} corr_index_t;
-
-/* By id, then op row, so the first recorded op wins when several share an id. */
-static int cmp_corr(const void *a, const void *b)
-{
-    const corr_ref_t *x = a, *y = b;
-    if (x->corr != y->corr)
-        return x->corr < y->corr ? -1 : 1;
-    return (x->op > y->op) - (x->op < y->op);
-}
-
-/* Ops by correlation id, to find the op that launched a kernel (the first op recorded
- * with that id when several share it). */
-static int corr_build(const nnp_model_t *m, corr_index_t *ci)
-{
-    const nnp_ops_t *o = &m->ops;
-    memset(ci, 0, sizeof(*ci));
-    if (o->t.n == 0 || m->kernels.t.n == 0)
-        return NNP_OK;
-    ci->v = nnp__malloc(o->t.n * sizeof(corr_ref_t));
-    if (!ci->v)
-        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < o->t.n; i++)
-        if (o->corr[i])
-            ci->v[ci->n++] = (corr_ref_t){o->corr[i], i};
-    qsort(ci->v, ci->n, sizeof(corr_ref_t), cmp_corr);
-    return NNP_OK;
-}
-
-/* The row of the op that launched a kernel with this id, SIZE_MAX when none. */
-static size_t corr_find(const corr_index_t *ci, uint64_t corr)
-{
-    size_t lo = 0, hi = ci->n;
-    if (corr == 0)
-        return SIZE_MAX;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ci->v[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < ci->n && ci->v[lo].corr == corr ? ci->v[lo].op : SIZE_MAX;
-}
-
 /* The analysed steps (lookup.c), plus whether --steps restricts what is counted. */
 typedef struct spans {
     nnp_step_spans_t s;
@@ -122,7 +68,7 @@ static bool spans_keep(const spans_t *s, int64_t t)
 /* What every analysis of this file needs, built once. */
 typedef struct ctx {
     const nnp_model_t *m;
-    corr_index_t corr;
+    nnp_op_index_t corr;
     spans_t spans;
     uint32_t kernel_core; /* core key of kernels without a type */
 } ctx_t;
@@ -137,7 +83,7 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
     x->kernel_core = nnp__model_find(c->m, CORE_KERNEL_NAME);
     if (x->kernel_core == 0)
         x->kernel_core = CORE_KERNEL;
-    rc = corr_build(c->m, &x->corr);
+    rc = nnp__op_index_build(c->m, &x->corr);
     if (rc == NNP_OK)
         rc = spans_init(c, st, &x->spans);
     return rc;
@@ -145,7 +91,7 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
 
 static void ctx_fini(ctx_t *x)
 {
-    nnp__free(x->corr.v);
+    nnp__op_index_fini(&x->corr);
     nnp__step_spans_fini(&x->spans.s);
 }
 
@@ -179,7 +125,7 @@ static int64_t kernel_dur(const nnp_kernels_t *k, size_t i)
 static uint32_t kernel_type(const ctx_t *x, size_t i, size_t *op)
 {
     const nnp_model_t *m = x->m;
-    *op = corr_find(&x->corr, m->kernels.corr[i]);
+    *op = nnp__op_index_find(&x->corr, m->kernels.corr[i]);
     if (*op != SIZE_MAX && m->ops.type[*op])
         return m->ops.type[*op];
     return m->kernels.name[i];
@@ -634,7 +580,7 @@ static void query_one(const ctx_t *x, nnp_op_query_row_t *r)
         return;
     if (m->kernels.t.n) {
         for (size_t i = 0; i < m->kernels.t.n; i++) {
-            size_t op = corr_find(&x->corr, m->kernels.corr[i]);
+            size_t op = nnp__op_index_find(&x->corr, m->kernels.corr[i]);
             bool hit = m->kernels.name[i] == id ||
                        (op != SIZE_MAX && (m->ops.name[op] == id || m->ops.type[op] == id));
             if (hit)
@@ -668,7 +614,7 @@ int nnp__op_query(const nnp_model_t *m, const char *const *names, size_t n_names
             return nnp__fail(NNP_EINVAL, "%s", OP_QUERY_EMPTY_MSG);
     memset(&x, 0, sizeof(x));
     x.m = m;
-    rc = corr_build(m, &x.corr);
+    rc = nnp__op_index_build(m, &x.corr);
     if (rc != NNP_OK)
         return rc;
     v = nnp__calloc(n_names, sizeof(*v));
