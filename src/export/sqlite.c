@@ -1,0 +1,838 @@
+/* sqlite.c - `nnprof export sqlite`: every rank of a run in one SQLite database, in the
+ * spirit of Nsight Systems' export (docs/SQLITE.md is the schema). Each rank is imported
+ * into the model, its tables are bulk-inserted through prepared statements in one
+ * transaction, strings go into one StringIds table shared by all ranks, and the analysis
+ * results (op statistics, step trace, overlap) become tables too. The file is written
+ * under a temporary name and renamed, so a reader never sees half a database. */
+#include <dirent.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyse/analyse.h"
+#include "export/sqlite.h"
+#include "model/model.h"
+#include "nnprof/nnprof.h"
+#include "read/raw_import.h"
+#include "read/raw_reader.h"
+#include "util/util.h"
+
+/* Raw directories (ranks) one export takes: a 64-rank job on one host fits easily. */
+#define MAX_DIRS 4096
+/* Longest SQL statement we build from a table description. */
+#define SQL_CAP 2048
+/* Default database name inside the exported directory. */
+#define DEFAULT_DB_NAME "nnprof.sqlite"
+/* Page cache for the bulk load (negative = KiB, SQLite's convention): 64 MiB keeps the
+ * b-tree pages of the tables being appended to in memory. */
+#define BULK_CACHE_KIB "-65536"
+/* Core types of op statistics (docs/OUTPUTS.md "Operator statistics"). */
+#define CORE_HOST_NAME   "HOST_CPU"
+#define CORE_KERNEL_NAME "KERNEL"
+#define PERCENT          100.0
+
+/* How a model column is stored. Every time is an INTEGER of ns; "open" ends are NULL. */
+typedef enum col_kind {
+    C_TS,     /* int64 ns, NNP_OPEN_END -> NULL */
+    C_I64,    /* int64 */
+    C_U64,    /* uint64, stored as a (two's complement) INTEGER */
+    C_U32,    /* uint32 */
+    C_I32,    /* int32 */
+    C_U8,     /* uint8 */
+    C_F64,    /* double -> REAL */
+    C_F64I,   /* double holding an integer (bytes) -> INTEGER */
+    C_STR,    /* model string id -> StringIds id, 0 -> NULL */
+    C_THREAD, /* thread index -> OS tid */
+    C_COMM,   /* nnp_comm_kind_t -> StringIds id of its name */
+} col_kind_t;
+
+typedef struct col {
+    const char *name;
+    col_kind_t kind;
+    size_t off; /* offset of the column pointer inside nnp_model_t */
+} col_t;
+
+#define MAX_COLS 12
+typedef struct table_desc {
+    const char *name;
+    size_t t_off;        /* offset of the nnp_table_t header inside nnp_model_t */
+    const char *time_ix; /* column indexed after the load (with rank), NULL = none */
+    col_t cols[MAX_COLS];
+} table_desc_t;
+
+#define M(field) offsetof(nnp_model_t, field)
+
+/* One SQL table per model table: the order of columns is the order in docs/SQLITE.md. */
+static const table_desc_t TABLES[] = {
+    {"Threads",
+     M(threads.t),
+     NULL,
+     {{"tid", C_U64, M(threads.tid)},
+      {"name", C_STR, M(threads.name)},
+      {"pid", C_U32, M(threads.pid)},
+      {"parent_pid", C_U32, M(threads.parent_pid)}}},
+    {"Ops",
+     M(ops.t),
+     "start_ns",
+     {{"start_ns", C_TS, M(ops.start_ns)},
+      {"end_ns", C_TS, M(ops.end_ns)},
+      {"name", C_STR, M(ops.name)},
+      {"type", C_STR, M(ops.type)},
+      {"graph_id", C_U32, M(ops.graph_id)},
+      {"stream_id", C_U32, M(ops.stream_id)},
+      {"tid", C_THREAD, M(ops.thread)},
+      {"input_shapes", C_STR, M(ops.shapes)},
+      {"input_dtypes", C_STR, M(ops.dtypes)},
+      {"correlation_id", C_U64, M(ops.corr)},
+      {"flops_matrix", C_U64, M(ops.flops_matrix)},
+      {"flops_vector", C_U64, M(ops.flops_vector)}}},
+    {"Kernels",
+     M(kernels.t),
+     "start_ns",
+     {{"start_ns", C_TS, M(kernels.start_ns)},
+      {"end_ns", C_TS, M(kernels.end_ns)},
+      {"name", C_STR, M(kernels.name)},
+      {"type", C_STR, M(kernels.type)},
+      {"device_id", C_U32, M(kernels.device_id)},
+      {"stream_id", C_U32, M(kernels.stream_id)},
+      {"correlation_id", C_U64, M(kernels.corr)}}},
+    {"HostRows",
+     M(host.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(host.ts_ns)},
+      {"kind", C_U8, M(host.kind)},
+      {"level", C_U8, M(host.level)},
+      {"module", C_STR, M(host.module)},
+      {"event", C_STR, M(host.event)},
+      {"stage", C_STR, M(host.stage)},
+      {"custom_info", C_STR, M(host.custom_info)},
+      {"tid", C_THREAD, M(host.thread)},
+      {"memory_bytes", C_U64, M(host.memory_bytes)}}},
+    {"HostMemory",
+     M(host_mem.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(host_mem.ts_ns)}, {"bytes", C_F64I, M(host_mem.value)}}},
+    {"Steps",
+     M(steps.t),
+     "start_ns",
+     {{"step_id", C_U64, M(steps.id)},
+      {"graph_id", C_U32, M(steps.graph_id)},
+      {"start_ns", C_TS, M(steps.start_ns)},
+      {"end_ns", C_TS, M(steps.end_ns)}}},
+    {"Epochs",
+     M(epochs.t),
+     "start_ns",
+     {{"epoch_id", C_U64, M(epochs.id)},
+      {"start_ns", C_TS, M(epochs.start_ns)},
+      {"end_ns", C_TS, M(epochs.end_ns)}}},
+    {"FpMarks", M(fp.t), NULL, {{"step_id", C_U64, M(fp.step_id)}, {"ts_ns", C_TS, M(fp.ts_ns)}}},
+    {"BpMarks", M(bp.t), NULL, {{"step_id", C_U64, M(bp.step_id)}, {"ts_ns", C_TS, M(bp.ts_ns)}}},
+    {"Comms",
+     M(comms.t),
+     "start_ns",
+     {{"start_ns", C_TS, M(comms.start_ns)},
+      {"end_ns", C_TS, M(comms.end_ns)},
+      {"name", C_STR, M(comms.name)},
+      {"kind", C_COMM, M(comms.kind)},
+      {"grp", C_STR, M(comms.group)},
+      {"stream_id", C_U32, M(comms.stream_id)},
+      {"tid", C_THREAD, M(comms.thread)},
+      {"peer", C_I32, M(comms.peer)},
+      {"bytes", C_U64, M(comms.bytes)}}},
+    {"MemEvents",
+     M(mem.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(mem.ts_ns)},
+      {"is_alloc", C_U8, M(mem.is_alloc)},
+      {"address", C_U64, M(mem.address)},
+      {"bytes", C_U64, M(mem.bytes)},
+      {"name", C_STR, M(mem.name)},
+      {"owner_op", C_STR, M(mem.owner_op)},
+      {"device_id", C_U32, M(mem.device_id)}}},
+    {"PipelineOps",
+     M(pipe_ops.t),
+     NULL,
+     {{"op_id", C_I64, M(pipe_ops.op_id)},
+      {"parent_id", C_I64, M(pipe_ops.parent_id)},
+      {"op_type", C_STR, M(pipe_ops.op_type)},
+      {"num_workers", C_U32, M(pipe_ops.num_workers)}}},
+    {"QueueSamples",
+     M(queues.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(queues.ts_ns)},
+      {"op_id", C_I64, M(queues.op_id)},
+      {"size", C_U32, M(queues.size)},
+      {"capacity", C_U32, M(queues.capacity)}}},
+    {"Counters",
+     M(counters.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(counters.ts_ns)},
+      {"name", C_STR, M(counters.name)},
+      {"value", C_F64, M(counters.value)}}},
+    {"Markers",
+     M(markers.t),
+     "start_ns",
+     {{"start_ns", C_TS, M(markers.start_ns)},
+      {"end_ns", C_TS, M(markers.end_ns)},
+      {"message", C_STR, M(markers.message)},
+      {"tid", C_THREAD, M(markers.thread)}}},
+    {"CpuSamples",
+     M(sys_cpu.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(sys_cpu.ts_ns)},
+      {"user", C_U64, M(sys_cpu.user)},
+      {"nice", C_U64, M(sys_cpu.nice)},
+      {"sys", C_U64, M(sys_cpu.sys)},
+      {"idle", C_U64, M(sys_cpu.idle)},
+      {"iowait", C_U64, M(sys_cpu.iowait)},
+      {"irq", C_U64, M(sys_cpu.irq)},
+      {"steal", C_U64, M(sys_cpu.steal)},
+      {"ctxt", C_U64, M(sys_cpu.ctxt)},
+      {"procs_running", C_U32, M(sys_cpu.running)},
+      {"procs_blocked", C_U32, M(sys_cpu.blocked)}}},
+    {"TaskCpu",
+     M(task_cpu.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(task_cpu.ts_ns)},
+      {"tid", C_U64, M(task_cpu.tid)},
+      {"name", C_STR, M(task_cpu.name)},
+      {"utime", C_U64, M(task_cpu.utime)},
+      {"stime", C_U64, M(task_cpu.stime)}}},
+    {"ProcessRss",
+     M(proc_rss.t),
+     "ts_ns",
+     {{"ts_ns", C_TS, M(proc_rss.ts_ns)}, {"rss_bytes", C_F64I, M(proc_rss.value)}}},
+};
+
+/* Tables that are not copies of a model table (docs/SQLITE.md). */
+static const char *const FIXED_SCHEMA =
+    "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE Ranks(rank INTEGER NOT NULL, device INTEGER, rank_size INTEGER, host TEXT,"
+    " pid INTEGER, state TEXT, start_wall_us INTEGER, diff_time_us INTEGER,"
+    " clock_ticks_per_sec INTEGER, ncpu INTEGER, options TEXT, source TEXT,"
+    " events_lost INTEGER, chunks_corrupt INTEGER, chunks_truncated INTEGER,"
+    " files_aged_out INTEGER);"
+    "CREATE TABLE Windows(rank INTEGER NOT NULL, start_ns INTEGER, stop_ns INTEGER);"
+    "CREATE TABLE OpStatistics(rank INTEGER NOT NULL, op_type INTEGER, core_type INTEGER,"
+    " is_device INTEGER, count INTEGER, total_ns INTEGER, avg_ns INTEGER, min_ns INTEGER,"
+    " max_ns INTEGER, ratio_pct REAL);"
+    "CREATE TABLE StepTrace(rank INTEGER NOT NULL, step_id INTEGER, graph_id INTEGER,"
+    " begin_ns INTEGER, end_ns INTEGER, start_point_ns INTEGER, fp_ns INTEGER, bp_ns INTEGER,"
+    " fp_op INTEGER, bp_op INTEGER, iteration_interval_ns INTEGER, fp_and_bp_ns INTEGER,"
+    " tail_ns INTEGER, total_ns INTEGER);"
+    "CREATE TABLE Overlap(rank INTEGER NOT NULL, step_id INTEGER, computing_ns INTEGER,"
+    " communication_ns INTEGER, comm_not_overlapped_ns INTEGER, overlapped_ns INTEGER,"
+    " free_ns INTEGER);";
+
+/* Export state: the database, one prepared insert per table, and the string table all
+ * ranks share (a model used only for interning, so equal strings of two ranks get one
+ * id). */
+typedef struct exp {
+    sqlite3 *db;
+    sqlite3_stmt *ins[NNP_ARRAY_LEN(TABLES)];
+    sqlite3_stmt *ins_rank, *ins_window, *ins_stat, *ins_step, *ins_overlap;
+    nnp_model_t strings;
+    uint32_t *map; /* this rank's model string id -> shared id */
+    uint64_t rows;
+    const char *path; /* for messages */
+} exp_t;
+
+static int db_fail(exp_t *e, const char *what)
+{
+    return nnp__fail(NNP_EIO, "%s: %s: %s", e->path, what, sqlite3_errmsg(e->db));
+}
+
+static int exec(exp_t *e, const char *sql)
+{
+    return sqlite3_exec(e->db, sql, NULL, NULL, NULL) == SQLITE_OK ? NNP_OK : db_fail(e, sql);
+}
+
+static int prepare(exp_t *e, const char *sql, sqlite3_stmt **st)
+{
+    return sqlite3_prepare_v2(e->db, sql, -1, st, NULL) == SQLITE_OK ? NNP_OK : db_fail(e, sql);
+}
+
+/* Runs a bound insert and resets it for the next row. */
+static int step_insert(exp_t *e, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(e, "insert");
+    e->rows++;
+    return NNP_OK;
+}
+
+static size_t n_cols(const table_desc_t *t)
+{
+    size_t n = 0;
+    while (n < MAX_COLS && t->cols[n].name)
+        n++;
+    return n;
+}
+
+/* CREATE TABLE and the prepared INSERT of one model table. */
+static int create_table(exp_t *e, size_t ti)
+{
+    const table_desc_t *t = &TABLES[ti];
+    char create[SQL_CAP], insert[SQL_CAP];
+    size_t nc = n_cols(t), a, b;
+    a = (size_t)snprintf(create, sizeof(create), "CREATE TABLE %s(rank INTEGER NOT NULL", t->name);
+    b = (size_t)snprintf(insert, sizeof(insert), "INSERT INTO %s VALUES(?", t->name);
+    for (size_t c = 0; c < nc && a < sizeof(create) && b < sizeof(insert); c++) {
+        a += (size_t)snprintf(create + a, sizeof(create) - a, ", %s %s", t->cols[c].name,
+                              t->cols[c].kind == C_F64 ? "REAL" : "INTEGER");
+        b += (size_t)snprintf(insert + b, sizeof(insert) - b, ",?");
+    }
+    if (a + 2 >= sizeof(create) || b + 2 >= sizeof(insert))
+        return nnp__fail(NNP_ETOOLONG, "SQL for table %s too long", t->name);
+    memcpy(create + a, ");", 3);
+    memcpy(insert + b, ")", 2);
+    if (exec(e, create) != NNP_OK)
+        return NNP_EIO;
+    return prepare(e, insert, &e->ins[ti]);
+}
+
+static int create_schema(exp_t *e)
+{
+    int rc = exec(e, FIXED_SCHEMA);
+    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++)
+        rc = create_table(e, i);
+    if (rc == NNP_OK)
+        rc = prepare(e, "INSERT INTO Ranks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &e->ins_rank);
+    if (rc == NNP_OK)
+        rc = prepare(e, "INSERT INTO Windows VALUES(?,?,?)", &e->ins_window);
+    if (rc == NNP_OK)
+        rc = prepare(e, "INSERT INTO OpStatistics VALUES(?,?,?,?,?,?,?,?,?,?)", &e->ins_stat);
+    if (rc == NNP_OK)
+        rc = prepare(e, "INSERT INTO StepTrace VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &e->ins_step);
+    if (rc == NNP_OK)
+        rc = prepare(e, "INSERT INTO Overlap VALUES(?,?,?,?,?,?,?)", &e->ins_overlap);
+    return rc;
+}
+
+/* ---- strings ---- */
+
+/* Maps every string of the rank's model to the shared table. */
+static int map_strings(exp_t *e, const nnp_model_t *m)
+{
+    nnp__free(e->map);
+    e->map = nnp__calloc(m->n_strs ? m->n_strs : 1, sizeof(uint32_t));
+    if (!e->map)
+        return nnp__fail(NNP_ENOMEM, "out of memory exporting strings");
+    for (size_t id = 1; id < m->n_strs; id++) {
+        e->map[id] = nnp__model_intern(&e->strings, m->strs[id], m->str_len[id]);
+        if (e->map[id] == 0 && m->str_len[id] > 0)
+            return nnp__fail(NNP_ENOMEM, "out of memory exporting strings");
+    }
+    return NNP_OK;
+}
+
+static uint32_t shared_str(exp_t *e, const char *s)
+{
+    return nnp__model_intern_cstr(&e->strings, s);
+}
+
+/* Binds a string id (already shared), NULL for 0 (none). */
+static void bind_sid(sqlite3_stmt *st, int k, uint32_t sid)
+{
+    if (sid)
+        sqlite3_bind_int64(st, k, sid);
+    else
+        sqlite3_bind_null(st, k);
+}
+
+static void bind_ts(sqlite3_stmt *st, int k, int64_t ns)
+{
+    if (ns == NNP_OPEN_END)
+        sqlite3_bind_null(st, k);
+    else
+        sqlite3_bind_int64(st, k, ns);
+}
+
+/* ---- model tables ---- */
+
+static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k, const col_t *c,
+                     size_t i)
+{
+    const void *p = *(void *const *)((const char *)m + c->off);
+    if (!p) { /* optional column the model did not allocate (FLOPs) */
+        sqlite3_bind_null(st, k);
+        return;
+    }
+    switch (c->kind) {
+    case C_TS:
+        bind_ts(st, k, ((const int64_t *)p)[i]);
+        break;
+    case C_I64:
+        sqlite3_bind_int64(st, k, ((const int64_t *)p)[i]);
+        break;
+    case C_U64:
+        sqlite3_bind_int64(st, k, (sqlite3_int64)((const uint64_t *)p)[i]);
+        break;
+    case C_U32:
+        sqlite3_bind_int64(st, k, ((const uint32_t *)p)[i]);
+        break;
+    case C_I32:
+        sqlite3_bind_int64(st, k, ((const int32_t *)p)[i]);
+        break;
+    case C_U8:
+        sqlite3_bind_int64(st, k, ((const uint8_t *)p)[i]);
+        break;
+    case C_F64:
+        sqlite3_bind_double(st, k, ((const double *)p)[i]);
+        break;
+    case C_F64I:
+        sqlite3_bind_int64(st, k, (sqlite3_int64)((const double *)p)[i]);
+        break;
+    case C_STR: {
+        uint32_t id = ((const uint32_t *)p)[i];
+        bind_sid(st, k, id < m->n_strs ? e->map[id] : 0);
+        break;
+    }
+    case C_THREAD: {
+        uint32_t t = ((const uint32_t *)p)[i];
+        if (t < m->threads.t.n)
+            sqlite3_bind_int64(st, k, (sqlite3_int64)m->threads.tid[t]);
+        else
+            sqlite3_bind_null(st, k);
+        break;
+    }
+    case C_COMM:
+        bind_sid(st, k,
+                 shared_str(e, nnp_comm_kind_name((nnp_comm_kind_t)((const uint32_t *)p)[i])));
+        break;
+    }
+}
+
+static int insert_table(exp_t *e, const nnp_model_t *m, size_t ti)
+{
+    const table_desc_t *t = &TABLES[ti];
+    const nnp_table_t *h = (const nnp_table_t *)((const char *)m + t->t_off);
+    sqlite3_stmt *st = e->ins[ti];
+    size_t nc = n_cols(t);
+    for (size_t i = 0; i < h->n; i++) {
+        sqlite3_bind_int64(st, 1, m->info.rank_id);
+        for (size_t c = 0; c < nc; c++)
+            bind_col(e, m, st, (int)c + 2, &t->cols[c], i);
+        if (step_insert(e, st) != NNP_OK)
+            return NNP_EIO;
+    }
+    return NNP_OK;
+}
+
+static int insert_rank(exp_t *e, const nnp_model_t *m)
+{
+    const nnp_run_info_t *in = &m->info;
+    sqlite3_stmt *st = e->ins_rank;
+    int rc;
+    sqlite3_bind_int64(st, 1, in->rank_id);
+    sqlite3_bind_int64(st, 2, in->device_id);
+    sqlite3_bind_int64(st, 3, in->rank_size);
+    sqlite3_bind_text(st, 4, in->host ? in->host : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, in->pid);
+    sqlite3_bind_text(st, 6, in->state ? in->state : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, in->start_wall_us);
+    sqlite3_bind_int64(st, 8, in->diff_time_us);
+    sqlite3_bind_int64(st, 9, in->clock_ticks_per_sec);
+    sqlite3_bind_int64(st, 10, in->ncpu);
+    sqlite3_bind_text(st, 11, in->options_json ? in->options_json : "{}", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 12, in->source ? in->source : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)in->events_lost);
+    sqlite3_bind_int64(st, 14, (sqlite3_int64)in->chunks_corrupt);
+    sqlite3_bind_int64(st, 15, (sqlite3_int64)in->chunks_truncated);
+    sqlite3_bind_int64(st, 16, (sqlite3_int64)in->files_aged_out);
+    rc = step_insert(e, st);
+    for (size_t i = 0; rc == NNP_OK && i < in->n_windows; i++) {
+        sqlite3_bind_int64(e->ins_window, 1, in->rank_id);
+        bind_ts(e->ins_window, 2, in->windows[i].start_ns);
+        bind_ts(e->ins_window, 3, in->windows[i].stop_ns);
+        rc = step_insert(e, e->ins_window);
+    }
+    return rc;
+}
+
+/* ---- op statistics: the rules of docs/OUTPUTS.md "Operator statistics" (no --steps
+ * filter), computed here from the model so the export needs no CSV files ---- */
+
+typedef struct stat_item {
+    uint32_t type, core; /* shared string ids */
+    uint8_t is_device;
+    int64_t dur_ns;
+} stat_item_t;
+
+static int cmp_item(const void *a, const void *b)
+{
+    const stat_item_t *x = a, *y = b;
+    if (x->is_device != y->is_device)
+        return x->is_device < y->is_device ? -1 : 1;
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    return (x->core > y->core) - (x->core < y->core);
+}
+
+typedef struct corr_ref {
+    uint64_t corr;
+    size_t op;
+} corr_ref_t;
+
+/* By id, then row, so the first recorded op wins when several share an id (op_stats.c). */
+static int cmp_corr(const void *a, const void *b)
+{
+    const corr_ref_t *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
+static size_t corr_find(const corr_ref_t *v, size_t n, uint64_t corr)
+{
+    size_t lo = 0, hi = n;
+    if (corr == 0)
+        return SIZE_MAX;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].corr == corr ? v[lo].op : SIZE_MAX;
+}
+
+/* Host ops (HOST_CPU, open ones skipped) and kernels (core = task type or KERNEL, op type =
+ * the launching op's type, else the kernel's name) reduced to (side, type, core, dur). */
+static int stat_items(exp_t *e, const nnp_model_t *m, stat_item_t *v, size_t *n_out)
+{
+    const nnp_ops_t *o = &m->ops;
+    const nnp_kernels_t *k = &m->kernels;
+    corr_ref_t *cv = NULL;
+    size_t n = 0, nc = 0;
+    uint32_t host = shared_str(e, CORE_HOST_NAME), kern = shared_str(e, CORE_KERNEL_NAME);
+    if (!host || !kern)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < o->t.n; i++) {
+        if (o->end_ns[i] == NNP_OPEN_END)
+            continue;
+        v[n++] = (stat_item_t){e->map[o->type[i]], host, 0,
+                               o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0};
+    }
+    if (k->t.n > 0 && o->t.n > 0) {
+        cv = nnp__malloc(o->t.n * sizeof(corr_ref_t));
+        if (!cv)
+            return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+        for (size_t i = 0; i < o->t.n; i++)
+            if (o->corr[i])
+                cv[nc++] = (corr_ref_t){o->corr[i], i};
+        qsort(cv, nc, sizeof(corr_ref_t), cmp_corr);
+    }
+    for (size_t i = 0; i < k->t.n; i++) {
+        size_t op = corr_find(cv, nc, k->corr[i]);
+        uint32_t type = op != SIZE_MAX && o->type[op] ? o->type[op] : k->name[i];
+        v[n++] = (stat_item_t){e->map[type], k->type[i] ? e->map[k->type[i]] : kern, 1,
+                               k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0};
+    }
+    nnp__free(cv);
+    *n_out = n;
+    return NNP_OK;
+}
+
+static int insert_op_stats(exp_t *e, const nnp_model_t *m)
+{
+    size_t cap = m->ops.t.n + m->kernels.t.n, n = 0;
+    int64_t side_total[2] = {0, 0};
+    stat_item_t *v;
+    int rc;
+    if (cap == 0)
+        return NNP_OK;
+    v = nnp__malloc(cap * sizeof(stat_item_t));
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    rc = stat_items(e, m, v, &n);
+    qsort(v, n, sizeof(stat_item_t), cmp_item);
+    for (size_t i = 0; i < n; i++)
+        side_total[v[i].is_device] += v[i].dur_ns;
+    /* One row per run of equal (side, type, core) in sorted order. */
+    for (size_t i = 0; rc == NNP_OK && i < n;) {
+        size_t j = i;
+        int64_t total = 0, mn = v[i].dur_ns, mx = v[i].dur_ns;
+        uint64_t count;
+        sqlite3_stmt *st = e->ins_stat;
+        for (; j < n && cmp_item(&v[i], &v[j]) == 0; j++) {
+            total += v[j].dur_ns;
+            mn = v[j].dur_ns < mn ? v[j].dur_ns : mn;
+            mx = v[j].dur_ns > mx ? v[j].dur_ns : mx;
+        }
+        count = j - i;
+        sqlite3_bind_int64(st, 1, m->info.rank_id);
+        bind_sid(st, 2, v[i].type);
+        bind_sid(st, 3, v[i].core);
+        sqlite3_bind_int64(st, 4, v[i].is_device);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)count);
+        sqlite3_bind_int64(st, 6, total);
+        /* Mean rounded half up to the ns, as op_statistic's Avg Time. */
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)(((uint64_t)total + count / 2) / count));
+        sqlite3_bind_int64(st, 8, mn);
+        sqlite3_bind_int64(st, 9, mx);
+        sqlite3_bind_double(st, 10,
+                            side_total[v[i].is_device] > 0
+                                ? (double)total / (double)side_total[v[i].is_device] * PERCENT
+                                : 0.0);
+        rc = step_insert(e, st);
+        i = j;
+    }
+    nnp__free(v);
+    return rc;
+}
+
+/* ---- step trace and overlap, from the analyses themselves ---- */
+
+static void bind_opt_ns(sqlite3_stmt *st, int k, int64_t ns)
+{
+    if (ns < 0)
+        sqlite3_bind_null(st, k); /* -1: unknown */
+    else
+        sqlite3_bind_int64(st, k, ns);
+}
+
+static int insert_analysis(exp_t *e, const nnp_model_t *m)
+{
+    nnp_actx_t c;
+    nnp_step_trace_t st;
+    nnp_overlap_t ov;
+    int rc;
+    memset(&c, 0, sizeof(c));
+    memset(&st, 0, sizeof(st));
+    memset(&ov, 0, sizeof(ov));
+    c.m = m;
+    c.rank = m->info.rank_id;
+    c.timeline_limit_bytes = m->info.timeline_limit_bytes;
+    rc = nnp__step_trace_run(&c, &st);
+    if (rc == NNP_OK)
+        rc = nnp__overlap_run(&c, &st, &ov);
+    for (size_t i = 0; rc == NNP_OK && i < st.n; i++) {
+        const nnp_step_row_t *r = &st.rows[i];
+        sqlite3_stmt *s = e->ins_step;
+        sqlite3_bind_int64(s, 1, m->info.rank_id);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)r->step_id);
+        sqlite3_bind_int64(s, 3, r->graph_id);
+        bind_ts(s, 4, r->begin_ns);
+        bind_ts(s, 5, r->end_ns);
+        bind_ts(s, 6, r->start_point_ns);
+        bind_opt_ns(s, 7, r->fp_ns);
+        bind_opt_ns(s, 8, r->bp_ns);
+        bind_sid(s, 9, r->fp_op < m->n_strs ? e->map[r->fp_op] : 0);
+        bind_sid(s, 10, r->bp_op < m->n_strs ? e->map[r->bp_op] : 0);
+        sqlite3_bind_int64(s, 11, r->iteration_interval_ns);
+        sqlite3_bind_int64(s, 12, r->fp_and_bp_ns);
+        sqlite3_bind_int64(s, 13, r->tail_ns);
+        sqlite3_bind_int64(s, 14, r->total_ns);
+        rc = step_insert(e, s);
+    }
+    for (size_t i = 0; rc == NNP_OK && i < ov.n; i++) {
+        const nnp_overlap_row_t *r = &ov.rows[i];
+        sqlite3_stmt *s = e->ins_overlap;
+        sqlite3_bind_int64(s, 1, m->info.rank_id);
+        if (r->step_id == UINT64_MAX) /* the whole-run row */
+            sqlite3_bind_null(s, 2);
+        else
+            sqlite3_bind_int64(s, 2, (sqlite3_int64)r->step_id);
+        sqlite3_bind_int64(s, 3, r->computing_ns);
+        sqlite3_bind_int64(s, 4, r->communication_ns);
+        sqlite3_bind_int64(s, 5, r->comm_not_overlapped_ns);
+        sqlite3_bind_int64(s, 6, r->overlapped_ns);
+        sqlite3_bind_int64(s, 7, r->free_ns);
+        rc = step_insert(e, s);
+    }
+    nnp__overlap_fini(&ov);
+    nnp__step_trace_fini(&st);
+    return rc;
+}
+
+static int export_rank(exp_t *e, const char *raw_dir)
+{
+    nnp_model_t m;
+    int rc = nnp__model_init(&m);
+    if (rc != NNP_OK)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    rc = nnp__import_raw(raw_dir, &m);
+    if (rc == NNP_OK)
+        rc = map_strings(e, &m);
+    if (rc == NNP_OK)
+        rc = insert_rank(e, &m);
+    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++)
+        rc = insert_table(e, &m, i);
+    if (rc == NNP_OK)
+        rc = insert_op_stats(e, &m);
+    if (rc == NNP_OK)
+        rc = insert_analysis(e, &m);
+    nnp__model_fini(&m);
+    return rc;
+}
+
+static int insert_strings(exp_t *e)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(e, "INSERT INTO StringIds VALUES(?,?)", &st);
+    for (size_t id = 1; rc == NNP_OK && id < e->strings.n_strs; id++) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+        sqlite3_bind_text(st, 2, e->strings.strs[id], (int)e->strings.str_len[id], SQLITE_STATIC);
+        rc = step_insert(e, st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Indexes after the bulk insert: building each once is far cheaper than updating it on
+ * every row (SQLite FAQ "insert speed"). */
+static int create_indexes(exp_t *e)
+{
+    char sql[SQL_CAP];
+    int rc = exec(e, "CREATE INDEX StringIds_value ON StringIds(value);"
+                     "CREATE INDEX Ops_type ON Ops(rank, type);"
+                     "CREATE INDEX Ops_corr ON Ops(rank, correlation_id);"
+                     "CREATE INDEX Kernels_corr ON Kernels(rank, correlation_id);"
+                     "CREATE INDEX Steps_id ON Steps(rank, step_id);");
+    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++) {
+        if (!TABLES[i].time_ix)
+            continue;
+        snprintf(sql, sizeof(sql), "CREATE INDEX %s_time ON %s(rank, %s);", TABLES[i].name,
+                 TABLES[i].name, TABLES[i].time_ix);
+        rc = exec(e, sql);
+    }
+    return rc;
+}
+
+/* ---- discovery: dir itself, its PROF_* children, else <dir>/profiler/PROF_* (the same
+ * places as the CLI's raw_dirs.c, which the library cannot include) ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int scan(const char *dir, char **out, int cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((ent = readdir(d)) != NULL && n < cap) {
+        char path[NNP_PATH_MAX];
+        if (strncmp(ent->d_name, "PROF_", 5) != 0 ||
+            nnp__path_join(path, sizeof(path), dir, ent->d_name) != NNP_OK)
+            continue;
+        if (nnp__raw_is_dir(path) && (out[n] = nnp__strdup(path)) != NULL)
+            n++;
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof(char *), cmp_str);
+    return n;
+}
+
+static int find_raw_dirs(const char *dir, char **out, int cap)
+{
+    char sub[NNP_PATH_MAX];
+    int n;
+    if (nnp__raw_is_dir(dir)) {
+        out[0] = nnp__strdup(dir);
+        return out[0] ? 1 : 0;
+    }
+    n = scan(dir, out, cap);
+    if (n == 0 && nnp__path_join(sub, sizeof(sub), dir, "profiler") == NNP_OK)
+        n = scan(sub, out, cap);
+    return n;
+}
+
+/* ---- the export ---- */
+
+static int export_all(exp_t *e, char **dirs, int n)
+{
+    /* No journal and no syncs while loading: the file is a temporary one renamed only
+     * after a clean finish, so a crash leaves nothing a reader could open. */
+    int rc = exec(e, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                     "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=" BULK_CACHE_KIB ";"
+                     /* 64 KiB pages: fewer page splits per appended row (measured ~5%). */
+                     "PRAGMA page_size=65536;");
+    if (rc == NNP_OK)
+        rc = exec(e, "BEGIN");
+    if (rc == NNP_OK)
+        rc = create_schema(e);
+    for (int i = 0; rc == NNP_OK && i < n; i++) {
+        rc = export_rank(e, dirs[i]);
+        if (rc != NNP_OK && rc != NNP_EIO && rc != NNP_ENOMEM)
+            rc = nnp__fail(rc, "%s: %s", dirs[i], nnp_last_error());
+    }
+    if (rc == NNP_OK)
+        rc = insert_strings(e);
+    if (rc == NNP_OK)
+        rc = create_indexes(e);
+    if (rc == NNP_OK)
+        rc = exec(e, "COMMIT");
+    return rc;
+}
+
+int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
+{
+    char def[NNP_PATH_MAX], tmp[NNP_PATH_MAX];
+    char **dirs;
+    exp_t e;
+    int n, rc;
+
+    if (rows_out)
+        *rows_out = 0;
+    if (!dir || !dir[0])
+        return nnp__fail(NNP_EINVAL, "no directory to export");
+    if (!db_path || !db_path[0]) {
+        rc = nnp__path_join(def, sizeof(def), dir, DEFAULT_DB_NAME);
+        if (rc != NNP_OK)
+            return rc;
+        db_path = def;
+    }
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", db_path, (long)getpid()) >= (int)sizeof(tmp))
+        return nnp__fail(NNP_ETOOLONG, "path too long: %s", db_path);
+    dirs = nnp__calloc(MAX_DIRS, sizeof(char *));
+    if (!dirs)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    n = find_raw_dirs(dir, dirs, MAX_DIRS);
+    if (n <= 0) {
+        nnp__free(dirs);
+        return nnp__fail(NNP_ENOENT, "%s: no nnprof raw data found", dir);
+    }
+    memset(&e, 0, sizeof(e));
+    e.path = db_path;
+    rc = nnp__model_init(&e.strings);
+    if (rc != NNP_OK)
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    (void)unlink(tmp);
+    if (rc == NNP_OK && sqlite3_open(tmp, &e.db) != SQLITE_OK)
+        rc = db_fail(&e, "cannot create the database");
+    if (rc == NNP_OK)
+        rc = export_all(&e, dirs, n);
+    for (size_t i = 0; i < NNP_ARRAY_LEN(TABLES); i++)
+        sqlite3_finalize(e.ins[i]);
+    sqlite3_finalize(e.ins_rank);
+    sqlite3_finalize(e.ins_window);
+    sqlite3_finalize(e.ins_stat);
+    sqlite3_finalize(e.ins_step);
+    sqlite3_finalize(e.ins_overlap);
+    if (e.db && sqlite3_close(e.db) != SQLITE_OK && rc == NNP_OK)
+        rc = nnp__fail(NNP_EIO, "%s: cannot close the database", db_path);
+    if (rc == NNP_OK && rename(tmp, db_path) != 0)
+        rc = nnp__fail(NNP_EIO, "cannot rename %s to %s", tmp, db_path);
+    if (rc != NNP_OK)
+        (void)unlink(tmp);
+    else if (rows_out)
+        *rows_out = e.rows;
+    nnp__free(e.map);
+    nnp__model_fini(&e.strings);
+    for (int i = 0; i < n; i++)
+        nnp__free(dirs[i]);
+    nnp__free(dirs);
+    return rc;
+}
