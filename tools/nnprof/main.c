@@ -17,6 +17,8 @@ static const command_t commands[] = {
     {"analyse", nnp_cmd_analyse, "analyse a run: op statistics, step trace, overlap, timeline"},
     {"query", nnp_cmd_query, "query analysed data: 'nnprof query op NAME... -d DIR'"},
     {"summary", nnp_cmd_summary, "a short human summary of analysed data, per rank"},
+    {"export", nnp_cmd_export, "msprof-compatible 'export timeline|summary', 'export sqlite'"},
+    {"info", nnp_cmd_info, "what a run holds: ranks, steps, time span, records, options"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,214 @@
+/* cmd_export.c - `nnprof export timeline|summary|sqlite` (issue #6). timeline and summary
+ * take msprof's flags and rules (seed 002) and write each raw directory's
+ * mindstudio_profiler_output/ (docs/EXPORT.md); sqlite hands over to nnp__export_sqlite. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export/msprof_export.h"
+#include "export/sqlite.h"
+#include "util/util.h"
+
+/* Raw directories exported in one call (a parent holding more is an error). */
+#define MAX_RAW_DIRS 4096
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: nnprof export timeline -dir DIR [--iteration-id N --model-id M]\n"
+               "                              [--iteration-count K] [--clear on|off]\n"
+               "       nnprof export summary -dir DIR [--iteration-id N --model-id M]\n"
+               "                             [--iteration-count K] [--format csv|json]\n"
+               "                             [--clear on|off]\n"
+               "       nnprof export sqlite -dir DIR [-o FILE.db]\n\n"
+               "msprof-compatible export (docs/EXPORT.md). DIR is a raw directory (PROF_*) or its\n"
+               "parent; each PROF_* gets its own mindstudio_profiler_output/.\n\n"
+               "  -dir, --collection-dir DIR  the run directory or its parent\n"
+               "  --iteration-id N     first iteration to export (>= 1; needs --model-id)\n"
+               "  --model-id M         graph id M: iterations count executions of graph M;\n"
+               "                       4294967295: step mode, iteration = framework step id\n"
+               "  --iteration-count K  iterations to export from N (default 1)\n"
+               "  --format csv|json    summary file format (default csv)\n"
+               "  --clear on|off       on: remove DIR/ASCEND_PROFILER_OUTPUT after export\n"
+               "  -o, --output FILE    sqlite: database path (default DIR/nnprof.db)\n\n"
+               "exit: 0 ok, 1 export failed, 2 usage error\n");
+}
+
+/* Parses a decimal integer in [lo, hi]; false on anything else. */
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+    char *end;
+    unsigned long long n;
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    n = strtoull(s, &end, 10);
+    if (*end != '\0' || n < lo || n > hi)
+        return false;
+    *v = n;
+    return true;
+}
+
+static int usage(const char *what, const char *why, const char *arg)
+{
+    if (arg)
+        nnp_cli_error(what, "'%s' %s", arg, why);
+    else
+        nnp_cli_error(what, "%s", why);
+    return NNP_EXIT_USAGE;
+}
+
+static int do_sqlite(const char *dir, const char *db)
+{
+    char path[NNP_PATH_MAX];
+    uint64_t rows = 0;
+    if (!db) {
+        if (nnp__path_join(path, sizeof(path), dir, "nnprof.db") != NNP_OK)
+            return usage("-dir", "is too long", dir);
+        db = path;
+    }
+    if (nnp__export_sqlite(dir, db, &rows) != NNP_OK) {
+        nnp_cli_error(dir, "%s", nnp_last_error());
+        return NNP_EXIT_FAIL;
+    }
+    printf("%s: %llu rows\n", db, (unsigned long long)rows);
+    return NNP_EXIT_OK;
+}
+
+static int do_msprof(const char *dir, const nnp_msprof_opts_t *o)
+{
+    char **raws = calloc(MAX_RAW_DIRS, sizeof(*raws));
+    int n, rc = NNP_EXIT_OK;
+    if (!raws) {
+        nnp_cli_error("export", "out of memory");
+        return NNP_EXIT_FAIL;
+    }
+    n = nnp_cli_find_raw_dirs(dir, raws, MAX_RAW_DIRS);
+    if (n == 0)
+        nnp_cli_error(dir, "no PROF_* raw directory here or below");
+    if (n <= 0)
+        rc = NNP_EXIT_FAIL;
+    for (int i = 0; i < n; i++) {
+        nnp_msprof_result_t res;
+        if (nnp__msprof_export(raws[i], o, &res) != NNP_OK) {
+            nnp_cli_error(raws[i], "%s", nnp_last_error());
+            rc = NNP_EXIT_FAIL;
+        } else {
+            for (size_t k = 0; k < res.n_files; k++)
+                printf("%s/%s/%s\n", raws[i], NNP_MSPROF_OUT_DIR, res.files[k]);
+        }
+        free(raws[i]);
+    }
+    free(raws);
+    return rc;
+}
+
+int nnp_cmd_export(int argc, char **argv)
+{
+    /* getopt_long_only: msprof spells the directory flag "-dir" with one dash. */
+    static const struct option longopts[] = {{"dir", required_argument, NULL, 'd'},
+                                             {"collection-dir", required_argument, NULL, 'd'},
+                                             {"iteration-id", required_argument, NULL, 'i'},
+                                             {"model-id", required_argument, NULL, 'm'},
+                                             {"iteration-count", required_argument, NULL, 'c'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"clear", optional_argument, NULL, 'C'},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    nnp_msprof_opts_t o;
+    const char *dir = NULL, *db = NULL, *sub;
+    bool has_iter = false, has_model = false, has_count = false, has_format = false;
+    bool has_clear = false;
+    uint64_t v;
+    int opt;
+
+    memset(&o, 0, sizeof(o));
+    o.iteration_count = 1;
+    if (argc < 2 || argv[1][0] == '-') {
+        if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+            help(stdout);
+            return NNP_EXIT_OK;
+        }
+        help(stderr);
+        return usage("export", "expected timeline, summary or sqlite", NULL);
+    }
+    sub = argv[1];
+    if (strcmp(sub, "timeline") != 0 && strcmp(sub, "summary") != 0 && strcmp(sub, "sqlite") != 0)
+        return usage("export", "is not one of: timeline, summary, sqlite", sub);
+    o.is_timeline = strcmp(sub, "timeline") == 0;
+    optind = 2;
+    opterr = 1;
+    while ((opt = getopt_long_only(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'd':
+            dir = optarg;
+            break;
+        case 'i':
+            if (!parse_u64(optarg, 1, UINT64_MAX, &v))
+                return usage("--iteration-id", "is not a positive integer", optarg);
+            o.iteration_id = v;
+            has_iter = true;
+            break;
+        case 'm':
+            /* 0 is accepted: our graph ids start at 0 (msprof's start at 1). */
+            if (!parse_u64(optarg, 0, NNP_MSPROF_STEP_MODEL_ID, &v))
+                return usage("--model-id", "is not an integer in [0, 4294967295]", optarg);
+            o.model_id = (uint32_t)v;
+            has_model = true;
+            break;
+        case 'c':
+            if (!parse_u64(optarg, 1, UINT64_MAX, &v))
+                return usage("--iteration-count", "is not a positive integer", optarg);
+            o.iteration_count = v;
+            has_count = true;
+            break;
+        case 'f':
+            if (strcmp(optarg, "csv") != 0 && strcmp(optarg, "json") != 0)
+                return usage("--format", "is not one of: csv, json", optarg);
+            o.is_json = strcmp(optarg, "json") == 0;
+            has_format = true;
+            break;
+        case 'C': {
+            /* "--clear" alone means on; "--clear on|off" and "--clear=on|off" also work. */
+            const char *a = optarg;
+            if (!a && optind < argc && argv[optind][0] != '-')
+                a = argv[optind++]; /* export takes no positional argument */
+            if (a && strcmp(a, "on") != 0 && strcmp(a, "off") != 0)
+                return usage("--clear", "is not one of: on, off", a);
+            o.clear = !a || strcmp(a, "on") == 0;
+            has_clear = true;
+            break;
+        }
+        case 'o':
+            db = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return NNP_EXIT_OK;
+        default:
+            help(stderr);
+            return NNP_EXIT_USAGE;
+        }
+    }
+    if (optind != argc)
+        return usage("export", "unexpected argument", argv[optind]);
+    if (!dir || !*dir)
+        return usage("-dir", "is required (a PROF_* directory or its parent)", NULL);
+    if (strcmp(sub, "sqlite") == 0) {
+        if (has_iter || has_model || has_count || has_format || has_clear)
+            return usage("sqlite", "takes only -dir and -o", NULL);
+        return do_sqlite(dir, db);
+    }
+    if (db)
+        return usage("-o", "only applies to export sqlite", NULL);
+    if (has_iter != has_model)
+        return usage(has_iter ? "--iteration-id" : "--model-id",
+                     "must be given together with --iteration-id and --model-id", NULL);
+    if (has_count && !has_iter)
+        return usage("--iteration-count", "needs --iteration-id and --model-id", NULL);
+    if (has_format && o.is_timeline)
+        return usage("--format", "only applies to export summary", NULL);
+    o.has_iteration = has_iter;
+    return do_msprof(dir, &o);
+}
