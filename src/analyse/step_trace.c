@@ -20,6 +20,8 @@
 #define SUMMARY_MS_DECIMALS 4
 #define PERCENT_DECIMALS    2
 #define PERCENT             100.0
+/* MindSpore 1.x step trace unit: one 10 ns system-counter tick (formats.md 1.1). */
+#define MS1X_TICK_NS 10
 /* The data-fetch op MindSpore starts the forward pass after (seed 001: "the first op
  * connected after get_next"; formats.md 2.2 "first node that consumes a GetNext output"). */
 #define DATA_FETCH_TAG "GetNext"
@@ -427,10 +429,14 @@ static void csv_ms_opt(nnp_csv_t *w, int64_t ns, bool known)
         nnp__csv_empty(w);
 }
 
-/* Mean of the known values of a column, for the averages row. */
+/* Mean of the known values of a column, for the averages row. tick_ns > 0: the mean is
+ * rounded to a whole tick of that many ns (half to even, Python's round), as MindSpore
+ * 1.x wrote its averages row in integer 10 ns ticks and MindInsight's summary reads that
+ * row (formats.md 1.1); 0 keeps the exact mean (2.x np.mean). */
 typedef struct mean {
     int64_t sum;
     size_t n;
+    int64_t tick_ns;
 } mean_t;
 
 static void mean_add(mean_t *a, int64_t v, bool known)
@@ -443,6 +449,16 @@ static void mean_add(mean_t *a, int64_t v, bool known)
 
 static double mean_ms(const mean_t *a)
 {
+    if (a->n && a->tick_ns > 0) {
+        int64_t d = (int64_t)a->n * a->tick_ns, q = a->sum / d, r = a->sum % d;
+        if (r < 0) { /* floor division, so the remainder is in [0, d) */
+            q--;
+            r += d;
+        }
+        if (2 * r > d || (2 * r == d && (q & 1)))
+            q++;
+        return (double)(q * a->tick_ns) / NS_PER_MS;
+    }
     return a->n ? (double)a->sum / (double)a->n / NS_PER_MS : 0.0;
 }
 
@@ -670,6 +686,7 @@ typedef struct detail_state {
     size_t *row_op;
     mean_t *col_mean;
     mean_t phase[PH_COUNT];
+    bool counted; /* the current row enters the means (not so step 1 of 1.x data) */
 } detail_state_t;
 
 static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t *st,
@@ -683,19 +700,19 @@ static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t
     csv_ms(w, r->end_ns);
     csv_ms(w, r->total_ns);
     csv_ms_opt(w, r->fp_ns, fp);
-    mean_add(&ds->phase[PH_TOTAL], r->total_ns, true);
-    mean_add(&ds->phase[PH_INTERVAL], r->iteration_interval_ns, fp);
+    mean_add(&ds->phase[PH_TOTAL], r->total_ns, ds->counted);
+    mean_add(&ds->phase[PH_INTERVAL], r->iteration_interval_ns, fp && ds->counted);
     if (st->inference) {
         csv_ms_opt(w, r->iteration_interval_ns, fp);
         csv_ms_opt(w, r->end_ns - r->fp_ns, fp);
-        mean_add(&ds->phase[PH_FP_BP], r->end_ns - r->fp_ns, fp);
+        mean_add(&ds->phase[PH_FP_BP], r->end_ns - r->fp_ns, fp && ds->counted);
     } else {
         csv_ms_opt(w, r->bp_ns, bp);
         csv_ms_opt(w, r->iteration_interval_ns, fp);
         csv_ms_opt(w, r->fp_and_bp_ns, fp && bp);
         csv_ms_opt(w, r->tail_ns, bp);
-        mean_add(&ds->phase[PH_FP_BP], r->fp_and_bp_ns, fp && bp);
-        mean_add(&ds->phase[PH_TAIL], r->tail_ns, bp);
+        mean_add(&ds->phase[PH_FP_BP], r->fp_and_bp_ns, fp && bp && ds->counted);
+        mean_add(&ds->phase[PH_TAIL], r->tail_ns, bp && ds->counted);
     }
     for (size_t col = 0; col < cc->n; col++)
         ds->row_op[col] = SIZE_MAX;
@@ -714,7 +731,7 @@ static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t
         csv_ms_opt(w, dur, has);
         csv_ms_opt(w, has ? cm->start_ns[i] : 0, has);
         csv_ms_opt(w, has ? cm->end_ns[i] : 0, has);
-        mean_add(&ds->col_mean[col], dur, has);
+        mean_add(&ds->col_mean[col], dur, has && ds->counted);
     }
     nnp__csv_end_row(w);
 }
@@ -764,12 +781,20 @@ static int write_detail(const nnp_actx_t *c, const nnp_step_trace_t *st, detail_
     rc = nnp__out_open(&f, c->out_dir, name);
     if (rc != NNP_OK)
         goto out;
+    /* MindSpore 1.x data (set by the importer): step 1 stays out of the averages and the
+     * means are whole 10 ns ticks (formats.md 1.1). */
+    for (size_t p = 0; p < PH_COUNT && m->info.step_avg_skip_first; p++)
+        ds->phase[p].tick_ns = MS1X_TICK_NS;
+    for (size_t col = 0; col < cc.n && m->info.step_avg_skip_first; col++)
+        ds->col_mean[col].tick_ns = MS1X_TICK_NS;
     rc = nnp__csv_init(&w, f.fd);
     if (rc == NNP_OK)
         rc = write_header(&w, m, st, &cc);
     if (rc == NNP_OK) {
-        for (size_t k = 0; k < st->n; k++)
+        for (size_t k = 0; k < st->n; k++) {
+            ds->counted = !(m->info.step_avg_skip_first && k == 0 && st->n > 1);
             write_row(&w, m, st, &cc, ds, &st->rows[k]);
+        }
         if (st->n)
             write_averages(&w, st, &cc, ds);
     }

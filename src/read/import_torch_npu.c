@@ -1,20 +1,547 @@
-/* import_torch_npu.c - importer (issue #7). STUB until implemented: finds nothing. */
+/* import_torch_npu.c - importer of torch_npu / msprof-analyze per-rank outputs (issue #7):
+ * trace_view.json (Chrome trace: Python cpu_op -> ops, ProfilerStep#N -> steps, Ascend
+ * Hardware tasks -> kernels, HCCL -> comms) and kernel_details.csv (-> kernels). A bad file
+ * or event is logged (file, event index or line, why); the rest is still imported. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "nnprof/nnprof.h"
 #include "read/importers.h"
+#include "read/json_stream.h"
+#include "util/util.h"
+
+#define FORMAT_NAME     "torch-npu"
+#define TRACE_VIEW      "trace_view.json"
+#define KERNEL_DETAILS  "kernel_details.csv"
+#define PROFILER_OUTPUT "ASCEND_PROFILER_OUTPUT"
+/* Chrome-trace times are µs; torch_npu writes ts as a string with ns decimals. */
+#define NS_PER_US    1000
+#define US_NS_DIGITS 3
+/* Process names torch_npu gives (MANIFEST §2, formats.md 1.4). */
+#define PROC_PYTHON   "Python"
+#define PROC_HARDWARE "Ascend Hardware"
+#define PROC_HCCL     "HCCL"
+#define CAT_CPU_OP    "cpu_op"
+#define STEP_PREFIX   "ProfilerStep#"
+/* Processes remembered from the metadata (a trace has a handful). */
+#define MAX_PROCS        64
+#define MAX_FILE_BYTES   (512u * 1024u * 1024u)
+#define MAX_ROW_WARNINGS 20
+
+typedef enum proc_kind { PK_OTHER, PK_PYTHON, PK_HARDWARE, PK_HCCL } proc_kind_t;
+
+typedef struct tv {
+    nnp_model_t *m;
+    const char *path;
+    bool skip_tasks; /* kernel_details.csv supplies the kernels */
+    int64_t pid[MAX_PROCS];
+    proc_kind_t kind[MAX_PROCS];
+    size_t n_procs;
+    uint64_t bad, warnings;
+    int rc;
+} tv_t;
+
+static const char *trim(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* "123.456" µs as exact ns (decimals past the ns truncated); blanks around allowed. */
+static bool parse_us_ns(const char *s, int64_t *out)
+{
+    int64_t whole = 0, frac = 0;
+    int digits = 0;
+    bool neg = false, any = false;
+    s = trim(s);
+    if (*s == '-') {
+        neg = true;
+        s++;
+    }
+    for (; *s >= '0' && *s <= '9'; s++, any = true) {
+        if (whole > (INT64_MAX / NS_PER_US - 9) / 10)
+            return false;
+        whole = whole * 10 + (*s - '0');
+    }
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, any = true)
+            if (digits < US_NS_DIGITS) {
+                frac = frac * 10 + (*s - '0');
+                digits++;
+            }
+    if (!any || *trim(s))
+        return false;
+    for (; digits < US_NS_DIGITS; digits++)
+        frac *= 10;
+    *out = (whole * NS_PER_US + frac) * (neg ? -1 : 1);
+    return true;
+}
+
+/* A time member (string or number, µs) as ns. Numbers are rounded to the ns. */
+static bool json_us_ns(const cJSON *v, int64_t *out)
+{
+    if (cJSON_IsString(v))
+        return parse_us_ns(v->valuestring, out);
+    if (cJSON_IsNumber(v) && v->valuedouble > -9e15 && v->valuedouble < 9e15) {
+        double ns = v->valuedouble * NS_PER_US;
+        *out = (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
+        return true;
+    }
+    return false;
+}
+
+static bool json_u32(const cJSON *v, uint32_t *out)
+{
+    int64_t ns;
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= UINT32_MAX) {
+        *out = (uint32_t)v->valuedouble;
+        return true;
+    }
+    if (cJSON_IsString(v) && parse_us_ns(v->valuestring, &ns) && ns >= 0 &&
+        ns / NS_PER_US <= UINT32_MAX) {
+        *out = (uint32_t)(ns / NS_PER_US);
+        return true;
+    }
+    return false;
+}
+
+static void NNP_PRINTF(3, 4) ev_warn(tv_t *t, uint64_t index, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    t->bad++;
+    if (++t->warnings > MAX_ROW_WARNINGS)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    NNP_LOG_W("torch_npu import: '%s' event %llu: %s", t->path, (unsigned long long)index, msg);
+}
+
+/* Pass 1: process names from the "M" process_name events. */
+static int meta_cb(void *user, const cJSON *e, uint64_t index)
+{
+    tv_t *t = user;
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *pname = cJSON_GetObjectItemCaseSensitive(args, "name");
+    const char *s;
+    (void)index;
+    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "M") != 0 || !cJSON_IsString(name) ||
+        strcmp(name->valuestring, "process_name") != 0 || !cJSON_IsNumber(pid) ||
+        !cJSON_IsString(pname) || t->n_procs == MAX_PROCS)
+        return 0;
+    s = pname->valuestring;
+    t->pid[t->n_procs] = (int64_t)pid->valuedouble;
+    t->kind[t->n_procs] = strcmp(s, PROC_PYTHON) == 0                     ? PK_PYTHON
+                          : strcmp(s, PROC_HARDWARE) == 0                 ? PK_HARDWARE
+                          : strncmp(s, PROC_HCCL, strlen(PROC_HCCL)) == 0 ? PK_HCCL
+                                                                          : PK_OTHER;
+    t->n_procs++;
+    return 0;
+}
+
+static proc_kind_t proc_of(const tv_t *t, int64_t pid)
+{
+    for (size_t i = 0; i < t->n_procs; i++)
+        if (t->pid[i] == pid)
+            return t->kind[i];
+    return PK_OTHER;
+}
+
+static nnp_comm_kind_t comm_kind(const char *name)
+{
+    static const struct {
+        const char *tag;
+        nnp_comm_kind_t kind;
+    } tags[] = {{"allreduce", NNP_COMM_ALLREDUCE},
+                {"allgather", NNP_COMM_ALLGATHER},
+                {"reducescatter", NNP_COMM_REDUCESCATTER},
+                {"broadcast", NNP_COMM_BROADCAST},
+                {"alltoall", NNP_COMM_ALLTOALL},
+                {"send", NNP_COMM_SEND},
+                {"receive", NNP_COMM_RECV},
+                {"recv", NNP_COMM_RECV}};
+    char low[128];
+    size_t n = 0;
+    for (; name[n] && n + 1 < sizeof(low); n++)
+        low[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] - 'A' + 'a' : name[n]);
+    low[n] = '\0';
+    for (size_t i = 0; i < NNP_ARRAY_LEN(tags); i++)
+        if (strstr(low, tags[i].tag))
+            return tags[i].kind;
+    return NNP_COMM_OTHER;
+}
+
+/* Pass 2: the "X" events of the processes we know. */
+static int event_cb(void *user, const cJSON *e, uint64_t index)
+{
+    tv_t *t = user;
+    nnp_model_t *m = t->m;
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
+    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    int64_t ts, dur;
+    proc_kind_t pk;
+    size_t i;
+    uint32_t stream = 0;
+
+    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+        return 0;
+    if (!cJSON_IsNumber(pid))
+        return 0;
+    pk = proc_of(t, (int64_t)pid->valuedouble);
+    if (pk == PK_OTHER)
+        return 0;
+    if (!cJSON_IsString(name) || !json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &ts) ||
+        !json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
+        ev_warn(t, index, "an X event without a name, or with a bad 'ts' or 'dur': skipped");
+        return 0;
+    }
+    if (pk == PK_PYTHON) {
+        uint64_t os_tid =
+            cJSON_IsNumber(tid) && tid->valuedouble >= 0 ? (uint64_t)tid->valuedouble : 0;
+        size_t th;
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, CAT_CPU_OP) != 0)
+            return 0;
+        if (strncmp(name->valuestring, STEP_PREFIX, strlen(STEP_PREFIX)) == 0) {
+            char *end;
+            unsigned long long id;
+            errno = 0;
+            id = strtoull(name->valuestring + strlen(STEP_PREFIX), &end, 10);
+            if (errno || *end) {
+                ev_warn(t, index, "step name '%s' has no number: skipped", name->valuestring);
+                return 0;
+            }
+            if ((i = nnp__table_push(&m->steps.t)) == SIZE_MAX)
+                goto oom;
+            m->steps.id[i] = id;
+            m->steps.start_ns[i] = ts;
+            m->steps.end_ns[i] = ts + dur;
+            return 0;
+        }
+        th = nnp__model_thread(m, os_tid, (uint32_t)pid->valuedouble);
+        if (th == SIZE_MAX || (i = nnp__table_push(&m->ops.t)) == SIZE_MAX)
+            goto oom;
+        m->ops.start_ns[i] = ts;
+        m->ops.end_ns[i] = ts + dur;
+        m->ops.name[i] = nnp__model_intern_cstr(m, name->valuestring);
+        m->ops.type[i] = m->ops.name[i];
+        m->ops.thread[i] = (uint32_t)th;
+        return 0;
+    }
+    json_u32(cJSON_GetObjectItemCaseSensitive(args, "Stream Id"), &stream);
+    if (pk == PK_HARDWARE) {
+        const cJSON *tt = cJSON_GetObjectItemCaseSensitive(args, "Task Type");
+        if (t->skip_tasks)
+            return 0;
+        if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
+            goto oom;
+        m->kernels.start_ns[i] = ts;
+        m->kernels.end_ns[i] = ts + dur;
+        m->kernels.name[i] = nnp__model_intern_cstr(m, name->valuestring);
+        m->kernels.type[i] = cJSON_IsString(tt) ? nnp__model_intern_cstr(m, tt->valuestring) : 0;
+        m->kernels.stream_id[i] = stream;
+        return 0;
+    }
+    /* HCCL: the op-level events (the "Communication Kernel" thread carries one per op;
+     * per-plane tasks carry a notify_id and are left out). */
+    if (cJSON_GetObjectItemCaseSensitive(args, "notify_id"))
+        return 0;
+    if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
+        goto oom;
+    m->comms.start_ns[i] = ts;
+    m->comms.end_ns[i] = ts + dur;
+    m->comms.name[i] = nnp__model_intern_cstr(m, name->valuestring);
+    m->comms.kind[i] = (uint32_t)comm_kind(name->valuestring);
+    m->comms.stream_id[i] = stream;
+    m->comms.peer[i] = -1;
+    return 0;
+oom:
+    t->rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", t->path);
+    return t->rc;
+}
+
+/* Reports what the stream met: a truncated file or bad elements are logged. */
+static void stream_report(const tv_t *t, const nnp_json_stream_report_t *rep)
+{
+    if (rep->no_array)
+        NNP_LOG_W("torch_npu import: '%s': no top-level array or traceEvents array", t->path);
+    if (rep->truncated)
+        NNP_LOG_W("torch_npu import: '%s' is truncated: it ends inside the event array after "
+                  "%llu events (byte %llu); the events before are imported",
+                  t->path, (unsigned long long)rep->elements, (unsigned long long)rep->bytes);
+    if (rep->bad_elements)
+        NNP_LOG_W("torch_npu import: '%s': %llu events are not valid JSON (first at byte %llu): "
+                  "skipped",
+                  t->path, (unsigned long long)rep->bad_elements,
+                  (unsigned long long)rep->first_bad_offset);
+    if (t->warnings > MAX_ROW_WARNINGS)
+        NNP_LOG_W("torch_npu import: '%s': %llu more bad events not logged", t->path,
+                  (unsigned long long)(t->warnings - MAX_ROW_WARNINGS));
+}
+
+static int import_trace_view(const char *path, nnp_model_t *m, bool skip_tasks)
+{
+    tv_t t;
+    nnp_json_stream_report_t rep;
+    int rc;
+    memset(&t, 0, sizeof(t));
+    t.m = m;
+    t.path = path;
+    t.skip_tasks = skip_tasks;
+    rc = nnp__json_stream_array(path, meta_cb, &t, &rep);
+    if (rc == NNP_OK)
+        rc = nnp__json_stream_array(path, event_cb, &t, &rep);
+    if (t.rc != NNP_OK)
+        return t.rc;
+    if (rc != NNP_OK) {
+        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
+        return rc;
+    }
+    stream_report(&t, &rep);
+    if (rep.no_array)
+        return nnp__fail(NNP_ECORRUPT, "'%s' holds no event array", path);
+    return NNP_OK;
+}
+
+/* ---- kernel_details.csv: one kernel per row (a simple RFC 4180 reader) ---- */
+
+typedef struct csv {
+    char *buf;
+    size_t len, pos;
+    uint64_t line, next_line;
+    char **f;
+    size_t n, cap;
+} csv_t;
+
+static int csv_next(csv_t *c)
+{
+    char *out;
+    bool quoted = false;
+    while (c->pos < c->len && (c->buf[c->pos] == '\n' || c->buf[c->pos] == '\r')) {
+        c->next_line += c->buf[c->pos] == '\n';
+        c->pos++;
+    }
+    if (c->pos >= c->len)
+        return 0;
+    c->n = 0;
+    c->line = c->next_line;
+    out = c->buf + c->pos;
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        char **p = nnp__realloc(c->f, ncap * sizeof(*p));
+        if (!p)
+            return NNP_ENOMEM;
+        c->f = p;
+        c->cap = ncap;
+    }
+    c->f[c->n++] = out;
+    while (c->pos < c->len) {
+        char ch = c->buf[c->pos++];
+        if (quoted) {
+            if (ch == '"' && c->pos < c->len && c->buf[c->pos] == '"') {
+                *out++ = '"';
+                c->pos++;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                c->next_line += ch == '\n';
+                *out++ = ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            *out++ = '\0';
+            if (c->n == c->cap) {
+                size_t ncap = c->cap * 2;
+                char **p = nnp__realloc(c->f, ncap * sizeof(*p));
+                if (!p)
+                    return NNP_ENOMEM;
+                c->f = p;
+                c->cap = ncap;
+            }
+            c->f[c->n++] = out;
+        } else if (ch == '\n' || ch == '\r') {
+            c->next_line += ch == '\n';
+            break;
+        } else {
+            *out++ = ch;
+        }
+    }
+    *out = '\0';
+    return 1;
+}
+
+static long csv_col(const csv_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(trim(c->f[i]), name) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int import_kernel_details(const char *path, nnp_model_t *m)
+{
+    static const char *const need[] = {"Name", "Start Time(us)", "Duration(us)"};
+    csv_t c;
+    long col[NNP_ARRAY_LEN(need)], type, core, stream;
+    uint64_t warnings = 0;
+    int rc;
+    memset(&c, 0, sizeof(c));
+    c.next_line = 1;
+    rc = nnp__read_file(path, MAX_FILE_BYTES, &c.buf, &c.len);
+    if (rc != NNP_OK) {
+        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
+        return rc;
+    }
+    if ((rc = csv_next(&c)) <= 0) {
+        rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
+                     : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
+        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
+        goto out;
+    }
+    for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
+        if ((col[k] = csv_col(&c, need[k])) < 0) {
+            rc =
+                nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
+            NNP_LOG_W("torch_npu import: %s", nnp_last_error());
+            goto out;
+        }
+    type = csv_col(&c, "Type");
+    core = csv_col(&c, "Accelerator Core");
+    stream = csv_col(&c, "Stream ID");
+    while ((rc = csv_next(&c)) > 0) {
+        int64_t ts, dur, st;
+        size_t i;
+        long need_n = col[1] > col[2] ? col[1] : col[2];
+        need_n = need_n > col[0] ? need_n : col[0];
+        if ((long)c.n <= need_n || !parse_us_ns(c.f[col[1]], &ts) ||
+            !parse_us_ns(c.f[col[2]], &dur) || dur < 0) {
+            if (++warnings <= MAX_ROW_WARNINGS)
+                NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
+                          "'Start Time(us)' or 'Duration(us)': row skipped",
+                          path, (unsigned long long)c.line);
+            continue;
+        }
+        if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX) {
+            rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
+            goto out;
+        }
+        m->kernels.start_ns[i] = ts;
+        m->kernels.end_ns[i] = ts + dur;
+        m->kernels.name[i] = nnp__model_intern_cstr(m, trim(c.f[col[0]]));
+        /* The op type is the kernel's type here; the core type when it is absent. */
+        if (type >= 0 && (long)c.n > type && *trim(c.f[type]))
+            m->kernels.type[i] = nnp__model_intern_cstr(m, trim(c.f[type]));
+        else if (core >= 0 && (long)c.n > core)
+            m->kernels.type[i] = nnp__model_intern_cstr(m, trim(c.f[core]));
+        if (stream >= 0 && (long)c.n > stream && parse_us_ns(c.f[stream], &st) && st >= 0 &&
+            st / NS_PER_US <= UINT32_MAX)
+            m->kernels.stream_id[i] = (uint32_t)(st / NS_PER_US);
+    }
+    if (rc < 0)
+        rc = nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
+    if (warnings > MAX_ROW_WARNINGS)
+        NNP_LOG_W("torch_npu import: '%s': %llu more bad rows not logged", path,
+                  (unsigned long long)(warnings - MAX_ROW_WARNINGS));
+out:
+    nnp__free(c.buf);
+    nnp__free(c.f);
+    return rc;
+}
+
+/* ---- finding and importing ---- */
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* True when dir holds trace_view.json or kernel_details.csv. */
+static bool has_inputs(const char *dir)
+{
+    char p[NNP_PATH_MAX];
+    return (nnp__path_join(p, sizeof(p), dir, TRACE_VIEW) == NNP_OK && is_file(p)) ||
+           (nnp__path_join(p, sizeof(p), dir, KERNEL_DETAILS) == NNP_OK && is_file(p));
+}
 
 static int find(const char *dir, nnp_foreign_input_t *out, int cap)
 {
-    (void)dir;
-    (void)out;
-    (void)cap;
+    const char *base = strrchr(dir, '/');
+    char sub[NNP_PATH_MAX];
+    base = base ? base + 1 : dir;
+    if (cap <= 0)
+        return 0;
+    out[0].rank = -1;
+    if (is_file(dir)) {
+        if (strcmp(base, TRACE_VIEW) != 0 && strcmp(base, KERNEL_DETAILS) != 0)
+            return 0;
+        return nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)) ? 1 : 0;
+    }
+    if (nnp__path_join(sub, sizeof(sub), dir, PROFILER_OUTPUT) == NNP_OK && has_inputs(sub))
+        return nnp__strlcpy(out[0].path, sub, sizeof(out[0].path)) ? 1 : 0;
+    if (has_inputs(dir))
+        return nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)) ? 1 : 0;
     return 0;
 }
 
 static int import(const char *input, nnp_model_t *m)
 {
-    (void)input;
-    (void)m;
-    return NNP_ENOTSUP;
+    char dir[NNP_PATH_MAX], tvp[NNP_PATH_MAX], kdp[NNP_PATH_MAX];
+    bool have_tv, have_kd;
+    int n_ok = 0, rc;
+    nnp_foreign_input_t in;
+
+    if (find(input, &in, 1) != 1)
+        return nnp__fail(NNP_ENOENT, "no trace_view.json or kernel_details.csv in '%s'", input);
+    if (!nnp__strlcpy(dir, in.path, sizeof(dir)))
+        return nnp__fail(NNP_ETOOLONG, "path too long: '%s'", input);
+    if (is_file(dir)) {
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            nnp__strlcpy(dir, ".", sizeof(dir));
+    }
+    have_tv = nnp__path_join(tvp, sizeof(tvp), dir, TRACE_VIEW) == NNP_OK && is_file(tvp);
+    have_kd = nnp__path_join(kdp, sizeof(kdp), dir, KERNEL_DETAILS) == NNP_OK && is_file(kdp);
+    m->info.rank_id = 0; /* torch_npu names no rank in these files */
+    if (!m->info.source_format && !(m->info.source_format = nnp__strdup(FORMAT_NAME)))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    if (!m->info.source && !(m->info.source = nnp__strdup(dir)))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    /* Both files list the same device tasks: kernel_details.csv has their op types, so it
+     * supplies the kernels when present and trace_view.json's task events are left out. */
+    if (have_kd) {
+        rc = import_kernel_details(kdp, m);
+        if (rc == NNP_ENOMEM)
+            return rc;
+        n_ok += rc == NNP_OK;
+        have_kd = rc == NNP_OK;
+    }
+    if (have_tv) {
+        rc = import_trace_view(tvp, m, have_kd);
+        if (rc == NNP_ENOMEM)
+            return rc;
+        n_ok += rc == NNP_OK;
+    }
+    if (n_ok == 0)
+        return nnp__fail(NNP_ECORRUPT, "no torch_npu file in '%s' could be read", dir);
+    return NNP_OK;
 }
 
 const nnp_importer_t nnp__importer_torch_npu = {"torch_npu", find, import};
