@@ -180,8 +180,8 @@ typedef struct nnp_run_info {
     size_t n_windows;
     /* What the importer met. */
     uint64_t events_lost, chunks_corrupt, chunks_truncated, files_aged_out;
-    char *source;        /* the directory or file imported */
-    char *source_format; /* "nnprof-raw", "mindspore-host-info", ... */
+    char *source;             /* the directory or file imported */
+    char *source_format;      /* "nnprof-raw", "mindspore-host-info", ... */
     bool step_avg_skip_first; /* MindSpore 1.x data: step-trace averages leave out step 1
                                * (formats.md 1.1); set by the importer */
 } nnp_run_info_t;
