@@ -25,6 +25,16 @@
 #define MAX_DIRS 4096
 /* Longest SQL statement we build from a table description. */
 #define SQL_CAP 2048
+/* Rows per multi-row INSERT of a model table: one sqlite3_step (one VDBE run, one open of
+ * the table's cursor) per batch instead of per row. 32 rows x 13 columns stay far below
+ * SQLite's 32766 parameters; going from 1 to 32 rows per statement halved the insert time
+ * of bench_sqlite, 64 measured no better. */
+#define ROWS_PER_INSERT 32
+/* Longest multi-row INSERT: ROWS_PER_INSERT groups of at most (MAX_COLS + 1) "?,". */
+#define BATCH_SQL_CAP 8192
+/* First size of the op statistics hash (power of two): runs have few op types, and the
+ * table doubles past half full. */
+#define STAT_HASH_MIN 256
 /* Default database name inside the exported directory. */
 #define DEFAULT_DB_NAME "nnprof.sqlite"
 /* Page cache for the bulk load (negative = KiB, SQLite's convention): 64 MiB keeps the
@@ -233,7 +243,8 @@ static const char *const FIXED_SCHEMA =
  * id). */
 typedef struct exp {
     sqlite3 *db;
-    sqlite3_stmt *ins[NNP_ARRAY_LEN(TABLES)];
+    sqlite3_stmt *ins[NNP_ARRAY_LEN(TABLES)];       /* one row */
+    sqlite3_stmt *ins_batch[NNP_ARRAY_LEN(TABLES)]; /* ROWS_PER_INSERT rows */
     sqlite3_stmt *ins_rank, *ins_window, *ins_stat, *ins_step, *ins_overlap;
     nnp_model_t strings;
     uint32_t *map; /* this rank's model string id -> shared id */
@@ -256,15 +267,21 @@ static int prepare(exp_t *e, const char *sql, sqlite3_stmt **st)
     return sqlite3_prepare_v2(e->db, sql, -1, st, NULL) == SQLITE_OK ? NNP_OK : db_fail(e, sql);
 }
 
-/* Runs a bound insert and resets it for the next row. */
-static int step_insert(exp_t *e, sqlite3_stmt *st)
+/* Runs a bound insert of n_rows rows and resets it for the next ones. Bindings stay in
+ * place (no sqlite3_clear_bindings): every insert binds all of its parameters again. */
+static int step_rows(exp_t *e, sqlite3_stmt *st, uint64_t n_rows)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return db_fail(e, "insert");
-    e->rows++;
+    e->rows += n_rows;
     return NNP_OK;
+}
+
+static int step_insert(exp_t *e, sqlite3_stmt *st)
+{
+    return step_rows(e, st, 1);
 }
 
 static size_t n_cols(const table_desc_t *t)
@@ -275,12 +292,30 @@ static size_t n_cols(const table_desc_t *t)
     return n;
 }
 
-/* CREATE TABLE and the prepared INSERT of one model table. */
+/* The multi-row INSERT of a table of nc columns (plus rank): VALUES(?,..),(?,..),... */
+static int prepare_batch(exp_t *e, const table_desc_t *t, size_t nc, sqlite3_stmt **st)
+{
+    char sql[BATCH_SQL_CAP];
+    size_t a = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES", t->name);
+    for (size_t r = 0; r < ROWS_PER_INSERT && a < sizeof(sql); r++) {
+        a += (size_t)snprintf(sql + a, sizeof(sql) - a, "%s(?", r ? "," : "");
+        for (size_t c = 0; c < nc && a < sizeof(sql); c++)
+            a += (size_t)snprintf(sql + a, sizeof(sql) - a, ",?");
+        if (a < sizeof(sql))
+            a += (size_t)snprintf(sql + a, sizeof(sql) - a, ")");
+    }
+    if (a >= sizeof(sql))
+        return nnp__fail(NNP_ETOOLONG, "SQL for table %s too long", t->name);
+    return prepare(e, sql, st);
+}
+
+/* CREATE TABLE and the prepared INSERTs (one row, a batch) of one model table. */
 static int create_table(exp_t *e, size_t ti)
 {
     const table_desc_t *t = &TABLES[ti];
     char create[SQL_CAP], insert[SQL_CAP];
     size_t nc = n_cols(t), a, b;
+    int rc;
     a = (size_t)snprintf(create, sizeof(create), "CREATE TABLE %s(rank INTEGER NOT NULL", t->name);
     b = (size_t)snprintf(insert, sizeof(insert), "INSERT INTO %s VALUES(?", t->name);
     for (size_t c = 0; c < nc && a < sizeof(create) && b < sizeof(insert); c++) {
@@ -294,7 +329,8 @@ static int create_table(exp_t *e, size_t ti)
     memcpy(insert + b, ")", 2);
     if (exec(e, create) != NNP_OK)
         return NNP_EIO;
-    return prepare(e, insert, &e->ins[ti]);
+    rc = prepare(e, insert, &e->ins[ti]);
+    return rc == NNP_OK ? prepare_batch(e, t, nc, &e->ins_batch[ti]) : rc;
 }
 
 static int create_schema(exp_t *e)
@@ -409,17 +445,31 @@ static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k, co
     }
 }
 
+/* Binds row i of the model table as the row starting at parameter k (its rank). */
+static void bind_row(exp_t *e, const nnp_model_t *m, const table_desc_t *t, size_t nc,
+                     sqlite3_stmt *st, int k, size_t i)
+{
+    sqlite3_bind_int64(st, k, m->info.rank_id);
+    for (size_t c = 0; c < nc; c++)
+        bind_col(e, m, st, k + 1 + (int)c, &t->cols[c], i);
+}
+
+/* Whole batches through the multi-row INSERT, the remainder row by row. */
 static int insert_table(exp_t *e, const nnp_model_t *m, size_t ti)
 {
     const table_desc_t *t = &TABLES[ti];
     const nnp_table_t *h = (const nnp_table_t *)((const char *)m + t->t_off);
-    sqlite3_stmt *st = e->ins[ti];
-    size_t nc = n_cols(t);
-    for (size_t i = 0; i < h->n; i++) {
-        sqlite3_bind_int64(st, 1, m->info.rank_id);
-        for (size_t c = 0; c < nc; c++)
-            bind_col(e, m, st, (int)c + 2, &t->cols[c], i);
-        if (step_insert(e, st) != NNP_OK)
+    size_t nc = n_cols(t), i = 0;
+    int row_params = (int)nc + 1;
+    for (; i + ROWS_PER_INSERT <= h->n; i += ROWS_PER_INSERT) {
+        for (int r = 0; r < ROWS_PER_INSERT; r++)
+            bind_row(e, m, t, nc, e->ins_batch[ti], 1 + r * row_params, i + (size_t)r);
+        if (step_rows(e, e->ins_batch[ti], ROWS_PER_INSERT) != NNP_OK)
+            return NNP_EIO;
+    }
+    for (; i < h->n; i++) {
+        bind_row(e, m, t, nc, e->ins[ti], 1, i);
+        if (step_insert(e, e->ins[ti]) != NNP_OK)
             return NNP_EIO;
     }
     return NNP_OK;
@@ -457,17 +507,27 @@ static int insert_rank(exp_t *e, const nnp_model_t *m)
 }
 
 /* ---- op statistics: the rules of docs/OUTPUTS.md "Operator statistics" (no --steps
- * filter), computed here from the model so the export needs no CSV files ---- */
+ * filter), computed here from the model so the export needs no CSV files. Durations are
+ * summed per (side, type, core) in a hash table, one pass over ops and kernels; only the
+ * few groups are sorted ---- */
 
-typedef struct stat_item {
+typedef struct stat_group {
     uint32_t type, core; /* shared string ids */
     uint8_t is_device;
-    int64_t dur_ns;
-} stat_item_t;
+    bool used;
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns;
+} stat_group_t;
 
-static int cmp_item(const void *a, const void *b)
+typedef struct stat_hash {
+    stat_group_t *v;
+    size_t cap, n; /* cap: a power of two */
+} stat_hash_t;
+
+/* Rows come out by side, then type id, then core id. */
+static int cmp_group(const void *a, const void *b)
 {
-    const stat_item_t *x = a, *y = b;
+    const stat_group_t *x = a, *y = b;
     if (x->is_device != y->is_device)
         return x->is_device < y->is_device ? -1 : 1;
     if (x->type != y->type)
@@ -475,117 +535,119 @@ static int cmp_item(const void *a, const void *b)
     return (x->core > y->core) - (x->core < y->core);
 }
 
-typedef struct corr_ref {
-    uint64_t corr;
-    size_t op;
-} corr_ref_t;
-
-/* By id, then row, so the first recorded op wins when several share an id (op_stats.c). */
-static int cmp_corr(const void *a, const void *b)
+static size_t group_slot(const stat_group_t *v, size_t cap, uint32_t type, uint32_t core,
+                         uint8_t is_device)
 {
-    const corr_ref_t *x = a, *y = b;
-    if (x->corr != y->corr)
-        return x->corr < y->corr ? -1 : 1;
-    return (x->op > y->op) - (x->op < y->op);
+    /* Multiplicative hashing (Knuth): ids are small dense integers. */
+    uint64_t h = ((uint64_t)type * 0x9E3779B97F4A7C15ull) ^
+                 ((uint64_t)core * 0xC2B2AE3D27D4EB4Full) ^ is_device;
+    size_t i = (size_t)(h >> 32) & (cap - 1);
+    while (v[i].used && (v[i].type != type || v[i].core != core || v[i].is_device != is_device))
+        i = (i + 1) & (cap - 1);
+    return i;
 }
 
-static size_t corr_find(const corr_ref_t *v, size_t n, uint64_t corr)
+static int stat_grow(stat_hash_t *h)
 {
-    size_t lo = 0, hi = n;
-    if (corr == 0)
-        return SIZE_MAX;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t cap = h->cap ? h->cap * 2 : STAT_HASH_MIN;
+    stat_group_t *v = nnp__calloc(cap, sizeof(stat_group_t));
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->v[i].used)
+            v[group_slot(v, cap, h->v[i].type, h->v[i].core, h->v[i].is_device)] = h->v[i];
+    nnp__free(h->v);
+    h->v = v;
+    h->cap = cap;
+    return NNP_OK;
+}
+
+static int stat_add(stat_hash_t *h, uint32_t type, uint32_t core, uint8_t is_device, int64_t dur_ns)
+{
+    stat_group_t *g;
+    if (2 * (h->n + 1) > h->cap && stat_grow(h) != NNP_OK)
+        return NNP_ENOMEM;
+    g = &h->v[group_slot(h->v, h->cap, type, core, is_device)];
+    if (!g->used) {
+        *g = (stat_group_t){type, core, is_device, true, 0, 0, dur_ns, dur_ns};
+        h->n++;
     }
-    return lo < n && v[lo].corr == corr ? v[lo].op : SIZE_MAX;
+    g->count++;
+    g->total_ns += dur_ns;
+    g->min_ns = dur_ns < g->min_ns ? dur_ns : g->min_ns;
+    g->max_ns = dur_ns > g->max_ns ? dur_ns : g->max_ns;
+    return NNP_OK;
 }
 
 /* Host ops (HOST_CPU, open ones skipped) and kernels (core = task type or KERNEL, op type =
- * the launching op's type, else the kernel's name) reduced to (side, type, core, dur). */
-static int stat_items(exp_t *e, const nnp_model_t *m, stat_item_t *v, size_t *n_out)
+ * the launching op's type, else the kernel's name; the launching op found as op_stats.c
+ * finds it, through nnp__op_index). */
+static int stat_collect(exp_t *e, const nnp_model_t *m, stat_hash_t *h)
 {
     const nnp_ops_t *o = &m->ops;
     const nnp_kernels_t *k = &m->kernels;
-    corr_ref_t *cv = NULL;
-    size_t n = 0, nc = 0;
+    nnp_op_index_t ix;
     uint32_t host = shared_str(e, CORE_HOST_NAME), kern = shared_str(e, CORE_KERNEL_NAME);
+    int rc = NNP_OK;
     if (!host || !kern)
         return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < o->t.n; i++) {
+    for (size_t i = 0; rc == NNP_OK && i < o->t.n; i++) {
         if (o->end_ns[i] == NNP_OPEN_END)
             continue;
-        v[n++] = (stat_item_t){e->map[o->type[i]], host, 0,
-                               o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0};
+        rc = stat_add(h, e->map[o->type[i]], host, 0,
+                      o->end_ns[i] > o->start_ns[i] ? o->end_ns[i] - o->start_ns[i] : 0);
     }
-    if (k->t.n > 0 && o->t.n > 0) {
-        cv = nnp__malloc(o->t.n * sizeof(corr_ref_t));
-        if (!cv)
-            return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-        for (size_t i = 0; i < o->t.n; i++)
-            if (o->corr[i])
-                cv[nc++] = (corr_ref_t){o->corr[i], i};
-        qsort(cv, nc, sizeof(corr_ref_t), cmp_corr);
-    }
-    for (size_t i = 0; i < k->t.n; i++) {
-        size_t op = corr_find(cv, nc, k->corr[i]);
+    if (rc == NNP_OK)
+        rc = nnp__op_index_build(m, &ix);
+    if (rc != NNP_OK)
+        return rc;
+    for (size_t i = 0; rc == NNP_OK && i < k->t.n; i++) {
+        size_t op = nnp__op_index_find(&ix, k->corr[i]);
         uint32_t type = op != SIZE_MAX && o->type[op] ? o->type[op] : k->name[i];
-        v[n++] = (stat_item_t){e->map[type], k->type[i] ? e->map[k->type[i]] : kern, 1,
-                               k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0};
+        rc = stat_add(h, e->map[type], k->type[i] ? e->map[k->type[i]] : kern, 1,
+                      k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0);
     }
-    nnp__free(cv);
-    *n_out = n;
-    return NNP_OK;
+    nnp__op_index_fini(&ix);
+    return rc;
 }
 
 static int insert_op_stats(exp_t *e, const nnp_model_t *m)
 {
-    size_t cap = m->ops.t.n + m->kernels.t.n, n = 0;
+    stat_hash_t h = {NULL, 0, 0};
     int64_t side_total[2] = {0, 0};
-    stat_item_t *v;
+    size_t n = 0;
     int rc;
-    if (cap == 0)
+    if (m->ops.t.n + m->kernels.t.n == 0)
         return NNP_OK;
-    v = nnp__malloc(cap * sizeof(stat_item_t));
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    rc = stat_items(e, m, v, &n);
-    qsort(v, n, sizeof(stat_item_t), cmp_item);
+    rc = stat_collect(e, m, &h);
+    /* Compact the groups to the front of the table, then sort them. */
+    for (size_t i = 0; rc == NNP_OK && i < h.cap; i++)
+        if (h.v[i].used)
+            h.v[n++] = h.v[i];
+    qsort(h.v, n, sizeof(stat_group_t), cmp_group);
     for (size_t i = 0; i < n; i++)
-        side_total[v[i].is_device] += v[i].dur_ns;
-    /* One row per run of equal (side, type, core) in sorted order. */
-    for (size_t i = 0; rc == NNP_OK && i < n;) {
-        size_t j = i;
-        int64_t total = 0, mn = v[i].dur_ns, mx = v[i].dur_ns;
-        uint64_t count;
+        side_total[h.v[i].is_device] += h.v[i].total_ns;
+    for (size_t i = 0; rc == NNP_OK && i < n; i++) {
+        const stat_group_t *g = &h.v[i];
         sqlite3_stmt *st = e->ins_stat;
-        for (; j < n && cmp_item(&v[i], &v[j]) == 0; j++) {
-            total += v[j].dur_ns;
-            mn = v[j].dur_ns < mn ? v[j].dur_ns : mn;
-            mx = v[j].dur_ns > mx ? v[j].dur_ns : mx;
-        }
-        count = j - i;
         sqlite3_bind_int64(st, 1, m->info.rank_id);
-        bind_sid(st, 2, v[i].type);
-        bind_sid(st, 3, v[i].core);
-        sqlite3_bind_int64(st, 4, v[i].is_device);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)count);
-        sqlite3_bind_int64(st, 6, total);
+        bind_sid(st, 2, g->type);
+        bind_sid(st, 3, g->core);
+        sqlite3_bind_int64(st, 4, g->is_device);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)g->count);
+        sqlite3_bind_int64(st, 6, g->total_ns);
         /* Mean rounded half up to the ns, as op_statistic's Avg Time. */
-        sqlite3_bind_int64(st, 7, (sqlite3_int64)(((uint64_t)total + count / 2) / count));
-        sqlite3_bind_int64(st, 8, mn);
-        sqlite3_bind_int64(st, 9, mx);
+        sqlite3_bind_int64(st, 7,
+                           (sqlite3_int64)(((uint64_t)g->total_ns + g->count / 2) / g->count));
+        sqlite3_bind_int64(st, 8, g->min_ns);
+        sqlite3_bind_int64(st, 9, g->max_ns);
         sqlite3_bind_double(st, 10,
-                            side_total[v[i].is_device] > 0
-                                ? (double)total / (double)side_total[v[i].is_device] * PERCENT
+                            side_total[g->is_device] > 0
+                                ? (double)g->total_ns / (double)side_total[g->is_device] * PERCENT
                                 : 0.0);
         rc = step_insert(e, st);
-        i = j;
     }
-    nnp__free(v);
+    nnp__free(h.v);
     return rc;
 }
 
@@ -597,6 +659,14 @@ static void bind_opt_ns(sqlite3_stmt *st, int k, int64_t ns)
         sqlite3_bind_null(st, k); /* -1: unknown */
     else
         sqlite3_bind_int64(st, k, ns);
+}
+
+static void bind_known(sqlite3_stmt *st, int k, int64_t ns, bool known)
+{
+    if (known)
+        sqlite3_bind_int64(st, k, ns);
+    else
+        sqlite3_bind_null(st, k);
 }
 
 static int insert_analysis(exp_t *e, const nnp_model_t *m)
@@ -627,9 +697,12 @@ static int insert_analysis(exp_t *e, const nnp_model_t *m)
         bind_opt_ns(s, 8, r->bp_ns);
         bind_sid(s, 9, r->fp_op < m->n_strs ? e->map[r->fp_op] : 0);
         bind_sid(s, 10, r->bp_op < m->n_strs ? e->map[r->bp_op] : 0);
-        sqlite3_bind_int64(s, 11, r->iteration_interval_ns);
-        sqlite3_bind_int64(s, 12, r->fp_and_bp_ns);
-        sqlite3_bind_int64(s, 13, r->tail_ns);
+        /* A phase that needs an unknown point is NULL, as its CSV cell is empty
+         * (step_trace.c); a known phase may be negative (a mark before the previous
+         * step's end), so known-ness comes from the points, not from the value. */
+        bind_known(s, 11, r->iteration_interval_ns, r->fp_ns >= 0);
+        bind_known(s, 12, r->fp_and_bp_ns, r->fp_ns >= 0 && r->bp_ns >= 0);
+        bind_known(s, 13, r->tail_ns, r->bp_ns >= 0);
         sqlite3_bind_int64(s, 14, r->total_ns);
         rc = step_insert(e, s);
     }
@@ -810,12 +883,19 @@ int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
     if (rc != NNP_OK)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
     (void)unlink(tmp);
-    if (rc == NNP_OK && sqlite3_open(tmp, &e.db) != SQLITE_OK)
+    /* NOMUTEX: the connection never leaves this thread, so the per-call mutex of SQLite's
+     * serialized mode (taken by every bind) buys nothing. */
+    if (rc == NNP_OK &&
+        sqlite3_open_v2(tmp, &e.db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
         rc = db_fail(&e, "cannot create the database");
     if (rc == NNP_OK)
         rc = export_all(&e, dirs, n);
-    for (size_t i = 0; i < NNP_ARRAY_LEN(TABLES); i++)
+    for (size_t i = 0; i < NNP_ARRAY_LEN(TABLES); i++) {
         sqlite3_finalize(e.ins[i]);
+        sqlite3_finalize(e.ins_batch[i]);
+    }
     sqlite3_finalize(e.ins_rank);
     sqlite3_finalize(e.ins_window);
     sqlite3_finalize(e.ins_stat);
