@@ -20,6 +20,11 @@
 #define TV_KERNELS 276
 #define KD_ROWS    591
 #define BUF_BYTES  (1 << 20)
+#define CLUSTER_DIR                                                                                \
+    NNP_SOURCE_DIR "/../shared/corpus/msprof-analyze/test/resource/advisor/"                       \
+                   "cluster_analysis_output"
+#define CLUSTER_RANKS     8
+#define CLUSTER_RANK0_OPS 2
 
 static bool have(const char *path)
 {
@@ -126,12 +131,41 @@ static void test_truncated_json(void **state)
     free(buf);
 }
 
+/* msprof-analyze cluster outputs: 8 rank rows -> rank_size 8; the 2 broadcast ops of the
+ * lowest rank of cluster_communication.json -> comms (start + Elapse Time). */
+static void test_cluster_outputs(void **state)
+{
+    nnp_foreign_input_t in[2];
+    nnp_model_t m;
+    (void)state;
+    if (!have(CLUSTER_DIR "/cluster_step_trace_time.csv")) {
+        fprintf(stderr, "SKIP: %s\n", "corpus not found at " CLUSTER_DIR);
+        skip();
+    }
+    /* Found from two levels above too (msprof-analyze/test/resource). */
+    assert_int_equal(nnp__importer_torch_npu.find(CLUSTER_DIR "/../..", in, 2), 1);
+    assert_non_null(strstr(in[0].path, "cluster_analysis_output"));
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_torch_npu.import(CLUSTER_DIR, &m), NNP_OK);
+    assert_int_equal(m.info.rank_size, CLUSTER_RANKS);
+    assert_int_equal(m.info.rank_id, 0);
+    assert_int_equal(m.comms.t.n, CLUSTER_RANK0_OPS);
+    assert_string_equal(nnp__model_str(&m, m.comms.name[0]), "hcom_broadcast__501_0");
+    assert_int_equal(m.comms.kind[0], NNP_COMM_BROADCAST);
+    /* "Start Timestamp(us)": 1695054582608213.0, "Elapse Time(ms)": 121.73694384375. */
+    assert_int_equal(m.comms.start_ns[0], 1695054582608213000LL);
+    assert_int_equal(m.comms.end_ns[0] - m.comms.start_ns[0], 121736944);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    nnp__model_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_view_counts),
         cmocka_unit_test(test_kernel_details),
         cmocka_unit_test(test_truncated_json),
+        cmocka_unit_test(test_cluster_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
