@@ -171,12 +171,46 @@ static void test_info_exit_codes(void **state)
     free(out);
 }
 
+/* Other tools' data: nnprof info says what the importers found (CANN corpus, 2 ranks). */
+static void test_info_foreign_data(void **state)
+{
+    char dir[4096], args[4200], out[65536];
+    cJSON *doc;
+    const cJSON *ranks;
+    FILE *probe;
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/../shared/corpus/mindinsight/profiler", NNP_SOURCE_DIR);
+    probe = fopen(dir, "r");
+    if (!probe) {
+        printf("SKIP: corpus not found at %s\n", dir);
+        skip();
+    }
+    fclose(probe);
+    snprintf(args, sizeof(args), "--json %s", dir);
+    assert_int_equal(run_info(args, out, sizeof(out)), 0);
+    doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
+    assert_int_equal(cJSON_GetArraySize(ranks), 2);
+    for (int r = 0; r < 2; r++) {
+        const cJSON *o = cJSON_GetArrayItem(ranks, r);
+        assert_string_equal(cJSON_GetObjectItem(o, "format")->valuestring, "cann-msprof");
+        assert_int_equal((int)num(o, "rank"), r);
+        assert_int_equal((int)num(o, "steps"), 10);
+        /* MANIFEST 1.4: 1,370 AI_CORE + 20 AI_CPU tasks per rank; one AllReduce per step. */
+        assert_int_equal((int)num(o, "kernels"), 1390);
+        assert_int_equal((int)num(o, "communication_ops"), 10);
+    }
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_info_run),
         cmocka_unit_test(test_info_damaged),
         cmocka_unit_test(test_info_exit_codes),
+        cmocka_unit_test(test_info_foreign_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

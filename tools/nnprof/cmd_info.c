@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "format/raw_format.h"
+#include "model/model.h"
+#include "read/importers.h"
 #include "read/raw_reader.h"
 #include "util/util.h"
 
@@ -18,6 +20,7 @@
 /* info.json is small; a larger file is not ours. */
 #define INFO_JSON_MAX (1u << 20)
 #define NS_PER_S      1e9
+#define NS_PER_US     1e3
 
 /* What the records of one raw directory add up to. */
 typedef struct info_scan {
@@ -166,6 +169,64 @@ static void print_text(const cJSON *o)
     cJSON_free(opt_text);
 }
 
+/* Other tools' data (docs/IMPORT.md): what each importer finds under dir, imported into a
+ * model to count what it holds. Returns the number of inputs described, -1 on error. */
+static int foreign_info(const char *dir, bool json, cJSON *ranks)
+{
+    nnp_foreign_input_t *found = calloc(MAX_DIRS, sizeof(*found));
+    int described = 0;
+    if (!found)
+        return -1;
+    for (const nnp_importer_t *const *imp = nnp__importers; *imp && described == 0; imp++) {
+        int k = (*imp)->find(dir, found, MAX_DIRS);
+        for (int i = 0; i < k; i++) {
+            nnp_model_t m;
+            cJSON *o;
+            int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+            if (nnp__model_init(&m) != NNP_OK)
+                break;
+            if ((*imp)->import(found[i].path, &m) != NNP_OK || nnp__model_finish(&m) != NNP_OK) {
+                nnp_cli_error(found[i].path, "%s", nnp_last_error());
+                nnp__model_fini(&m);
+                continue;
+            }
+            for (size_t r = 0; r < m.ops.t.n; r++) {
+                t0 = m.ops.start_ns[r] < t0 ? m.ops.start_ns[r] : t0;
+                t1 = m.ops.end_ns[r] > t1 ? m.ops.end_ns[r] : t1;
+            }
+            for (size_t r = 0; r < m.kernels.t.n; r++) {
+                t0 = m.kernels.start_ns[r] < t0 ? m.kernels.start_ns[r] : t0;
+                t1 = m.kernels.end_ns[r] > t1 ? m.kernels.end_ns[r] : t1;
+            }
+            o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "dir", found[i].path);
+            cJSON_AddStringToObject(o, "format", (*imp)->name);
+            cJSON_AddNumberToObject(o, "rank", m.info.rank_id);
+            cJSON_AddNumberToObject(o, "steps", (double)m.steps.t.n);
+            cJSON_AddNumberToObject(o, "ops", (double)m.ops.t.n);
+            cJSON_AddNumberToObject(o, "kernels", (double)m.kernels.t.n);
+            cJSON_AddNumberToObject(o, "communication_ops", (double)m.comms.t.n);
+            cJSON_AddNumberToObject(o, "host_rows", (double)m.host.t.n);
+            cJSON_AddNumberToObject(o, "pipeline_ops", (double)m.pipe_ops.t.n);
+            cJSON_AddNumberToObject(o, "span_us", t1 > t0 ? (double)(t1 - t0) / NS_PER_US : 0.0);
+            if (json) {
+                cJSON_AddItemToArray(ranks, o);
+            } else {
+                printf("== %s (%s)\n  rank %d; steps %zu; ops %zu; kernels %zu; "
+                       "communication ops %zu; host rows %zu; pipeline ops %zu; span %.3f us\n\n",
+                       found[i].path, (*imp)->name, m.info.rank_id, m.steps.t.n, m.ops.t.n,
+                       m.kernels.t.n, m.comms.t.n, m.host.t.n, m.pipe_ops.t.n,
+                       t1 > t0 ? (double)(t1 - t0) / NS_PER_US : 0.0);
+                cJSON_Delete(o);
+            }
+            nnp__model_fini(&m);
+            described++;
+        }
+    }
+    free(found);
+    return described;
+}
+
 static void help(FILE *f)
 {
     fprintf(f, "usage: nnprof info [--json] DIR\n\n"
@@ -207,14 +268,28 @@ int nnp_cmd_info(int argc, char **argv)
     if (!dirs)
         return NNP_EXIT_FAIL;
     n = nnp_cli_find_raw_dirs(argv[optind], dirs, MAX_DIRS);
-    if (n <= 0) {
-        nnp_cli_error(argv[optind], "no nnprof raw data found (expected a PROF_* directory "
-                                    "with meta.nnp, or a directory holding them)");
-        free(dirs);
-        return NNP_EXIT_FAIL;
-    }
     doc = cJSON_CreateObject();
     ranks = cJSON_AddArrayToObject(doc, "ranks");
+    if (n <= 0) {
+        /* Not our raw data: maybe another tool's (CANN, MindSpore, torch_npu). */
+        int k = foreign_info(argv[optind], json, ranks);
+        free(dirs);
+        if (k <= 0) {
+            cJSON_Delete(doc);
+            nnp_cli_error(argv[optind], "no profiling data found (expected nnprof raw data, a "
+                                        "PROF_* directory holding meta.nnp, or data of CANN "
+                                        "msprof, MindSpore or torch_npu)");
+            return NNP_EXIT_FAIL;
+        }
+        if (json) {
+            char *text = cJSON_PrintUnformatted(doc);
+            if (text)
+                printf("%s\n", text);
+            cJSON_free(text);
+        }
+        cJSON_Delete(doc);
+        return NNP_EXIT_OK;
+    }
     for (int i = 0; i < n; i++) {
         cJSON *o = rank_info(dirs[i]);
         if (o) {
