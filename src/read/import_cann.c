@@ -147,35 +147,7 @@ static bool has_msprof(const char *dir)
  * avoids a second rounding in double arithmetic. Digits past ns round half up. */
 static bool us_text_to_ns(const char *s, int64_t *out)
 {
-    int64_t whole = 0, frac = 0;
-    int n_frac = 0;
-    bool neg = false, any = false;
-    while (*s == ' ')
-        s++;
-    if (*s == '-' || *s == '+')
-        neg = *s++ == '-';
-    for (; *s >= '0' && *s <= '9'; s++, any = true) {
-        if (whole > (INT64_MAX / NS_PER_US - 9) / 10)
-            return false;
-        whole = whole * 10 + (*s - '0');
-    }
-    if (*s == '.') {
-        for (s++; *s >= '0' && *s <= '9'; s++, any = true) {
-            if (n_frac < US_DECIMALS) {
-                frac = frac * 10 + (*s - '0');
-                n_frac++;
-            } else if (n_frac == US_DECIMALS) {
-                frac += *s >= '5'; /* round half up on the first dropped digit */
-                n_frac++;
-            }
-        }
-    }
-    if (!any || *s != '\0')
-        return false;
-    for (int k = n_frac < US_DECIMALS ? n_frac : US_DECIMALS; k < US_DECIMALS; k++)
-        frac *= 10;
-    *out = (neg ? -1 : 1) * (whole * NS_PER_US + frac);
-    return true;
+    return nnp__parse_decimal_ns(s, US_DECIMALS, out);
 }
 
 static bool json_us_to_ns(const cJSON *v, int64_t *out)

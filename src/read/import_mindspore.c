@@ -200,31 +200,7 @@ static bool parse_i64(const char *s, int64_t *out)
  * without the rounding a double would bring to 16-digit timestamps. */
 static bool parse_ms_ns(const char *s, int64_t *out)
 {
-    int64_t whole = 0, frac = 0;
-    int digits = 0;
-    bool neg = false, any = false;
-    s = trim(s);
-    if (*s == '-') {
-        neg = true;
-        s++;
-    }
-    for (; *s >= '0' && *s <= '9'; s++, any = true) {
-        if (whole > (INT64_MAX / NS_PER_MS - 9) / 10)
-            return false;
-        whole = whole * 10 + (*s - '0');
-    }
-    if (*s == '.')
-        for (s++; *s >= '0' && *s <= '9'; s++, any = true)
-            if (digits < MS_NS_DIGITS) {
-                frac = frac * 10 + (*s - '0');
-                digits++;
-            }
-    if (!any || *trim(s))
-        return false;
-    for (; digits < MS_NS_DIGITS; digits++)
-        frac *= 10;
-    *out = (whole * NS_PER_MS + frac) * (neg ? -1 : 1);
-    return true;
+    return nnp__parse_decimal_ns(s, MS_NS_DIGITS, out);
 }
 
 /* ---- step_trace_raw_{rank}_detail_time.csv ---- */

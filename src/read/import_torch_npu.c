@@ -78,31 +78,7 @@ static const char *trim(const char *s)
 /* "123.456" µs as exact ns (decimals past the ns truncated); blanks around allowed. */
 static bool parse_us_ns(const char *s, int64_t *out)
 {
-    int64_t whole = 0, frac = 0;
-    int digits = 0;
-    bool neg = false, any = false;
-    s = trim(s);
-    if (*s == '-') {
-        neg = true;
-        s++;
-    }
-    for (; *s >= '0' && *s <= '9'; s++, any = true) {
-        if (whole > (INT64_MAX / NS_PER_US - 9) / 10)
-            return false;
-        whole = whole * 10 + (*s - '0');
-    }
-    if (*s == '.')
-        for (s++; *s >= '0' && *s <= '9'; s++, any = true)
-            if (digits < US_NS_DIGITS) {
-                frac = frac * 10 + (*s - '0');
-                digits++;
-            }
-    if (!any || *trim(s))
-        return false;
-    for (; digits < US_NS_DIGITS; digits++)
-        frac *= 10;
-    *out = (whole * NS_PER_US + frac) * (neg ? -1 : 1);
-    return true;
+    return nnp__parse_decimal_ns(s, US_NS_DIGITS, out);
 }
 
 /* A time member (string or number, µs) as ns. A number is first turned back into its

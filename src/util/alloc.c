@@ -113,3 +113,44 @@ size_t nnp__fmt_i64(char *buf, int64_t v)
     }
     return nnp__fmt_u64(buf, (uint64_t)v);
 }
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out)
+{
+    int64_t unit = 1, whole = 0, frac = 0;
+    int n_frac = 0;
+    bool neg = false, any = false;
+    for (int k = 0; k < frac_digits; k++)
+        unit *= 10;
+    s = skip_blanks(s);
+    if (*s == '-' || *s == '+')
+        neg = *s++ == '-';
+    for (; *s >= '0' && *s <= '9'; s++, any = true) {
+        if (whole > (INT64_MAX / unit - 9) / 10)
+            return false;
+        whole = whole * 10 + (*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, any = true) {
+            if (n_frac < frac_digits) {
+                frac = frac * 10 + (*s - '0');
+                n_frac++;
+            } else if (n_frac == frac_digits) {
+                frac += *s >= '5'; /* round half up on the first dropped digit */
+                n_frac++;
+            }
+        }
+    }
+    if (!any || *skip_blanks(s) != '\0')
+        return false;
+    for (int k = n_frac < frac_digits ? n_frac : frac_digits; k < frac_digits; k++)
+        frac *= 10;
+    *out = (neg ? -1 : 1) * (whole * unit + frac);
+    return true;
+}

@@ -101,6 +101,13 @@ int nnp__out_commit(nnp_outfile_t *f, int write_rc);
 size_t nnp__fmt_u64(char *buf, uint64_t v);
 size_t nnp__fmt_i64(char *buf, int64_t v);
 
+/* ---- exact decimal times ---- */
+/* Parses a decimal time ("123.456", blanks around, optional sign) into integer ns, where
+ * frac_digits is the number of decimals down to one ns (3 for us, 6 for ms). Digit by digit,
+ * so 16-digit timestamps keep every ns (a double would not); digits past the ns round half
+ * up on the first dropped one. False when s is not a number or overflows int64 ns. */
+bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out);
+
 /* ---- bounded string copy: always terminates; returns false when truncated ---- */
 bool nnp__strlcpy(char *dst, const char *src, size_t cap);
 
