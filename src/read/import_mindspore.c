@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "nnprof/nnprof.h"
+#include "read/csv_reader.h"
 #include "read/host_info_csv.h"
 #include "read/importers.h"
 #include "util/util.h"
@@ -41,115 +42,16 @@
 /* The step_num of the averages row MindSpore appends (formats.md 1.1). */
 #define AVERAGES_ROW "-"
 
-/* ---- an in-memory RFC 4180 reader (records of a file read whole) ---- */
+/* ---- CSV files (read/csv_reader.h) ---- */
 
-typedef struct csv {
-    const char *path;
-    char *buf; /* the file; fields are cut in place */
-    size_t len, pos;
-    uint64_t line; /* line the current record starts on, 1-based */
-    uint64_t next_line;
-    char **f;
-    size_t n, cap;
-    uint64_t warnings;
-} csv_t;
+typedef nnp_csv_reader_t csv_t;
 
 static int csv_open(csv_t *c, const char *path)
 {
-    int rc;
-    memset(c, 0, sizeof(*c));
-    c->path = path;
-    c->next_line = 1;
-    rc = nnp__read_file(path, MAX_FILE_BYTES, &c->buf, &c->len);
+    int rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
     if (rc != NNP_OK)
         NNP_LOG_W("mindspore import: cannot read '%s': %s", path, nnp_last_error());
     return rc;
-}
-
-static void csv_close(csv_t *c)
-{
-    nnp__free(c->buf);
-    nnp__free(c->f);
-    memset(c, 0, sizeof(*c));
-}
-
-static int csv_push(csv_t *c, char *field)
-{
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 16;
-        char **p = nnp__realloc(c->f, ncap * sizeof(*p));
-        if (!p)
-            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", c->path);
-        c->f = p;
-        c->cap = ncap;
-    }
-    c->f[c->n++] = field;
-    return NNP_OK;
-}
-
-/* Next record: 1, 0 at the end, <0 on error. Blank lines are skipped; quotes per RFC 4180
- * ("" inside quotes is one quote). Fields are NUL-terminated in place (a field never grows). */
-static int csv_next(csv_t *c)
-{
-    char *out;
-    bool quoted = false;
-    int rc;
-    while (c->pos < c->len && (c->buf[c->pos] == '\n' || c->buf[c->pos] == '\r')) {
-        c->next_line += c->buf[c->pos] == '\n';
-        c->pos++;
-    }
-    if (c->pos >= c->len)
-        return 0;
-    c->n = 0;
-    c->line = c->next_line;
-    out = c->buf + c->pos;
-    if ((rc = csv_push(c, out)) != NNP_OK)
-        return rc;
-    while (c->pos < c->len) {
-        char ch = c->buf[c->pos++];
-        if (quoted) {
-            if (ch == '"' && c->pos < c->len && c->buf[c->pos] == '"') {
-                *out++ = '"';
-                c->pos++;
-            } else if (ch == '"') {
-                quoted = false;
-            } else {
-                c->next_line += ch == '\n';
-                *out++ = ch;
-            }
-        } else if (ch == '"') {
-            quoted = true;
-        } else if (ch == ',') {
-            *out++ = '\0';
-            if ((rc = csv_push(c, out)) != NNP_OK)
-                return rc;
-        } else if (ch == '\n' || ch == '\r') {
-            c->next_line += ch == '\n';
-            break;
-        } else {
-            *out++ = ch;
-        }
-    }
-    *out = '\0';
-    return 1;
-}
-
-/* Column index of name in the header (leading/trailing blanks ignored), or -1. */
-static long csv_col(const csv_t *c, const char *name)
-{
-    size_t len = strlen(name);
-    for (size_t i = 0; i < c->n; i++) {
-        const char *s = c->f[i];
-        size_t n;
-        while (*s == ' ')
-            s++;
-        n = strlen(s);
-        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-            n--;
-        if (n == len && memcmp(s, name, len) == 0)
-            return (long)i;
-    }
-    return -1;
 }
 
 static void NNP_PRINTF(3, 4) row_warn(csv_t *c, uint64_t line, const char *fmt, ...)
@@ -251,8 +153,8 @@ static int find_triples(csv_t *c, nnp_model_t *m, triple_t **out, size_t *n, int
         memcpy(base, h, len - sl);
         base[len - sl] = '\0';
         snprintf(endname, sizeof(endname), "%s" SUF_END, base);
-        d = csv_col(c, base);
-        e = csv_col(c, endname);
+        d = nnp__csv_col(c, base);
+        e = nnp__csv_col(c, endname);
         if (d < 0 || e < 0) {
             row_warn(c, c->line, "column '%s' has no '%s' or '%s' column: ignored", h, base,
                      endname);
@@ -364,7 +266,7 @@ static int import_step_trace(const char *path, nnp_model_t *m)
     int layout = 0, rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    rc = csv_next(&c);
+    rc = nnp__csv_next(&c);
     if (rc <= 0) {
         if (rc == 0)
             rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
@@ -372,17 +274,17 @@ static int import_step_trace(const char *path, nnp_model_t *m)
         goto out;
     }
     for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
-        if (csv_col(&c, need[k]) < 0) {
+        if (nnp__csv_col(&c, need[k]) < 0) {
             rc =
                 nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
             NNP_LOG_W("mindspore import: %s", nnp_last_error());
             goto out;
         }
-    sc.step = csv_col(&c, "step_num");
-    sc.start = csv_col(&c, "start_point");
-    sc.end = csv_col(&c, "end_point");
-    sc.fp = csv_col(&c, "fp_point");
-    sc.bp = csv_col(&c, "bp_point"); /* absent in inference mode (formats.md 1.1) */
+    sc.step = nnp__csv_col(&c, "step_num");
+    sc.start = nnp__csv_col(&c, "start_point");
+    sc.end = nnp__csv_col(&c, "end_point");
+    sc.fp = nnp__csv_col(&c, "fp_point");
+    sc.bp = nnp__csv_col(&c, "bp_point"); /* absent in inference mode (formats.md 1.1) */
     rc = find_triples(&c, m, &tr, &n_tr, &layout);
     if (rc != NNP_OK)
         goto out;
@@ -405,7 +307,7 @@ static int import_step_trace(const char *path, nnp_model_t *m)
         rc = nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
         goto out;
     }
-    while ((rc = csv_next(&c)) > 0)
+    while ((rc = nnp__csv_next(&c)) > 0)
         if ((rc = import_step_row(&c, m, (const char *const *)hdr, n_hdr, &sc, tr, n_tr, thread)) !=
             NNP_OK)
             goto out;
@@ -416,7 +318,7 @@ out:
             nnp__free(hdr[k]);
     nnp__free(hdr);
     nnp__free(tr);
-    csv_close(&c);
+    nnp__csv_close(&c);
     return rc;
 }
 
@@ -429,18 +331,18 @@ static int import_timeline(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = csv_next(&c)) <= 0) {
+    if ((rc = nnp__csv_next(&c)) <= 0) {
         if (rc == 0)
             rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
         NNP_LOG_W("mindspore import: %s", nnp_last_error());
         goto out;
     }
-    name = csv_col(&c, "op_name");
-    stream = csv_col(&c, "stream_id");
-    dur = csv_col(&c, "duration(ms)");
-    start = csv_col(&c, "start_time(ms)");
+    name = nnp__csv_col(&c, "op_name");
+    stream = nnp__csv_col(&c, "stream_id");
+    dur = nnp__csv_col(&c, "duration(ms)");
+    start = nnp__csv_col(&c, "start_time(ms)");
     /* 2.x writes start_time(us) over values in ms: a known unit bug (formats.md 1.3). */
-    if (start < 0 && (start = csv_col(&c, "start_time(us)")) >= 0)
+    if (start < 0 && (start = nnp__csv_col(&c, "start_time(us)")) >= 0)
         NNP_LOG_I("mindspore import: '%s' line 1: header says start_time(us); the values are "
                   "ms (MindSpore 2.x), read as ms",
                   path);
@@ -456,7 +358,7 @@ static int import_timeline(const char *path, nnp_model_t *m)
         NNP_LOG_W("mindspore import: %s", nnp_last_error());
         goto out;
     }
-    while ((rc = csv_next(&c)) > 0) {
+    while ((rc = nnp__csv_next(&c)) > 0) {
         int64_t s, d, st;
         size_t i;
         long need = name > stream ? name : stream;
@@ -486,7 +388,7 @@ static int import_timeline(const char *path, nnp_model_t *m)
     }
     warn_summary(&c);
 out:
-    csv_close(&c);
+    nnp__csv_close(&c);
     return rc;
 }
 
@@ -501,19 +403,19 @@ static int import_framework(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = csv_next(&c)) <= 0) {
+    if ((rc = nnp__csv_next(&c)) <= 0) {
         if (rc == 0)
             rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
         NNP_LOG_W("mindspore import: %s", nnp_last_error());
         goto out;
     }
     /* 2.x names (full_op_name, op_type), then 1.x (full_kernel_name, kernel_type). */
-    full = csv_col(&c, "full_op_name");
+    full = nnp__csv_col(&c, "full_op_name");
     if (full < 0)
-        full = csv_col(&c, "full_kernel_name");
-    type = csv_col(&c, "op_type");
+        full = nnp__csv_col(&c, "full_kernel_name");
+    type = nnp__csv_col(&c, "op_type");
     if (type < 0)
-        type = csv_col(&c, "kernel_type");
+        type = nnp__csv_col(&c, "kernel_type");
     if (full < 0 || type < 0) {
         rc = nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path,
                        full < 0 ? "full_op_name" : "op_type");
@@ -525,7 +427,7 @@ static int import_framework(const char *path, nnp_model_t *m)
         rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
         goto out;
     }
-    while ((rc = csv_next(&c)) > 0) {
+    while ((rc = nnp__csv_next(&c)) > 0) {
         uint32_t id;
         if ((long)c.n <= (full > type ? full : type)) {
             row_warn(&c, c.line, "%zu fields (truncated?): row skipped", c.n);
@@ -541,7 +443,7 @@ static int import_framework(const char *path, nnp_model_t *m)
     warn_summary(&c);
 out:
     nnp__free(type_of);
-    csv_close(&c);
+    nnp__csv_close(&c);
     return rc;
 }
 
@@ -554,16 +456,16 @@ static int import_pipeline(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = csv_next(&c)) <= 0) {
+    if ((rc = nnp__csv_next(&c)) <= 0) {
         if (rc == 0)
             rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
         NNP_LOG_W("mindspore import: %s", nnp_last_error());
         goto out;
     }
-    id = csv_col(&c, "op_id");
-    type = csv_col(&c, "op_type");
-    workers = csv_col(&c, "num_workers");
-    parent = csv_col(&c, "parent_id");
+    id = nnp__csv_col(&c, "op_id");
+    type = nnp__csv_col(&c, "op_type");
+    workers = nnp__csv_col(&c, "num_workers");
+    parent = nnp__csv_col(&c, "parent_id");
     if (id < 0 || type < 0 || workers < 0 || parent < 0) {
         rc = nnp__fail(NNP_ECORRUPT,
                        "'%s' line 1: needs op_id, op_type, num_workers, parent_id: file skipped",
@@ -571,7 +473,7 @@ static int import_pipeline(const char *path, nnp_model_t *m)
         NNP_LOG_W("mindspore import: %s", nnp_last_error());
         goto out;
     }
-    while ((rc = csv_next(&c)) > 0) {
+    while ((rc = nnp__csv_next(&c)) > 0) {
         int64_t v_id, v_w, v_p = -1;
         size_t i;
         if ((long)c.n <= id || (long)c.n <= type || (long)c.n <= workers || (long)c.n <= parent ||
@@ -591,7 +493,7 @@ static int import_pipeline(const char *path, nnp_model_t *m)
     }
     warn_summary(&c);
 out:
-    csv_close(&c);
+    nnp__csv_close(&c);
     return rc;
 }
 

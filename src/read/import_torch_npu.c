@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "nnprof/nnprof.h"
+#include "read/csv_reader.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
 #include "util/util.h"
@@ -323,79 +324,7 @@ static int import_trace_view(const char *path, nnp_model_t *m, bool skip_tasks)
 
 /* ---- kernel_details.csv: one kernel per row (a simple RFC 4180 reader) ---- */
 
-typedef struct csv {
-    char *buf;
-    size_t len, pos;
-    uint64_t line, next_line;
-    char **f;
-    size_t n, cap;
-} csv_t;
-
-static int csv_next(csv_t *c)
-{
-    char *out;
-    bool quoted = false;
-    while (c->pos < c->len && (c->buf[c->pos] == '\n' || c->buf[c->pos] == '\r')) {
-        c->next_line += c->buf[c->pos] == '\n';
-        c->pos++;
-    }
-    if (c->pos >= c->len)
-        return 0;
-    c->n = 0;
-    c->line = c->next_line;
-    out = c->buf + c->pos;
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 64;
-        char **p = nnp__realloc(c->f, ncap * sizeof(*p));
-        if (!p)
-            return NNP_ENOMEM;
-        c->f = p;
-        c->cap = ncap;
-    }
-    c->f[c->n++] = out;
-    while (c->pos < c->len) {
-        char ch = c->buf[c->pos++];
-        if (quoted) {
-            if (ch == '"' && c->pos < c->len && c->buf[c->pos] == '"') {
-                *out++ = '"';
-                c->pos++;
-            } else if (ch == '"') {
-                quoted = false;
-            } else {
-                c->next_line += ch == '\n';
-                *out++ = ch;
-            }
-        } else if (ch == '"') {
-            quoted = true;
-        } else if (ch == ',') {
-            *out++ = '\0';
-            if (c->n == c->cap) {
-                size_t ncap = c->cap * 2;
-                char **p = nnp__realloc(c->f, ncap * sizeof(*p));
-                if (!p)
-                    return NNP_ENOMEM;
-                c->f = p;
-                c->cap = ncap;
-            }
-            c->f[c->n++] = out;
-        } else if (ch == '\n' || ch == '\r') {
-            c->next_line += ch == '\n';
-            break;
-        } else {
-            *out++ = ch;
-        }
-    }
-    *out = '\0';
-    return 1;
-}
-
-static long csv_col(const csv_t *c, const char *name)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(trim(c->f[i]), name) == 0)
-            return (long)i;
-    return -1;
-}
+typedef nnp_csv_reader_t csv_t;
 
 static int import_kernel_details(const char *path, nnp_model_t *m)
 {
@@ -404,30 +333,28 @@ static int import_kernel_details(const char *path, nnp_model_t *m)
     long col[NNP_ARRAY_LEN(need)], type, core, stream;
     uint64_t warnings = 0;
     int rc;
-    memset(&c, 0, sizeof(c));
-    c.next_line = 1;
-    rc = nnp__read_file(path, MAX_FILE_BYTES, &c.buf, &c.len);
+    rc = nnp__csv_open(&c, path, MAX_FILE_BYTES);
     if (rc != NNP_OK) {
         NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
         return rc;
     }
-    if ((rc = csv_next(&c)) <= 0) {
+    if ((rc = nnp__csv_next(&c)) <= 0) {
         rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
                      : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
         NNP_LOG_W("torch_npu import: %s", nnp_last_error());
         goto out;
     }
     for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
-        if ((col[k] = csv_col(&c, need[k])) < 0) {
+        if ((col[k] = nnp__csv_col(&c, need[k])) < 0) {
             rc =
                 nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
             NNP_LOG_W("torch_npu import: %s", nnp_last_error());
             goto out;
         }
-    type = csv_col(&c, "Type");
-    core = csv_col(&c, "Accelerator Core");
-    stream = csv_col(&c, "Stream ID");
-    while ((rc = csv_next(&c)) > 0) {
+    type = nnp__csv_col(&c, "Type");
+    core = nnp__csv_col(&c, "Accelerator Core");
+    stream = nnp__csv_col(&c, "Stream ID");
+    while ((rc = nnp__csv_next(&c)) > 0) {
         int64_t ts, dur, st;
         size_t i;
         long need_n = col[1] > col[2] ? col[1] : col[2];
@@ -462,8 +389,7 @@ static int import_kernel_details(const char *path, nnp_model_t *m)
         NNP_LOG_W("torch_npu import: '%s': %llu more bad rows not logged", path,
                   (unsigned long long)(warnings - MAX_ROW_WARNINGS));
 out:
-    nnp__free(c.buf);
-    nnp__free(c.f);
+    nnp__csv_close(&c);
     return rc;
 }
 
@@ -473,33 +399,25 @@ out:
 static int csv_open(csv_t *c, const char *path, const char *const *need, long *col, size_t n)
 {
     int rc;
-    memset(c, 0, sizeof(*c));
-    c->next_line = 1;
-    rc = nnp__read_file(path, MAX_FILE_BYTES, &c->buf, &c->len);
+    rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
     if (rc != NNP_OK) {
         NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
         return rc;
     }
-    if ((rc = csv_next(c)) <= 0) {
+    if ((rc = nnp__csv_next(c)) <= 0) {
         rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
                      : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
         NNP_LOG_W("torch_npu import: %s", nnp_last_error());
         return rc;
     }
     for (size_t k = 0; k < n; k++)
-        if ((col[k] = csv_col(c, need[k])) < 0) {
+        if ((col[k] = nnp__csv_col(c, need[k])) < 0) {
             rc =
                 nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
             NNP_LOG_W("torch_npu import: %s", nnp_last_error());
             return rc;
         }
     return NNP_OK;
-}
-
-static void csv_close(csv_t *c)
-{
-    nnp__free(c->buf);
-    nnp__free(c->f);
 }
 
 static bool has_step(const nnp_model_t *m, uint64_t id)
@@ -523,10 +441,10 @@ static int import_step_trace_time(const char *path, const nnp_model_t *m)
     int64_t computing_ns = 0;
     int more, rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
     if (rc != NNP_OK) {
-        csv_close(&c);
+        nnp__csv_close(&c);
         return rc;
     }
-    while ((more = csv_next(&c)) > 0) {
+    while ((more = nnp__csv_next(&c)) > 0) {
         const char *step;
         int64_t ns;
         char *end;
@@ -548,7 +466,7 @@ static int import_step_trace_time(const char *path, const nnp_model_t *m)
         if (errno || *trim(end) || (m->steps.t.n && !has_step(m, id)))
             unmatched++;
     }
-    csv_close(&c);
+    nnp__csv_close(&c);
     if (more < 0)
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
     NNP_LOG_I("torch_npu import: '%s': %llu step rows (%llu bad), Computing %.3f us in all; a "
@@ -574,10 +492,10 @@ static int import_cluster_step_trace(const char *path, nnp_model_t *m)
     long lo = LONG_MAX, hi = -1;
     int more, rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
     if (rc != NNP_OK) {
-        csv_close(&c);
+        nnp__csv_close(&c);
         return rc;
     }
-    while ((more = csv_next(&c)) > 0) {
+    while ((more = nnp__csv_next(&c)) > 0) {
         const char *type;
         char *end;
         long r;
@@ -603,7 +521,7 @@ static int import_cluster_step_trace(const char *path, nnp_model_t *m)
         lo = r < lo ? r : lo;
         hi = r > hi ? r : hi;
     }
-    csv_close(&c);
+    nnp__csv_close(&c);
     if (more < 0)
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
     if (hi >= 0 && hi + 1 > m->info.rank_size)

@@ -1,0 +1,100 @@
+/* csv_reader.c - see csv_reader.h. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "nnprof/nnprof.h"
+#include "read/csv_reader.h"
+#include "util/util.h"
+
+#define INITIAL_FIELDS 16
+
+int nnp__csv_open(nnp_csv_reader_t *r, const char *path, size_t max_bytes)
+{
+    memset(r, 0, sizeof(*r));
+    r->path = path;
+    r->next_line = 1;
+    return nnp__read_file(path, max_bytes, &r->buf, &r->len);
+}
+
+void nnp__csv_close(nnp_csv_reader_t *r)
+{
+    nnp__free(r->buf);
+    nnp__free(r->f);
+    memset(r, 0, sizeof(*r));
+}
+
+static int push(nnp_csv_reader_t *r, char *field)
+{
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : INITIAL_FIELDS;
+        char **p = nnp__realloc(r->f, ncap * sizeof(*p));
+        if (!p)
+            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", r->path);
+        r->f = p;
+        r->cap = ncap;
+    }
+    r->f[r->n++] = field;
+    return NNP_OK;
+}
+
+int nnp__csv_next(nnp_csv_reader_t *r)
+{
+    char *out;
+    bool quoted = false;
+    int rc;
+    while (r->pos < r->len && (r->buf[r->pos] == '\n' || r->buf[r->pos] == '\r')) {
+        r->next_line += r->buf[r->pos] == '\n';
+        r->pos++;
+    }
+    if (r->pos >= r->len)
+        return 0;
+    r->n = 0;
+    r->line = r->next_line;
+    out = r->buf + r->pos;
+    if ((rc = push(r, out)) != NNP_OK)
+        return rc;
+    while (r->pos < r->len) {
+        char ch = r->buf[r->pos++];
+        if (quoted) {
+            if (ch == '"' && r->pos < r->len && r->buf[r->pos] == '"') {
+                *out++ = '"';
+                r->pos++;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                r->next_line += ch == '\n';
+                *out++ = ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            *out++ = '\0'; /* a field never grows: the terminator fits where the comma was */
+            if ((rc = push(r, out)) != NNP_OK)
+                return rc;
+        } else if (ch == '\n' || ch == '\r') {
+            r->next_line += ch == '\n';
+            break;
+        } else {
+            *out++ = ch;
+        }
+    }
+    *out = '\0';
+    return 1;
+}
+
+long nnp__csv_col(const nnp_csv_reader_t *r, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < r->n; i++) {
+        const char *s = r->f[i];
+        size_t n;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        n = strlen(s);
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+            n--;
+        if (n == len && memcmp(s, name, len) == 0)
+            return (long)i;
+    }
+    return -1;
+}
