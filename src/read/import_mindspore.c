@@ -46,11 +46,20 @@
 
 typedef nnp_csv_reader_t csv_t;
 
+/* Reads path and its header record into c; logs and releases c on failure. */
 static int csv_open(csv_t *c, const char *path)
 {
     int rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
-    if (rc != NNP_OK)
+    if (rc != NNP_OK) {
         NNP_LOG_W("mindspore import: cannot read '%s': %s", path, nnp_last_error());
+        return rc;
+    }
+    if ((rc = nnp__csv_next(c)) > 0)
+        return NNP_OK;
+    if (rc == 0)
+        rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
+    NNP_LOG_W("mindspore import: %s", nnp_last_error());
+    nnp__csv_close(c);
     return rc;
 }
 
@@ -266,13 +275,6 @@ static int import_step_trace(const char *path, nnp_model_t *m)
     int layout = 0, rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    rc = nnp__csv_next(&c);
-    if (rc <= 0) {
-        if (rc == 0)
-            rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
-        NNP_LOG_W("mindspore import: %s", nnp_last_error());
-        goto out;
-    }
     for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
         if (nnp__csv_col(&c, need[k]) < 0) {
             rc =
@@ -331,12 +333,6 @@ static int import_timeline(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = nnp__csv_next(&c)) <= 0) {
-        if (rc == 0)
-            rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
-        NNP_LOG_W("mindspore import: %s", nnp_last_error());
-        goto out;
-    }
     name = nnp__csv_col(&c, "op_name");
     stream = nnp__csv_col(&c, "stream_id");
     dur = nnp__csv_col(&c, "duration(ms)");
@@ -403,12 +399,6 @@ static int import_framework(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = nnp__csv_next(&c)) <= 0) {
-        if (rc == 0)
-            rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
-        NNP_LOG_W("mindspore import: %s", nnp_last_error());
-        goto out;
-    }
     /* 2.x names (full_op_name, op_type), then 1.x (full_kernel_name, kernel_type). */
     full = nnp__csv_col(&c, "full_op_name");
     if (full < 0)
@@ -456,12 +446,6 @@ static int import_pipeline(const char *path, nnp_model_t *m)
     int rc = csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
-    if ((rc = nnp__csv_next(&c)) <= 0) {
-        if (rc == 0)
-            rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
-        NNP_LOG_W("mindspore import: %s", nnp_last_error());
-        goto out;
-    }
     id = nnp__csv_col(&c, "op_id");
     type = nnp__csv_col(&c, "op_type");
     workers = nnp__csv_col(&c, "num_workers");

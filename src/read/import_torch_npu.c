@@ -326,31 +326,40 @@ static int import_trace_view(const char *path, nnp_model_t *m, bool skip_tasks)
 
 typedef nnp_csv_reader_t csv_t;
 
+/* Reads path's header into c; col[k] = the index of need[k]. Logs and fails on a miss. */
+static int csv_open(csv_t *c, const char *path, const char *const *need, long *col, size_t n)
+{
+    int rc;
+    rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
+    if (rc != NNP_OK) {
+        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
+        return rc;
+    }
+    if ((rc = nnp__csv_next(c)) <= 0) {
+        rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
+                     : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
+        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
+        return rc;
+    }
+    for (size_t k = 0; k < n; k++)
+        if ((col[k] = nnp__csv_col(c, need[k])) < 0) {
+            rc =
+                nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
+            NNP_LOG_W("torch_npu import: %s", nnp_last_error());
+            return rc;
+        }
+    return NNP_OK;
+}
+
 static int import_kernel_details(const char *path, nnp_model_t *m)
 {
     static const char *const need[] = {"Name", "Start Time(us)", "Duration(us)"};
     csv_t c;
     long col[NNP_ARRAY_LEN(need)], type, core, stream;
     uint64_t warnings = 0;
-    int rc;
-    rc = nnp__csv_open(&c, path, MAX_FILE_BYTES);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    if ((rc = nnp__csv_next(&c)) <= 0) {
-        rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
-                     : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
+    int rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
+    if (rc != NNP_OK)
         goto out;
-    }
-    for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
-        if ((col[k] = nnp__csv_col(&c, need[k])) < 0) {
-            rc =
-                nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
-            NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-            goto out;
-        }
     type = nnp__csv_col(&c, "Type");
     core = nnp__csv_col(&c, "Accelerator Core");
     stream = nnp__csv_col(&c, "Stream ID");
@@ -394,31 +403,6 @@ out:
 }
 
 /* ---- step_trace_time.csv: per-step totals, cross-checked (they carry no timestamps) ---- */
-
-/* Reads path's header into c; col[k] = the index of need[k]. Logs and fails on a miss. */
-static int csv_open(csv_t *c, const char *path, const char *const *need, long *col, size_t n)
-{
-    int rc;
-    rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    if ((rc = nnp__csv_next(c)) <= 0) {
-        rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
-                     : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-        return rc;
-    }
-    for (size_t k = 0; k < n; k++)
-        if ((col[k] = nnp__csv_col(c, need[k])) < 0) {
-            rc =
-                nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
-            NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-            return rc;
-        }
-    return NNP_OK;
-}
 
 static bool has_step(const nnp_model_t *m, uint64_t id)
 {
