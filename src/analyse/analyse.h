@@ -199,6 +199,10 @@ void nnp__findings_from_core(nnp_findings_t *f, const nnp_actx_t *c, const nnp_s
 
 /* ---- the deeper analyses (issue #4), one file each; each writes its files and fills
  * its part of the findings ---- */
+/* Column lists (NULL-terminated) of memory_record_{rank}.csv and operator_memory_{rank}.csv,
+ * CANN's names (memory.c). */
+extern const char *const nnp__memory_record_cols[];
+extern const char *const nnp__operator_memory_cols[];
 int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__pipeline_write(const nnp_actx_t *c, nnp_findings_t *f);
 int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);

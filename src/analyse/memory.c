@@ -759,24 +759,27 @@ static int alloc_samples(mem_run_t *x)
     return NNP_OK;
 }
 
+/* CANN's memory_record and operator_memory columns (formats.md 1.6); the msprof export
+ * checks the files it re-reads against these same lists. */
+const char *const nnp__memory_record_cols[] = {
+    "Device_id", "Component", "Timestamp(us)", "Total Allocated(KB)", "Total Reserved(KB)",
+    "Device",    NULL};
+const char *const nnp__operator_memory_cols[] = {"Device_id",
+                                                 "Name",
+                                                 "Size(KB)",
+                                                 "Allocation Time(us)",
+                                                 "Duration(us)",
+                                                 "Allocation Total Allocated(KB)",
+                                                 "Allocation Total Reserved(KB)",
+                                                 "Release Total Allocated(KB)",
+                                                 "Release Total Reserved(KB)",
+                                                 "Device",
+                                                 NULL};
+
 /* Every file stays open (under its temporary name) until all four are written, then all
  * are committed with the final verdict: an error leaves none of them behind. */
 int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f)
 {
-    static const char *const record_header[] = {
-        "Device_id", "Component", "Timestamp(us)", "Total Allocated(KB)", "Total Reserved(KB)",
-        "Device",    NULL};
-    static const char *const operator_header[] = {"Device_id",
-                                                  "Name",
-                                                  "Size(KB)",
-                                                  "Allocation Time(us)",
-                                                  "Duration(us)",
-                                                  "Allocation Total Allocated(KB)",
-                                                  "Allocation Total Reserved(KB)",
-                                                  "Release Total Allocated(KB)",
-                                                  "Release Total Reserved(KB)",
-                                                  "Device",
-                                                  NULL};
     mem_run_t x;
     csv_out_t rec, ops;
     nnp_outfile_t jf[2];
@@ -797,9 +800,9 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     static_span(&x, st);
     rc = alloc_samples(&x);
     if (rc == NNP_OK)
-        rc = csv_open(c, "memory_record", &rec, record_header);
+        rc = csv_open(c, "memory_record", &rec, nnp__memory_record_cols);
     if (rc == NNP_OK)
-        rc = csv_open(c, "operator_memory", &ops, operator_header);
+        rc = csv_open(c, "operator_memory", &ops, nnp__operator_memory_cols);
     if (rc == NNP_OK)
         rc = pass_counts(&x, &rec.w, &ops.w);
     if (rc == NNP_OK)

@@ -591,21 +591,6 @@ static int write_step_trace_summary(ex_t *x)
 /* Digits an int64 microsecond integer part may have without overflow in ns. */
 #define US_MAX_DIGITS 15
 
-static const char *const MEM_RECORD_COLS[] = {
-    "Device_id", "Component", "Timestamp(us)", "Total Allocated(KB)", "Total Reserved(KB)",
-    "Device",    NULL};
-static const char *const OP_MEMORY_COLS[] = {"Device_id",
-                                             "Name",
-                                             "Size(KB)",
-                                             "Allocation Time(us)",
-                                             "Duration(us)",
-                                             "Allocation Total Allocated(KB)",
-                                             "Allocation Total Reserved(KB)",
-                                             "Release Total Allocated(KB)",
-                                             "Release Total Reserved(KB)",
-                                             "Device",
-                                             NULL};
-
 /* One CSV record: NUL-separated fields in buf, field k at buf + off[k]. */
 typedef struct csv_rec {
     char *buf;
@@ -769,8 +754,8 @@ static int write_memory(ex_t *x)
         const char *const *cols;
         const char *types;
     } tables[] = {
-        {"memory_record_0.csv", "memory_record", MEM_RECORD_COLS, "nstnns"},
-        {"operator_memory_0.csv", "operator_memory", OP_MEMORY_COLS, "nsntnnnnns"},
+        {"memory_record_0.csv", "memory_record", nnp__memory_record_cols, "nstnns"},
+        {"operator_memory_0.csv", "operator_memory", nnp__operator_memory_cols, "nsntnnnnns"},
     };
     char tmp[NNP_PATH_MAX], src[NNP_PATH_MAX];
     nnp_actx_t c;
