@@ -525,6 +525,36 @@ NNP_API void nnp_counter(nnp_str_t name, double value);
 NNP_API void nnp_counter_at(nnp_str_t name, double value, uint64_t ts_ns);
 
 /* ---------------------------------------------------------------------------------------
+ * Collector back ends (MPI through PMPI, CUDA through CUPTI, framework shims). A back end is
+ * usually its own shared object that records through the calls above; it registers here to
+ * learn when collection windows open and close, so it can enable its source and drain what
+ * it buffered (device activity arrives after the fact) before the window's data is flushed.
+ * ------------------------------------------------------------------------------------- */
+
+/* One back end. The struct and its name must stay valid until nnp_collector_unregister().
+ * Every hook may be NULL. Hooks run on the thread that calls nnp_session_start/stop/destroy,
+ * never concurrently with each other, and never on a hot path. */
+typedef struct nnp_collector {
+    const char *name; /* short name for logs and info.json: "mpi", "cuda", "torch" */
+    void *user;       /* passed back to every hook */
+    /* A window opened: recording is already enabled. Return NNP_OK or an NNP_E* code (the
+     * window stays open; the failure is logged with nnp_last_error()). */
+    int (*window_start)(void *user);
+    /* A window is closing: recording is still enabled, so events buffered by the source
+     * (with their own timestamps, through the *_at calls) can be recorded now. */
+    void (*window_stop)(void *user);
+    /* The session is being destroyed (after the last window_stop). */
+    void (*session_end)(void *user);
+} nnp_collector_t;
+
+/* Registers a back end (at most 16). If a window is open, its window_start runs at once.
+ * Thread-safe. Returns NNP_OK, NNP_EINVAL (NULL or already registered) or NNP_ENOMEM
+ * (registry full). */
+NNP_API int nnp_collector_register(const nnp_collector_t *c);
+/* Removes a back end registered before; unknown pointers are ignored. Thread-safe. */
+NNP_API void nnp_collector_unregister(const nnp_collector_t *c);
+
+/* ---------------------------------------------------------------------------------------
  * Instrumentation macros. With NNP_ENABLE defined they call the functions above; without
  * it they compile to nothing (arguments are not evaluated), so instrumented code can ship
  * in builds that must not depend on the library (Tracy, minitrace).

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/collector.h"
 #include "collect/sampler.h"
 #include "core/clock.h"
 #include "core/options_internal.h"
@@ -33,6 +34,8 @@
 /* Windows kept for info.json; later ones are counted but not listed. */
 #define MAX_WINDOWS   100000u
 #define HOST_NAME_CAP 256
+/* Names of collector back ends listed in info.json (the registry holds at most 16). */
+#define MAX_COLLECTOR_NAMES 16
 /* A "created" raw directory this recent belongs to a rank started with us, not to an old
  * run: ranks of one job start within seconds; ten minutes leaves room for slow launches. */
 #define CONCURRENT_START_US (10ull * 60ull * 1000000ull)
@@ -292,6 +295,15 @@ static int write_info(nnp_session_t *s, const char *state)
     for (size_t i = 0; i < n_uns; i++)
         nnp__jw_str(&w, unsupported[i]);
     nnp__jw_arr_end(&w);
+    nnp__jw_key(&w, "collectors");
+    nnp__jw_arr_begin(&w);
+    {
+        const char *names[MAX_COLLECTOR_NAMES];
+        size_t n = nnp__collectors_names(names, NNP_ARRAY_LEN(names));
+        for (size_t i = 0; i < n && i < NNP_ARRAY_LEN(names); i++)
+            nnp__jw_str(&w, names[i]);
+    }
+    nnp__jw_arr_end(&w);
     write_stats(&w, &st);
     nnp__jw_obj_end(&w);
     nnp__free(opts_json);
@@ -453,6 +465,7 @@ int nnp_session_start(nnp_session_t *s)
     s->windows_total++;
     s->started = true;
     atomic_store_explicit(&nnp__collecting, 1, memory_order_release);
+    nnp__collectors_window_start();
     NNP_LOG_I("profiling started, raw data in %s", s->raw_dir);
     return NNP_OK;
 }
@@ -467,6 +480,8 @@ int nnp_session_stop(nnp_session_t *s)
         return nnp__fail(NNP_ESTATE, "The profiler has not started, so can not stop. Please "
                                      "call the start() method before calling the stop() "
                                      "method.");
+    /* Back ends drain what their sources buffered while recording is still enabled. */
+    nnp__collectors_window_stop();
     atomic_store_explicit(&nnp__collecting, 0, memory_order_release);
     win = &s->windows[s->n_windows - 1];
     win->stop_wall_ns = nnp__wall_ns();
@@ -492,6 +507,7 @@ int nnp_session_destroy(nnp_session_t *s)
         return NNP_OK;
     if (s->started)
         rc = nnp_session_stop(s);
+    nnp__collectors_session_end();
     nnp__sampler_stop(s->sampler);
     rc2 = nnp__writer_flush(s->writer);
     if (rc == NNP_OK)
