@@ -113,6 +113,9 @@ PROTOTYPES = {
     # counters
     "nnp_counter": (None, [c_uint32, c_double]),
     "nnp_counter_at": (None, [c_uint32, c_double, c_uint64]),
+    # collector back ends (C shims register these; Python passes an opaque pointer)
+    "nnp_collector_register": (c_int, [c_void_p]),
+    "nnp_collector_unregister": (None, [c_void_p]),
 }
 
 
