@@ -438,6 +438,17 @@ nnp_session_t *nnp_session_current(void)
     return env_session;
 }
 
+int nnp_collect_options(nnp_options_t *out)
+{
+    nnp_session_t *s = atomic_load(&g_session);
+    if (!out)
+        return nnp__fail(NNP_EINVAL, "nnp_collect_options: out is NULL");
+    if (!s)
+        return nnp__fail(NNP_ESTATE, "no profiling session in this process");
+    *out = s->opts;
+    return NNP_OK;
+}
+
 int nnp_session_start(nnp_session_t *s)
 {
     window_t *win;

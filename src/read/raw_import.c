@@ -195,6 +195,78 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
     k->device_id[i] = x->device_id;
     k->stream_id[i] = x->stream_id;
     k->corr[i] = r->b;
+    if (r->flags & (NNP_REC_F_LAUNCH | NNP_REC_F_COPY)) {
+        nnp_kernel_detail_t *d;
+        if (nnp__model_kernels_want_detail(c->m) != NNP_OK) {
+            c->err = NNP_ENOMEM;
+            return;
+        }
+        d = &k->detail[i];
+        if (r->flags & NNP_REC_F_LAUNCH) {
+            const nnp_rec_launch_t *l = (const nnp_rec_launch_t *)&r[2];
+            d->has = NNP_KDETAIL_LAUNCH;
+            for (int j = 0; j < 3; j++) {
+                d->grid[j] = l->grid[j];
+                d->block[j] = l->block[j];
+            }
+            d->registers = l->registers_per_thread;
+            d->static_shared = l->static_shared_bytes;
+            d->dynamic_shared = l->dynamic_shared_bytes;
+        } else {
+            const nnp_rec_copy_t *cp = (const nnp_rec_copy_t *)&r[2];
+            d->has = NNP_KDETAIL_COPY;
+            d->bytes = cp->bytes;
+            /* Kinds this reader does not know read as unknown (0). */
+            d->copy_kind = cp->copy_kind < NNP_COPY_KIND_COUNT ? cp->copy_kind : 0;
+            d->src_kind = cp->src_kind < NNP_MEMORY_KIND_COUNT ? cp->src_kind : 0;
+            d->dst_kind = cp->dst_kind < NNP_MEMORY_KIND_COUNT ? cp->dst_kind : 0;
+            d->src_device = cp->src_device;
+            d->dst_device = cp->dst_device;
+            d->value = cp->value;
+        }
+    }
+}
+
+/* NVTX ranges become host rows (a begin and an end on the calling thread, module = the
+ * NVTX domain or "NVTX", level 1 = user), so host_info and the timeline show them as any
+ * host range; other calls go to the calls table. */
+static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
+{
+    const nnp_rec_t *r = ev->slots;
+    const nnp_rec_call_ext_t *x = (const nnp_rec_call_ext_t *)&r[1];
+    uint32_t thread = thread_of(c, x->tid ? x->tid : ev->tid);
+
+    if (x->kind == NNP_CALL_NVTX) {
+        nnp_host_rows_t *h = &c->m->host;
+        uint32_t module = x->domain ? map_str(c, x->domain) : nnp__model_intern_cstr(c->m, "NVTX");
+        for (uint8_t kind = 0; kind < 2; kind++) {
+            size_t i = push(c, &h->t);
+            if (i == SIZE_MAX)
+                return;
+            h->ts_ns[i] = (int64_t)(kind == 0 ? ev->ts_ns : ev->end_ns);
+            h->kind[i] = kind;
+            h->level[i] = 1;
+            h->module[i] = module;
+            h->event[i] = map_str(c, r->name);
+            h->thread[i] = thread;
+        }
+        return;
+    }
+    {
+        nnp_calls_t *t = &c->m->calls;
+        size_t i = push(c, &t->t);
+        if (i == SIZE_MAX)
+            return;
+        t->start_ns[i] = (int64_t)ev->ts_ns;
+        t->end_ns[i] = (int64_t)ev->end_ns;
+        t->name[i] = map_str(c, r->name);
+        t->kind[i] = x->kind < NNP_CALL_KIND_COUNT ? x->kind : NNP_CALL_OTHER;
+        t->domain[i] = map_str(c, x->domain);
+        t->stream_id[i] = x->stream_id;
+        t->thread[i] = thread;
+        t->status[i] = x->status;
+        t->corr[i] = r->b;
+    }
 }
 
 static void on_comm(import_ctx_t *c, const nnp_raw_event_t *ev)
@@ -297,6 +369,9 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
         break;
     case NNP_REC_KERNEL:
         on_kernel(c, ev);
+        break;
+    case NNP_REC_CALL:
+        on_call(c, ev);
         break;
     case NNP_REC_STEP_BEGIN:
         span_open(c->open_steps, &c->n_steps, r->a, (uint32_t)r->b, ts, 0);
