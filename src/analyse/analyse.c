@@ -31,7 +31,7 @@
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
 /* Stages of one rank's analysis, for the progress bar. */
-#define STAGES 12
+#define STAGES 14
 /* Cap of the JSON text nnp_op_analyse returns (one small object per name). */
 #define JSON_MEM_CAP (64u * 1024u * 1024u)
 
@@ -362,9 +362,13 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     stage(&first, nnp__flops_write(&c, &st, &findings), "FLOPs", in->path);
     progress(o, "dynamic shape", 9, STAGES);
     stage(&first, nnp__dynamic_shape_write(&c, &st, &findings), "dynamic shape", in->path);
-    progress(o, "advisor", 10, STAGES);
+    progress(o, "GPU operators", 10, STAGES);
+    stage(&first, nnp__gpu_write(&c, &st, &findings), "GPU operators", in->path);
+    progress(o, "GPU timeline", 11, STAGES);
+    stage(&first, nnp__gpu_timeline_write(&c), "GPU timeline", in->path);
+    progress(o, "advisor", 12, STAGES);
     stage(&first, nnp__advisor_write(&c, &findings), "advisor", in->path);
-    progress(o, "profiler info", 11, STAGES);
+    progress(o, "profiler info", 13, STAGES);
     stage(&first, write_profiler_info(&c, t_start, time(NULL)), "profiler info", in->path);
     progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);

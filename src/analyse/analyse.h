@@ -190,6 +190,12 @@ typedef struct nnp_findings {
     double peak_flops_per_s;     /* from the options, NAN when unknown */
     /* dynamic shape (dynamic_shape.c) */
     size_t n_dynamic_ops; /* op instances whose input shapes changed */
+    /* GPU (gpu.c): NAN / 0 when the run has no CUDA activity */
+    double gpu_busy_pct;         /* device activity (merged) over its span */
+    double gpu_launch_delay_us;  /* mean start of a call's device work after the call began */
+    double gpu_sync_pct;         /* host time in synchronization calls over that span */
+    uint64_t gpu_pageable_copies, gpu_pageable_bytes; /* HtoD/DtoH through pageable memory */
+    uint64_t gpu_dropped_records;                      /* activity records CUPTI dropped */
 } nnp_findings_t;
 
 void nnp__findings_init(nnp_findings_t *f);
@@ -209,6 +215,11 @@ int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);
 int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
+/* GPU (issue 16): true when the model holds CUDA activity (kernel launch or copy details,
+ * or CUDA calls); gpu.c writes MindSpore's GPU op files, gpu_timeline.c its timeline. */
+bool nnp__gpu_present(const nnp_model_t *m);
+int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
+int nnp__gpu_timeline_write(const nnp_actx_t *c);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);
