@@ -191,11 +191,11 @@ typedef struct nnp_findings {
     /* dynamic shape (dynamic_shape.c) */
     size_t n_dynamic_ops; /* op instances whose input shapes changed */
     /* GPU (gpu.c): NAN / 0 when the run has no CUDA activity */
-    double gpu_busy_pct;         /* device activity (merged) over its span */
-    double gpu_launch_delay_us;  /* mean start of a call's device work after the call began */
-    double gpu_sync_pct;         /* host time in synchronization calls over that span */
+    double gpu_busy_pct;        /* device activity (merged) over its span */
+    double gpu_launch_delay_us; /* mean start of a call's device work after the call began */
+    double gpu_sync_pct;        /* host time in synchronization calls over that span */
     uint64_t gpu_pageable_copies, gpu_pageable_bytes; /* HtoD/DtoH through pageable memory */
-    uint64_t gpu_dropped_records;                      /* activity records CUPTI dropped */
+    uint64_t gpu_dropped_records;                     /* activity records CUPTI dropped */
 } nnp_findings_t;
 
 void nnp__findings_init(nnp_findings_t *f);

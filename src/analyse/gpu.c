@@ -22,16 +22,31 @@
 #define DIM_TEXT   48 /* "4294967295,4294967295,4294967295" */
 #define NAME_CHARS 512
 
-static const char *const detail_cols[] = {
-    "op_side",           "op_type",         "op_name",          "op_full_name",
-    "op_occurrences",    "op_total_time(us)", "op_avg_time(us)", "total_proportion",
-    "cuda_activity_cost_time(us)", "cuda_activity_call_count", NULL};
+static const char *const detail_cols[] = {"op_side",
+                                          "op_type",
+                                          "op_name",
+                                          "op_full_name",
+                                          "op_occurrences",
+                                          "op_total_time(us)",
+                                          "op_avg_time(us)",
+                                          "total_proportion",
+                                          "cuda_activity_cost_time(us)",
+                                          "cuda_activity_call_count",
+                                          NULL};
 static const char *const type_cols[] = {"op_type",          "type_occurrences", "total_time(us)",
                                         "total_proportion", "avg_time(us)",     NULL};
-static const char *const activity_cols[] = {
-    "name",        "type",                "op_full_name",      "stream_id",
-    "block_dim",   "grid_dim",            "occurrences",       "total_duration(us)",
-    "avg_duration(us)", "max_duration(us)", "min_duration(us)", NULL};
+static const char *const activity_cols[] = {"name",
+                                            "type",
+                                            "op_full_name",
+                                            "stream_id",
+                                            "block_dim",
+                                            "grid_dim",
+                                            "occurrences",
+                                            "total_duration(us)",
+                                            "avg_duration(us)",
+                                            "max_duration(us)",
+                                            "min_duration(us)",
+                                            NULL};
 
 bool nnp__gpu_present(const nnp_model_t *m)
 {
@@ -301,8 +316,7 @@ static int write_op_files(const nnp_actx_t *c, const op_row_t *v, size_t n)
                 nnp__csv_str(&w, types[t].text);
                 nnp__csv_uint(&w, types[t].count);
                 us(&w, types[t].total_ns);
-                nnp__csv_fixed(&w, all ? (double)types[t].total_ns / (double)all : 0.0,
-                               FRAC_DECS);
+                nnp__csv_fixed(&w, all ? (double)types[t].total_ns / (double)all : 0.0, FRAC_DECS);
                 us(&w, types[t].total_ns / (int64_t)types[t].count);
                 nnp__csv_end_row(&w);
             }
@@ -388,8 +402,7 @@ static void dims(char *buf, const uint32_t *d)
     snprintf(buf, DIM_TEXT, "%u,%u,%u", d[0], d[1], d[2]);
 }
 
-static int write_activity(const nnp_actx_t *c, const nnp_op_index_t *oi,
-                          const nnp_step_spans_t *sp)
+static int write_activity(const nnp_actx_t *c, const nnp_op_index_t *oi, const nnp_step_spans_t *sp)
 {
     const nnp_model_t *m = c->m;
     const nnp_kernels_t *k = &m->kernels;
@@ -415,9 +428,8 @@ static int write_activity(const nnp_actx_t *c, const nnp_op_index_t *oi,
         size_t op = nnp__op_index_find(oi, k->corr[i]);
         if (!op_wanted(c, sp, k->start_ns[i]))
             continue;
-        act_add(&am, k->name[i], k->type[i], op == SIZE_MAX ? 0 : m->ops.name[op],
-                k->stream_id[i], false, k->detail ? &k->detail[i] : NULL,
-                k->end_ns[i] - k->start_ns[i]);
+        act_add(&am, k->name[i], k->type[i], op == SIZE_MAX ? 0 : m->ops.name[op], k->stream_id[i],
+                false, k->detail ? &k->detail[i] : NULL, k->end_ns[i] - k->start_ns[i]);
     }
     /* NCCL kernels are communication in the model; MindSpore lists them with the kernels. */
     for (size_t i = 0; i < cm->t.n; i++) {

@@ -81,8 +81,8 @@ static void emit_op(gtl_t *g, size_t i)
     const nnp_ops_t *o = &g->m->ops;
     if (o->end_ns[i] == NNP_OPEN_END || !room(g))
         return;
-    head(g, nnp__model_str(g->m, o->name[i]), "Ops", (uint32_t)g->m->info.device_id,
-         o->start_ns[i], o->end_ns[i]);
+    head(g, nnp__model_str(g->m, o->name[i]), "Ops", (uint32_t)g->m->info.device_id, o->start_ns[i],
+         o->end_ns[i]);
     nnp__jw_obj_end(&g->w);
 }
 
@@ -96,8 +96,7 @@ static void emit_kernel(gtl_t *g, size_t i)
     if (!room(g))
         return;
     snprintf(tid, sizeof(tid), "%u", k->stream_id[i]);
-    head(g, nnp__model_str(g->m, k->name[i]), tid, k->device_id[i], k->start_ns[i],
-         k->end_ns[i]);
+    head(g, nnp__model_str(g->m, k->name[i]), tid, k->device_id[i], k->start_ns[i], k->end_ns[i]);
     nnp__jw_key(&g->w, "args");
     nnp__jw_obj_begin(&g->w);
     key_str(g, "type", nnp__model_str(g->m, k->type[i]));
@@ -130,8 +129,8 @@ static void emit_comm(gtl_t *g, size_t i)
     if (cm->end_ns[i] == NNP_OPEN_END || !room(g))
         return;
     snprintf(tid, sizeof(tid), "%u", cm->stream_id[i]);
-    head(g, nnp__model_str(g->m, cm->name[i]), tid, (uint32_t)g->m->info.device_id,
-         cm->start_ns[i], cm->end_ns[i]);
+    head(g, nnp__model_str(g->m, cm->name[i]), tid, (uint32_t)g->m->info.device_id, cm->start_ns[i],
+         cm->end_ns[i]);
     nnp__jw_key(&g->w, "args");
     nnp__jw_obj_begin(&g->w);
     key_str(g, "type", "cuLaunchKernel");
@@ -273,8 +272,8 @@ int nnp__gpu_timeline_write(const nnp_actx_t *c)
         rc = nnp__out_commit(&f, rc);
     }
     if (g.omitted)
-        NNP_LOG_W("%s: timeline_limit (%llu MB) reached: %llu events left out",
-                  name, (unsigned long long)(c->timeline_limit_bytes >> 20),
+        NNP_LOG_W("%s: timeline_limit (%llu MB) reached: %llu events left out", name,
+                  (unsigned long long)(c->timeline_limit_bytes >> 20),
                   (unsigned long long)g.omitted);
     if (rc == NNP_OK)
         rc = write_summary(&g);

@@ -15,9 +15,10 @@
 #define NNP_RAW_MAGIC       "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
 #define NNP_RAW_MAGIC_LEN   8
 #define NNP_RAW_VERSION     2
+#define NNP_RAW_ENDIAN_MARK 0x01020304u
+
 /* Oldest version the reader still reads: v2 only added kinds and flags (docs/FORMAT.md). */
 #define NNP_RAW_VERSION_MIN 1
-#define NNP_RAW_ENDIAN_MARK 0x01020304u
 
 typedef struct nnp_raw_file_header {
     char magic[NNP_RAW_MAGIC_LEN];

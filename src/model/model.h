@@ -61,8 +61,8 @@ typedef struct nnp_kernel_detail {
     uint32_t grid[3], block[3];
     uint32_t registers, static_shared, dynamic_shared;
     uint32_t src_device, dst_device, value;
-    uint8_t has;       /* NNP_KDETAIL_* */
-    uint8_t copy_kind; /* nnp_copy_kind_t */
+    uint8_t has;                /* NNP_KDETAIL_* */
+    uint8_t copy_kind;          /* nnp_copy_kind_t */
     uint8_t src_kind, dst_kind; /* nnp_memory_kind_t */
 } nnp_kernel_detail_t;
 

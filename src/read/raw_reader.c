@@ -258,8 +258,8 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
         damage(r, name, 0, NNP_ECORRUPT, "not an nnprof raw file (bad magic)");
         rc = NNP_OK;
     } else if (fh.version < NNP_RAW_VERSION_MIN || fh.version > NNP_RAW_VERSION ||
-               fh.endian_mark != NNP_RAW_ENDIAN_MARK ||
-               fh.slot_bytes != sizeof(nnp_rec_t) || fh.header_bytes != sizeof(fh)) {
+               fh.endian_mark != NNP_RAW_ENDIAN_MARK || fh.slot_bytes != sizeof(nnp_rec_t) ||
+               fh.header_bytes != sizeof(fh)) {
         damage(r, name, 0, NNP_EVERSION,
                "unsupported raw format (version %u, slot %u bytes); this reader reads v%d-v%d",
                fh.version, fh.slot_bytes, NNP_RAW_VERSION_MIN, NNP_RAW_VERSION);

@@ -198,8 +198,8 @@ static const cJSON *first_with(const cJSON *arr, const char *tid, bool with_args
     {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "tid");
         bool has_args = cJSON_GetObjectItemCaseSensitive(ev, "args") != NULL;
-        if (cJSON_IsString(t) && (tid == NULL ? strcmp(t->valuestring, "Ops") != 0
-                                              : strcmp(t->valuestring, tid) == 0) &&
+        if (cJSON_IsString(t) &&
+            (tid == NULL ? strcmp(t->valuestring, "Ops") != 0 : strcmp(t->valuestring, tid) == 0) &&
             has_args == with_args)
             return ev;
     }
@@ -270,8 +270,7 @@ static void test_timeline_matches_mindinsight(void **state)
                         "Default/network/Conv2D-op1");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(args, "block_dim")->valuestring,
                         "128,1,1");
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(args, "grid_dim")->valuestring,
-                        "4,2,1");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(args, "grid_dim")->valuestring, "4,2,1");
     cJSON_Delete(ours);
 
     /* Ops 2 + 1 + 0.5 us = 0.0035 ms; streams 7 and 9; 2 ops, 3 executions; depth 2. */

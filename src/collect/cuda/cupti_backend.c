@@ -90,8 +90,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *size = 0;
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-                                      size_t size, size_t valid)
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
 {
     size_t i;
     uint32_t head;
@@ -114,7 +114,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
  * holds g.lock. */
 static void drain_locked(void)
 {
-    uint32_t order[BUFFERS], n = 0;
+    uint32_t order[BUFFERS] = {0}, n = 0;
     uint32_t h = atomic_exchange_explicit(&g.ready, 0, memory_order_acquire);
     size_t dropped = 0;
 
@@ -248,8 +248,7 @@ static void flush_and_drain(bool disable)
     nnp__cu_xlate_finish(g.xlate);
     if (atomic_load(&g.denied))
         NNP_LOG_W("cuda: %llu activity buffer requests found the pool of %u x %u KiB empty",
-                  (unsigned long long)atomic_exchange(&g.denied, 0), BUFFERS,
-                  BUFFER_BYTES / 1024u);
+                  (unsigned long long)atomic_exchange(&g.denied, 0), BUFFERS, BUFFER_BYTES / 1024u);
     pthread_mutex_unlock(&g.lock);
 }
 
@@ -265,8 +264,7 @@ static void session_end(void *user)
     (void)user;
 }
 
-static const nnp_collector_t g_collector = {"cuda", NULL, window_start, window_stop,
-                                            session_end};
+static const nnp_collector_t g_collector = {"cuda", NULL, window_start, window_stop, session_end};
 
 /* ---- correlation: host ops (CUSTOM0) and NCCL calls (CUSTOM1) ---- */
 

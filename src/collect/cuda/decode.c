@@ -72,7 +72,8 @@ const char *nnp__cu_api_name(bool is_driver, uint32_t cbid)
         n = strlen(name);
         {
             const char *v = strrchr(name, '_');
-            if (v && v[1] == 'v' && strlen(v + 2) >= 4 && strspn(v + 2, "0123456789") == strlen(v + 2))
+            if (v && v[1] == 'v' && strlen(v + 2) >= 4 &&
+                strspn(v + 2, "0123456789") == strlen(v + 2))
                 n = (size_t)(v - name);
         }
         copy = nnp__malloc(n + 1);
@@ -230,8 +231,7 @@ void nnp__cu_decode(const CUpti_Activity *rec, nnp_cu_activity_t *out)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
         out->kind = NNP_CU_API;
-        api((const CUpti_ActivityAPI *)rec, rec->kind == CUPTI_ACTIVITY_KIND_DRIVER,
-            &out->u.api);
+        api((const CUpti_ActivityAPI *)rec, rec->kind == CUPTI_ACTIVITY_KIND_DRIVER, &out->u.api);
         break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         out->kind = NNP_CU_SYNC;

@@ -79,16 +79,15 @@ unsigned nnp__cu_nccl_type_size(int datatype)
     /* ncclInt8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Float32, Float64, Bfloat16,
      * then NCCL 2.19+'s Float8e4m3, Float8e5m2. */
     static const unsigned sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-    return datatype >= 0 && (size_t)datatype < sizeof(sizes) / sizeof(sizes[0])
-               ? sizes[datatype]
-               : 0;
+    return datatype >= 0 && (size_t)datatype < sizeof(sizes) / sizeof(sizes[0]) ? sizes[datatype]
+                                                                                : 0;
 }
 
 /* Resolves NCCL's own function once; dlsym locks only on that first call. */
 #define REAL(var, name)                                                                            \
     do {                                                                                           \
-        if (!atomic_load_explicit(&var, memory_order_acquire))                                    \
-            atomic_store_explicit(&var, dlsym(RTLD_NEXT, name), memory_order_release);            \
+        if (!atomic_load_explicit(&var, memory_order_acquire))                                     \
+            atomic_store_explicit(&var, dlsym(RTLD_NEXT, name), memory_order_release);             \
     } while (0)
 
 /* Notes a call (or adds it to the thread's open group). Returns the id to push, 0 when
@@ -155,7 +154,7 @@ NNP_EXPORT nccl_result_t ncclGroupStart(void);
 NNP_EXPORT nccl_result_t ncclGroupEnd(void);
 
 typedef nccl_result_t (*all_reduce_fn)(const void *, void *, size_t, int, int, nccl_comm_t,
-                                        cuda_stream_t);
+                                       cuda_stream_t);
 typedef nccl_result_t (*broadcast_fn)(const void *, void *, size_t, int, int, nccl_comm_t,
                                       cuda_stream_t);
 typedef nccl_result_t (*reduce_fn)(const void *, void *, size_t, int, int, int, nccl_comm_t,
@@ -176,8 +175,7 @@ static _Atomic(recv_fn) real_recv;
 static _Atomic(group_fn) real_group_start, real_group_end;
 
 NNP_EXPORT nccl_result_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                                       int datatype, int op, nccl_comm_t comm,
-                                       cuda_stream_t stream)
+                                       int datatype, int op, nccl_comm_t comm, cuda_stream_t stream)
 {
     uint64_t id;
     nccl_result_t r;

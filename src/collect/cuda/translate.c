@@ -147,8 +147,8 @@ static corr_slot_t *slot_of(nnp_cu_xlate_t *x, uint32_t corr, bool create)
         /* The slot is taken over while its synchronization still waits: record it now. */
         nnp_call_t c = {0};
         c.kind = NNP_CALL_SYNC;
-        c.name = nnp_intern(sync_names[s->sync.type < NNP_ARRAY_LEN(sync_names) ? s->sync.type
-                                                                                 : 0]);
+        c.name =
+            nnp_intern(sync_names[s->sync.type < NNP_ARRAY_LEN(sync_names) ? s->sync.type : 0]);
         c.stream_id = s->sync.stream_id;
         c.correlation_id = NNP_CU_CORR_TAG | s->corr;
         nnp_call_at(&c, to_ns(x, s->sync.start), to_ns(x, s->sync.end));
@@ -243,10 +243,10 @@ int nnp__cu_nccl_kind(const char *name)
     static const struct {
         const char *word;
         int kind;
-    } words[] = {{"AllReduce", NNP_COMM_ALLREDUCE},         {"ReduceScatter", NNP_COMM_REDUCESCATTER},
-                 {"AllGather", NNP_COMM_ALLGATHER},         {"Broadcast", NNP_COMM_BROADCAST},
-                 {"AllToAll", NNP_COMM_ALLTOALL},           {"SendRecv", NNP_COMM_OTHER},
-                 {"Send", NNP_COMM_SEND},                   {"Recv", NNP_COMM_RECV},
+    } words[] = {{"AllReduce", NNP_COMM_ALLREDUCE}, {"ReduceScatter", NNP_COMM_REDUCESCATTER},
+                 {"AllGather", NNP_COMM_ALLGATHER}, {"Broadcast", NNP_COMM_BROADCAST},
+                 {"AllToAll", NNP_COMM_ALLTOALL},   {"SendRecv", NNP_COMM_OTHER},
+                 {"Send", NNP_COMM_SEND},           {"Recv", NNP_COMM_RECV},
                  {"Reduce", NNP_COMM_REDUCE}};
     const char *p = name;
     if (!p)
@@ -349,10 +349,10 @@ static void on_memcpy(nnp_cu_xlate_t *x, const nnp_cu_memcpy_t *m)
     k.correlation_id = link_id(x, m->correlation_id);
     c.size_bytes = m->bytes;
     c.kind = (nnp_copy_kind_t)kind;
-    c.src_kind = m->src_kind < NNP_MEMORY_KIND_COUNT ? (nnp_memory_kind_t)m->src_kind
-                                                     : NNP_MEMORY_UNKNOWN;
-    c.dst_kind = m->dst_kind < NNP_MEMORY_KIND_COUNT ? (nnp_memory_kind_t)m->dst_kind
-                                                     : NNP_MEMORY_UNKNOWN;
+    c.src_kind =
+        m->src_kind < NNP_MEMORY_KIND_COUNT ? (nnp_memory_kind_t)m->src_kind : NNP_MEMORY_UNKNOWN;
+    c.dst_kind =
+        m->dst_kind < NNP_MEMORY_KIND_COUNT ? (nnp_memory_kind_t)m->dst_kind : NNP_MEMORY_UNKNOWN;
     c.src_device = m->is_peer ? m->src_device : m->device_id;
     c.dst_device = m->is_peer ? m->dst_device : m->device_id;
     nnp_copy_at(&k, &c, to_ns(x, m->start), to_ns(x, m->end));

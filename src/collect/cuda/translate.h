@@ -33,12 +33,12 @@ typedef struct nnp_cu_xlate_config {
  * (as counters named cupti_*_records in the raw data). */
 typedef struct nnp_cu_counts {
     uint64_t translated[NNP_CU_KIND_COUNT]; /* per kind; [NNP_CU_UNKNOWN] = kinds we skip */
-    uint64_t bad;              /* no timestamp, or end before start: skipped */
-    uint64_t cupti_dropped;    /* records CUPTI itself dropped (no buffer to write to) */
-    uint64_t nccl_kernels;     /* kernels recorded as communication */
-    uint64_t memory_skipped;   /* allocations of host memory (pinned, pageable): not device */
-    uint64_t marker_unmatched; /* NVTX ends without a start, starts never ended, overflow */
-    uint64_t sync_without_api; /* synchronizations whose calling thread stayed unknown */
+    uint64_t bad;                           /* no timestamp, or end before start: skipped */
+    uint64_t cupti_dropped;     /* records CUPTI itself dropped (no buffer to write to) */
+    uint64_t nccl_kernels;      /* kernels recorded as communication */
+    uint64_t memory_skipped;    /* allocations of host memory (pinned, pageable): not device */
+    uint64_t marker_unmatched;  /* NVTX ends without a start, starts never ended, overflow */
+    uint64_t sync_without_api;  /* synchronizations whose calling thread stayed unknown */
     uint32_t last_unknown_kind; /* CUPTI kind number of the last unknown record */
 } nnp_cu_counts_t;
 

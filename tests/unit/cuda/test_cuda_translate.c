@@ -146,12 +146,12 @@ static void feed_device_work(fixture_t *f)
     feed(f, &a);
 
     a.kind = NNP_CU_KERNEL;
-    a.u.kernel = (nnp_cu_kernel_t){"_Z4gemmPf", 2000, 5000, 0, 1, 7, 10, {4, 2, 1},
-                                   {128, 1, 1}, 32, 1024, 256};
+    a.u.kernel = (nnp_cu_kernel_t){"_Z4gemmPf", 2000,      5000,        0,  1,    7,
+                                   10,          {4, 2, 1}, {128, 1, 1}, 32, 1024, 256};
     feed(f, &a);
     a.kind = NNP_CU_KERNEL;
-    a.u.kernel = (nnp_cu_kernel_t){"relu_kernel", 5100, 5200, 0, 1, 7, 11, {1, 1, 1},
-                                   {-1, 1, 1}, 8, -4, 0};
+    a.u.kernel =
+        (nnp_cu_kernel_t){"relu_kernel", 5100, 5200, 0, 1, 7, 11, {1, 1, 1}, {-1, 1, 1}, 8, -4, 0};
     feed(f, &a);
 
     a.kind = NNP_CU_MEMCPY;
@@ -227,7 +227,7 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(k->detail[i].dynamic_shared, 256);
 
     i = find_kernel(&f, "relu_kernel");
-    assert_int_equal(k->corr[i], TAG | 11); /* no op: CUPTI's id, tagged */
+    assert_int_equal(k->corr[i], TAG | 11);     /* no op: CUPTI's id, tagged */
     assert_int_equal(k->detail[i].block[0], 0); /* negative = damage: unknown */
     assert_int_equal(k->detail[i].static_shared, 0);
 
@@ -332,16 +332,16 @@ static void test_sync_memory_and_markers(void **state)
 
     /* Device memory: an allocation and its release; pinned host memory is not device. */
     a.kind = NNP_CU_MEMORY;
-    a.u.memory = (nnp_cu_memory_t){NNP_CU_MEM_ALLOC, NNP_MEMORY_DEVICE, 30, 0x7000, 1u << 20,
-                                   6000, 1, 0, 1, 0};
+    a.u.memory = (nnp_cu_memory_t){
+        NNP_CU_MEM_ALLOC, NNP_MEMORY_DEVICE, 30, 0x7000, 1u << 20, 6000, 1, 0, 1, 0};
     feed(&f, &a);
     a.kind = NNP_CU_MEMORY;
-    a.u.memory = (nnp_cu_memory_t){NNP_CU_MEM_RELEASE, NNP_MEMORY_DEVICE, 31, 0x7000, 1u << 20,
-                                   6500, 1, 0, 1, 0};
+    a.u.memory = (nnp_cu_memory_t){
+        NNP_CU_MEM_RELEASE, NNP_MEMORY_DEVICE, 31, 0x7000, 1u << 20, 6500, 1, 0, 1, 0};
     feed(&f, &a);
     a.kind = NNP_CU_MEMORY;
-    a.u.memory = (nnp_cu_memory_t){NNP_CU_MEM_ALLOC, NNP_MEMORY_PINNED, 32, 0x9000, 64, 6600,
-                                   1, 0, 1, 0};
+    a.u.memory =
+        (nnp_cu_memory_t){NNP_CU_MEM_ALLOC, NNP_MEMORY_PINNED, 32, 0x9000, 64, 6600, 1, 0, 1, 0};
     feed(&f, &a);
 
     /* NVTX: nested ranges, an instant, an end without a start. */
