@@ -119,7 +119,9 @@ size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t);
 /* Summed kernel time per correlation id (one entry per id, sorted by id). */
 typedef struct nnp_ktime {
     uint64_t corr;
-    int64_t dur_ns;
+    int64_t dur_ns;            /* summed durations */
+    int64_t first_ns, last_ns; /* earliest start, latest end: the launch's device span */
+    uint32_t n;                /* kernels under this id */
 } nnp_ktime_t;
 
 typedef struct nnp_kindex {
@@ -129,6 +131,8 @@ typedef struct nnp_kindex {
 
 int nnp__kindex_build(const nnp_model_t *m, nnp_kindex_t *ki);
 void nnp__kindex_fini(nnp_kindex_t *ki);
+/* The entry of corr, NULL when no kernel carries that id (or corr is 0). */
+const nnp_ktime_t *nnp__kindex_entry(const nnp_kindex_t *ki, uint64_t corr);
 /* Kernel time launched under corr; false when no kernel carries that id (or corr is 0). */
 bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur);
 /* Op i's compute time: the kernels it launched when it launched any (a GPU host op only

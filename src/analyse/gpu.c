@@ -59,71 +59,6 @@ bool nnp__gpu_present(const nnp_model_t *m)
     return false;
 }
 
-/* ---- device work per correlation id ---- */
-
-typedef struct corr_agg {
-    uint64_t corr;
-    int64_t first_ns, last_ns; /* earliest start, latest end */
-    int64_t busy_ns;           /* summed durations */
-    uint32_t n;
-} corr_agg_t;
-
-typedef struct corr_index {
-    corr_agg_t *v;
-    size_t n;
-} corr_index_t;
-
-static int cmp_agg(const void *a, const void *b)
-{
-    const corr_agg_t *x = a, *y = b;
-    if (x->corr != y->corr)
-        return (x->corr > y->corr) - (x->corr < y->corr);
-    return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
-}
-
-static int corr_index_build(const nnp_model_t *m, corr_index_t *ix)
-{
-    const nnp_kernels_t *k = &m->kernels;
-    size_t n = 0;
-    ix->n = 0;
-    ix->v = k->t.n ? nnp__malloc(k->t.n * sizeof(corr_agg_t)) : NULL;
-    if (k->t.n && !ix->v)
-        return nnp__fail(NNP_ENOMEM, "out of memory indexing kernels");
-    for (size_t i = 0; i < k->t.n; i++) {
-        if (k->corr[i] == 0)
-            continue;
-        ix->v[n++] = (corr_agg_t){k->corr[i], k->start_ns[i], k->end_ns[i],
-                                  k->end_ns[i] - k->start_ns[i], 1};
-    }
-    qsort(ix->v, n, sizeof(corr_agg_t), cmp_agg);
-    for (size_t i = 0; i < n; i++) {
-        corr_agg_t *d = ix->n ? &ix->v[ix->n - 1] : NULL;
-        if (d && d->corr == ix->v[i].corr) {
-            d->last_ns = ix->v[i].last_ns > d->last_ns ? ix->v[i].last_ns : d->last_ns;
-            d->busy_ns += ix->v[i].busy_ns;
-            d->n++;
-        } else {
-            ix->v[ix->n++] = ix->v[i];
-        }
-    }
-    return NNP_OK;
-}
-
-static const corr_agg_t *corr_find(const corr_index_t *ix, uint64_t corr)
-{
-    size_t lo = 0, hi = ix->n;
-    if (corr == 0)
-        return NULL;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->v[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < ix->n && ix->v[lo].corr == corr ? &ix->v[lo] : NULL;
-}
-
 /* sync_enable of the run (default true, as MindSpore's). */
 static bool sync_enabled(const nnp_model_t *m)
 {
@@ -178,7 +113,7 @@ static bool op_wanted(const nnp_actx_t *c, const nnp_step_spans_t *sp, int64_t s
 }
 
 /* Aggregates the ops by full name; *rows sorted by total time, longest first. */
-static int op_rows(const nnp_actx_t *c, const corr_index_t *ix, const nnp_step_spans_t *sp,
+static int op_rows(const nnp_actx_t *c, const nnp_kindex_t *ix, const nnp_step_spans_t *sp,
                    op_row_t **rows, size_t *n_rows)
 {
     const nnp_model_t *m = c->m;
@@ -194,7 +129,7 @@ static int op_rows(const nnp_actx_t *c, const corr_index_t *ix, const nnp_step_s
         return nnp__fail(NNP_ENOMEM, "out of memory for GPU op statistics");
     }
     for (size_t i = 0; i < o->t.n; i++) {
-        const corr_agg_t *a = corr_find(ix, o->corr[i]);
+        const nnp_ktime_t *a = nnp__kindex_entry(ix, o->corr[i]);
         op_row_t *r;
         if (o->end_ns[i] == NNP_OPEN_END || !op_wanted(c, sp, o->start_ns[i]))
             continue;
@@ -212,7 +147,7 @@ static int op_rows(const nnp_actx_t *c, const corr_index_t *ix, const nnp_step_s
         else
             r->total_ns += o->end_ns[i] - o->start_ns[i];
         if (a) {
-            r->cuda_ns += a->busy_ns;
+            r->cuda_ns += a->dur_ns;
             r->kernels += a->n;
         }
     }
@@ -516,7 +451,7 @@ static int device_busy(const nnp_model_t *m, int64_t *busy, int64_t *span)
     return NNP_OK;
 }
 
-static void gpu_findings(const nnp_model_t *m, const corr_index_t *ix, nnp_findings_t *f)
+static void gpu_findings(const nnp_model_t *m, const nnp_kindex_t *ix, nnp_findings_t *f)
 {
     const nnp_calls_t *cl = &m->calls;
     const nnp_kernels_t *k = &m->kernels;
@@ -526,14 +461,14 @@ static void gpu_findings(const nnp_model_t *m, const corr_index_t *ix, nnp_findi
     if (device_busy(m, &busy, &span) == NNP_OK && span > 0)
         f->gpu_busy_pct = (double)busy * PERCENT / (double)span;
     for (size_t i = 0; i < cl->t.n; i++) {
-        const corr_agg_t *a;
+        const nnp_ktime_t *a;
         if (cl->kind[i] == NNP_CALL_SYNC) {
             sync_ns += cl->end_ns[i] - cl->start_ns[i];
             continue;
         }
         /* Launch delay: a call and the device work of its own CUPTI correlation id (the
          * tag says the id is the call's, one call per id, not an op's shared by many). */
-        if (!(cl->corr[i] >> 63) || !(a = corr_find(ix, cl->corr[i])))
+        if (!(cl->corr[i] >> 63) || !(a = nnp__kindex_entry(ix, cl->corr[i])))
             continue;
         delay_ns += a->first_ns - cl->start_ns[i];
         n_delay++;
@@ -560,7 +495,7 @@ static void gpu_findings(const nnp_model_t *m, const corr_index_t *ix, nnp_findi
 
 int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f)
 {
-    corr_index_t ix = {0};
+    nnp_kindex_t ix = {0};
     nnp_op_index_t oi = {0};
     nnp_step_spans_t sp;
     op_row_t *rows = NULL;
@@ -572,7 +507,7 @@ int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings
     rc = nnp__step_spans_init(st, &sp);
     if (rc != NNP_OK)
         return rc;
-    rc = corr_index_build(c->m, &ix);
+    rc = nnp__kindex_build(c->m, &ix);
     if (rc == NNP_OK)
         rc = nnp__op_index_build(c->m, &oi);
     if (rc == NNP_OK)
@@ -588,7 +523,7 @@ int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings
                   "files undercount",
                   c->rank, (unsigned long long)f->gpu_dropped_records);
     nnp__free(rows);
-    nnp__free(ix.v);
+    nnp__kindex_fini(&ix);
     nnp__op_index_fini(&oi);
     nnp__step_spans_fini(&sp);
     return rc;
