@@ -199,6 +199,23 @@ static void enable(CUpti_ActivityKind kind, const char *name)
         g.enabled[g.n_enabled++] = kind;
 }
 
+/* The buffer pool and the drain thread, made at the first window (a CUDA process that is
+ * never profiled pays for neither). Caller holds g.lock. */
+static int ensure_buffers(void)
+{
+    if (g.pool)
+        return NNP_OK;
+    g.pool = nnp__aligned_alloc(BUFFER_ALIGN, (size_t)BUFFERS * BUFFER_BYTES);
+    if (!g.pool)
+        return nnp__fail(NNP_ENOMEM, "cuda: no memory for %u activity buffers", BUFFERS);
+    atomic_store(&g.free_mask, BUFFERS == 64 ? ~0ull : (1ull << BUFFERS) - 1);
+    if (pthread_create(&g.drainer, NULL, drain_main, NULL) == 0)
+        atomic_store(&g.has_drainer, true);
+    else
+        NNP_LOG_W("cuda: no drain thread: buffers are translated when a window closes");
+    return NNP_OK;
+}
+
 static int window_start(void *user)
 {
     static const kind_want_t op_kinds[] = {
@@ -219,6 +236,10 @@ static int window_start(void *user)
         nnp_options_init(&o);
     pthread_mutex_lock(&g.lock);
     g.n_enabled = 0;
+    if (ensure_buffers() != NNP_OK) {
+        pthread_mutex_unlock(&g.lock);
+        return NNP_ENOMEM;
+    }
     if (!g.own_clock)
         nnp__cu_xlate_set_clock(g.xlate, measure_offset());
     if (o.op_time) {
@@ -238,6 +259,10 @@ static int window_start(void *user)
 static void flush_and_drain(bool disable)
 {
     pthread_mutex_lock(&g.lock);
+    if (!g.pool) { /* never had a window: nothing was enabled */
+        pthread_mutex_unlock(&g.lock);
+        return;
+    }
     if (disable) {
         for (size_t i = 0; i < g.n_enabled; i++)
             cuptiActivityDisable(g.enabled[i]);
@@ -339,18 +364,12 @@ static int init_once(void)
     rc = nnp__cu_xlate_create(&cfg, &g.xlate);
     if (rc != NNP_OK)
         return rc;
-    g.pool = nnp__aligned_alloc(BUFFER_ALIGN, (size_t)BUFFERS * BUFFER_BYTES);
-    if (!g.pool || sem_init(&g.wake, 0, 0) != 0)
-        return nnp__fail(NNP_ENOMEM, "cuda: no memory for %u activity buffers", BUFFERS);
-    atomic_store(&g.free_mask, BUFFERS == 64 ? ~0ull : (1ull << BUFFERS) - 1);
+    if (sem_init(&g.wake, 0, 0) != 0)
+        return nnp__fail(NNP_EIO, "cuda: cannot create the drain semaphore");
     /* Before any kind is enabled (CUPTI's rule): every record then carries our clock. */
     g.own_clock = cuptiActivityRegisterTimestampCallback(our_timestamp) == CUPTI_SUCCESS;
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return nnp__fail(NNP_EIO, "cuda: CUPTI refused the activity buffer callbacks");
-    if (pthread_create(&g.drainer, NULL, drain_main, NULL) == 0)
-        atomic_store(&g.has_drainer, true);
-    else
-        NNP_LOG_W("cuda: no drain thread: buffers are translated when a window closes");
     nnp__cu_nccl_set_ext(&g_ext_fns);
     nnp_collector_set_correlation(&g_corr_hooks);
     atexit(at_exit);
