@@ -3,7 +3,8 @@
  * writes it (checked against MindInsight's gpu_timeline_display_0.json): host ops on tid
  * "Ops", device activity on a tid per stream ("7"), pid the device id, ts/dur in us, ts on
  * the wall clock; activities carry args {type, op_full_name, block_dim, grid_dim} (and what
- * we know beyond: bytes and copy kinds, NCCL kind and size). Writing stops at
+ * we know beyond: bytes and copy kinds, NCCL kind and size); CUDA calls and
+ * synchronizations on a track per calling thread ("CUDA API <tid>"). Writing stops at
  * timeline_limit (MB) and says so. gpu_timeline_summary_{rank}.json sums it up. The full
  * nnprof timeline (trace_view.json, a track per stream, flows) is chrome_trace.c's. */
 #include <stdio.h>
@@ -144,23 +145,47 @@ static void emit_comm(gtl_t *g, size_t i)
     nnp__jw_obj_end(&g->w);
 }
 
-/* Ops, kernels and communication are each sorted by start: one merge, events in time. */
+/* A CUDA call or synchronization, on a track per calling thread ("CUDA API <tid>"), after
+ * MindSpore's keys: what the host did while the device ran (launches, blocking waits). */
+static void emit_call(gtl_t *g, size_t i)
+{
+    const nnp_calls_t *cl = &g->m->calls;
+    char tid[NUM_TEXT];
+    if (!room(g))
+        return;
+    snprintf(tid, sizeof(tid), "CUDA API %llu",
+             (unsigned long long)g->m->threads.tid[cl->thread[i]]);
+    head(g, nnp__model_str(g->m, cl->name[i]), tid, (uint32_t)g->m->info.device_id,
+         cl->start_ns[i], cl->end_ns[i]);
+    nnp__jw_key(&g->w, "args");
+    nnp__jw_obj_begin(&g->w);
+    key_str(g, "type", nnp_call_kind_name((nnp_call_kind_t)cl->kind[i]));
+    if (cl->kind[i] == NNP_CALL_SYNC)
+        key_uint(g, "stream_id", cl->stream_id[i]);
+    nnp__jw_obj_end(&g->w);
+    nnp__jw_obj_end(&g->w);
+}
+
+/* Ops, kernels, communication and calls are each sorted by start: one merge, in time. */
 static void emit_all(gtl_t *g)
 {
     const nnp_model_t *m = g->m;
-    size_t io = 0, ik = 0, ic = 0;
+    size_t io = 0, ik = 0, ic = 0, ia = 0;
     for (;;) {
         int64_t to = io < m->ops.t.n ? m->ops.start_ns[io] : INT64_MAX;
         int64_t tk = ik < m->kernels.t.n ? m->kernels.start_ns[ik] : INT64_MAX;
         int64_t tc = ic < m->comms.t.n ? m->comms.start_ns[ic] : INT64_MAX;
-        if (to == INT64_MAX && tk == INT64_MAX && tc == INT64_MAX)
+        int64_t ta = ia < m->calls.t.n ? m->calls.start_ns[ia] : INT64_MAX;
+        if (to == INT64_MAX && tk == INT64_MAX && tc == INT64_MAX && ta == INT64_MAX)
             break;
-        if (to <= tk && to <= tc)
+        if (to <= tk && to <= tc && to <= ta)
             emit_op(g, io++);
-        else if (tk <= tc)
+        else if (tk <= tc && tk <= ta)
             emit_kernel(g, ik++);
-        else
+        else if (tc <= ta)
             emit_comm(g, ic++);
+        else
+            emit_call(g, ia++);
     }
 }
 

@@ -224,7 +224,14 @@ static void test_timeline_matches_mindinsight(void **state)
     ours = cJSON_Parse(text);
     free(text);
     assert_true(cJSON_IsArray(ours));
-    assert_int_equal(cJSON_GetArraySize(ours), 8); /* 3 ops, 3 kernels, 1 copy, 1 NCCL */
+    /* 3 ops, 3 kernels, 1 copy, 1 NCCL kernel, 2 CUDA calls. */
+    assert_int_equal(cJSON_GetArraySize(ours), 10);
+    a = first_with(ours, "CUDA API 42", true);
+    assert_non_null(a);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(a, "name")->valuestring, "cudaMemcpy");
+    args = cJSON_GetObjectItemCaseSensitive(a, "args");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(args, "type")->valuestring,
+                        "cuda_runtime");
 
     if (stat(CORPUS_TIMELINE, &st) != 0) {
         fprintf(stderr, "SKIP: corpus timeline not found at %s\n", CORPUS_TIMELINE);
