@@ -155,8 +155,8 @@ static void emit_call(gtl_t *g, size_t i)
         return;
     snprintf(tid, sizeof(tid), "CUDA API %llu",
              (unsigned long long)g->m->threads.tid[cl->thread[i]]);
-    head(g, nnp__model_str(g->m, cl->name[i]), tid, (uint32_t)g->m->info.device_id,
-         cl->start_ns[i], cl->end_ns[i]);
+    head(g, nnp__model_str(g->m, cl->name[i]), tid, (uint32_t)g->m->info.device_id, cl->start_ns[i],
+         cl->end_ns[i]);
     nnp__jw_key(&g->w, "args");
     nnp__jw_obj_begin(&g->w);
     key_str(g, "type", nnp_call_kind_name((nnp_call_kind_t)cl->kind[i]));
