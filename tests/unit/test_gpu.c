@@ -27,17 +27,23 @@ static char *slurp(const char *dir, const char *name)
     return text;
 }
 
-static nnp_session_t *make(const char *out, int timeline_mb)
+static nnp_session_t *make_sync(const char *out, int timeline_mb, bool sync_enable)
 {
     nnp_options_t o;
     nnp_session_t *s = NULL;
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
     o.sample_interval_ms = 0;
+    o.sync_enable = sync_enable;
     if (timeline_mb)
         o.timeline_limit_mb = timeline_mb;
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     return s;
+}
+
+static nnp_session_t *make(const char *out, int timeline_mb)
+{
+    return make_sync(out, timeline_mb, true);
 }
 
 static void op(const char *name, const char *type, uint64_t corr, uint64_t s, uint64_t e)
@@ -174,6 +180,29 @@ static void test_op_and_activity_files(void **state)
     assert_null(strstr(text, "\"gpu_sync\""));
     assert_null(strstr(text, "\"gpu_dropped_records\""));
     assert_non_null(strstr(text, "1.00")); /* avg_launch_delay_us */
+    free(text);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* sync_enable false (MindSpore's asynchronous mode): an op's time is its host time, the
+ * launch: Conv2D 2 + 1 = 3 us, ReLU 0.5 us, of 3.5 us; the CUDA columns do not change. */
+static void test_async_mode_times_the_launch(void **state)
+{
+    char *out = nnpt_mkdtemp(), prof[NNP_PATH_MAX];
+    nnp_session_t *s = make_sync(out, 0, false);
+    char *text;
+    (void)state;
+    record_run();
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    analyse(out);
+    assert_int_equal(nnp__path_join(prof, sizeof(prof), out, "profiler"), NNP_OK);
+    text = slurp(prof, "gpu_op_detail_info_0.csv");
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\nDevice,Conv2D,Conv2D-op1,Default/network/Conv2D-op1,2,3.000,"
+                                 "1.500,0.857143,8.000,3\n"
+                                 "Device,ReLU,ReLU-op2,Default/network/ReLU-op2,1,0.500,0.500,"
+                                 "0.142857,0.000,0\n"));
     free(text);
     nnpt_rm_rf(out);
     free(out);
@@ -360,6 +389,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_and_activity_files),
+        cmocka_unit_test(test_async_mode_times_the_launch),
         cmocka_unit_test(test_timeline_matches_mindinsight),
         cmocka_unit_test(test_timeline_limit),
         cmocka_unit_test(test_no_gpu_files_without_cuda),
