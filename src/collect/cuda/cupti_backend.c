@@ -340,6 +340,10 @@ static void at_exit(void)
 {
     if (atomic_load(&g.inited) && !atomic_load(&g.disabled))
         flush_and_drain(false);
+    /* The drain thread ends at its next wake-up; nothing waits for it. */
+    atomic_store(&g.stop, true);
+    if (atomic_load(&g.has_drainer))
+        sem_post(&g.wake);
 }
 
 static bool cuda_disabled_by_env(void)
