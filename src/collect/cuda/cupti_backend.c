@@ -346,6 +346,19 @@ static void at_exit(void)
         sem_post(&g.wake);
 }
 
+/* NVTX calls reach CUPTI (MARKER records) only when NVTX_INJECTION64_PATH names libcupti:
+ * the NVTX library reads it at the program's first NVTX call. Set it unless the user chose
+ * another NVTX tool. */
+static void route_nvtx_to_cupti(void)
+{
+    Dl_info info;
+    if (getenv("NVTX_INJECTION64_PATH"))
+        return;
+    if (dladdr((void *)(uintptr_t)&cuptiActivityEnable, &info) && info.dli_fname &&
+        info.dli_fname[0] == '/')
+        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
 static bool cuda_disabled_by_env(void)
 {
     const char *v = getenv("NNPROF_CUDA");
@@ -365,6 +378,7 @@ static int init_once(void)
     if (cuptiGetVersion(&version) == CUPTI_SUCCESS && version != CUPTI_API_VERSION)
         NNP_LOG_I("cuda: built with CUPTI API %d, running %u (fields read are common to both)",
                   CUPTI_API_VERSION, version);
+    route_nvtx_to_cupti();
     rc = nnp__cu_xlate_create(&cfg, &g.xlate);
     if (rc != NNP_OK)
         return rc;
@@ -407,7 +421,10 @@ NNP_EXPORT int InitializeInjection(void)
 __attribute__((constructor)) static void nnp_cuda_preload(void)
 {
     Dl_info info;
-    if (cuda_disabled_by_env() || getenv("CUDA_INJECTION64_PATH"))
+    if (cuda_disabled_by_env())
+        return;
+    route_nvtx_to_cupti();
+    if (getenv("CUDA_INJECTION64_PATH"))
         return;
     if (dladdr((void *)(uintptr_t)&InitializeInjection, &info) && info.dli_fname &&
         info.dli_fname[0] == '/')
