@@ -1,8 +1,9 @@
 /* analyse.c - the analysis driver: takes the inputs found under a path (inputs.c), imports
  * each into a model, runs every analysis in order (step trace -> overlap -> op statistics
- * -> timeline -> host info -> ...) and writes profiler_info_{rank}.json (profiler_info.c). Ranks run in parallel child processes (the seed's
- * offline_analyse runs one Process per rank). One failing analysis is logged and the
- * others still write their files: results are never lost to one bad step. */
+ * -> timeline -> host info -> ...) and writes profiler_info_{rank}.json (profiler_info.c). Ranks
+ * run in parallel child processes (the seed's offline_analyse runs one Process per rank). One
+ * failing analysis is logged and the others still write their files: results are never lost to one
+ * bad step. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
