@@ -5,6 +5,8 @@
  * results (op statistics, step trace, overlap) become tables too. The file is written
  * under a temporary name and renamed, so a reader never sees half a database. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stddef.h>
@@ -36,8 +38,6 @@
 /* First size of the op statistics hash (power of two): runs have few op types, and the
  * table doubles past half full. */
 #define STAT_HASH_MIN 256
-/* Default database name inside the exported directory. */
-#define DEFAULT_DB_NAME "nnprof.sqlite"
 /* Page cache for the bulk load (negative = KiB, SQLite's convention): 64 MiB keeps the
  * b-tree pages of the tables being appended to in memory. */
 #define BULK_CACHE_KIB "-65536"
@@ -661,23 +661,22 @@ static int export_all(exp_t *e, char **dirs, int n)
 
 int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
 {
-    char def[NNP_PATH_MAX], tmp[NNP_PATH_MAX];
+    char def[NNP_PATH_MAX], tmp[NNP_PATH_MAX], db_dir[NNP_PATH_MAX], tmp_name[NNP_NAME_MAX + 32];
+    const char *db_name;
     char **dirs;
     exp_t e;
-    int n, rc;
+    int n, rc, dirfd = -1, fd;
 
     if (rows_out)
         *rows_out = 0;
     if (!dir || !dir[0])
         return nnp__fail(NNP_EINVAL, "no directory to export");
     if (!db_path || !db_path[0]) {
-        rc = nnp__path_join(def, sizeof(def), dir, DEFAULT_DB_NAME);
+        rc = nnp__path_join(def, sizeof(def), dir, NNP_SQLITE_DEFAULT_NAME);
         if (rc != NNP_OK)
             return rc;
         db_path = def;
     }
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", db_path, (long)getpid()) >= (int)sizeof(tmp))
-        return nnp__fail(NNP_ETOOLONG, "path too long: %s", db_path);
     dirs = nnp__calloc(MAX_DIRS, sizeof(char *));
     if (!dirs)
         return nnp__fail(NNP_ENOMEM, "out of memory");
@@ -686,17 +685,45 @@ int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
         nnp__free(dirs);
         return nnp__fail(NNP_ENOENT, "%s: no nnprof raw data found", dir);
     }
+    /* The database is created like every output (util.h): an empty 0600 file made with
+     * O_EXCL|O_NOFOLLOW under a random name in a checked folder, filled by SQLite, renamed
+     * into place. */
+    db_name = strrchr(db_path, '/');
+    db_name = db_name ? db_name + 1 : db_path;
+    if (snprintf(db_dir, sizeof(db_dir), "%.*s", (int)(db_name - db_path), db_path) >=
+        (int)sizeof(db_dir))
+        db_dir[0] = '\0';
+    if (!db_dir[0])
+        nnp__strlcpy(db_dir, ".", sizeof(db_dir));
+    rc = nnp__outdir_open(db_dir, &dirfd);
+    fd = rc == NNP_OK ? nnp__tmp_create(dirfd, db_name, tmp_name, sizeof(tmp_name)) : rc;
+    if (fd >= 0) {
+        close(fd);
+        rc = nnp__path_join(tmp, sizeof(tmp), db_dir, tmp_name);
+    } else {
+        rc = fd;
+    }
+    if (rc != NNP_OK) {
+        if (dirfd >= 0) {
+            if (fd >= 0)
+                (void)unlinkat(dirfd, tmp_name, 0);
+            close(dirfd);
+        }
+        for (int i = 0; i < n; i++)
+            nnp__free(dirs[i]);
+        nnp__free(dirs);
+        return rc;
+    }
     memset(&e, 0, sizeof(e));
     e.path = db_path;
     rc = nnp__model_init(&e.strings);
     if (rc != NNP_OK)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    (void)unlink(tmp);
     /* NOMUTEX: the connection never leaves this thread, so the per-call mutex of SQLite's
      * serialized mode (taken by every bind) buys nothing. */
     if (rc == NNP_OK &&
         sqlite3_open_v2(tmp, &e.db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK)
         rc = db_fail(&e, "cannot create the database");
     if (rc == NNP_OK)
@@ -712,12 +739,14 @@ int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
     sqlite3_finalize(e.ins_overlap);
     if (e.db && sqlite3_close(e.db) != SQLITE_OK && rc == NNP_OK)
         rc = nnp__fail(NNP_EIO, "%s: cannot close the database", db_path);
-    if (rc == NNP_OK && rename(tmp, db_path) != 0)
-        rc = nnp__fail(NNP_EIO, "cannot rename %s to %s", tmp, db_path);
+    if (rc == NNP_OK && renameat(dirfd, tmp_name, dirfd, db_name) != 0)
+        rc = nnp__fail(nnp__from_errno(errno), "cannot rename %s to %s: %s", tmp, db_path,
+                       strerror(errno));
     if (rc != NNP_OK)
-        (void)unlink(tmp);
+        (void)unlinkat(dirfd, tmp_name, 0);
     else if (rows_out)
         *rows_out = e.rows;
+    close(dirfd);
     nnp__free(e.map);
     nnp__model_fini(&e.strings);
     for (int i = 0; i < n; i++)
