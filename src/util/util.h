@@ -115,6 +115,9 @@ int nnp__tmp_create(int dirfd, const char *name, char *tmp_name, size_t cap);
 /* Writes the decimal digits of v to buf (at least 21 bytes); returns the length. No NUL. */
 size_t nnp__fmt_u64(char *buf, uint64_t v);
 size_t nnp__fmt_i64(char *buf, int64_t v);
+/* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
+ * double. Returns buf (cap >= 32). */
+const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);
 
 /* ---- exact decimal times ---- */
 /* Parses a decimal time ("123.456", blanks around, optional sign) into integer ns, where
