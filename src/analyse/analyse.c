@@ -27,6 +27,9 @@
 /* Stages of one rank's analysis, for the progress bar. */
 #define STAGES 12
 
+/* Room for a list of ranks in one message. */
+#define LIST_CAP 1024
+
 static pid_t async_child = -1;
 
 int nnp_analyse_options_init(nnp_analyse_options_t *o)
@@ -125,8 +128,47 @@ static void stage(int *first_rc, int rc, const char *name, const char *src)
         *first_rc = rc;
 }
 
-static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
+/* --steps that selects no step of the rank is an error naming the steps there are. */
+static int check_steps(const nnp_model_t *m, const nnp_analyse_options_t *o)
 {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0;
+    if (!o->has_steps)
+        return NNP_OK;
+    for (size_t i = 0; i < m->steps.t.n; i++) {
+        uint64_t id = m->steps.id[i];
+        if (id >= o->step_first && id <= o->step_last)
+            return NNP_OK;
+        lo = id < lo ? id : lo;
+        hi = id > hi ? id : hi;
+        n++;
+    }
+    if (n == 0)
+        return nnp__fail(NNP_EINVAL,
+                         "rank %d: --steps %llu-%llu selects no step: this rank recorded no step "
+                         "(steps come from nnp_step_begin/nnp_step_end, or Profiler.step() in "
+                         "Python); nothing was written",
+                         m->info.rank_id, (unsigned long long)o->step_first,
+                         (unsigned long long)o->step_last);
+    return nnp__fail(
+        NNP_EINVAL,
+        "rank %d: --steps %llu-%llu selects no step: its %zu steps have ids %llu-%llu; "
+        "nothing was written",
+        m->info.rank_id, (unsigned long long)o->step_first, (unsigned long long)o->step_last, n,
+        (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* What analyse_one tells the caller (through a pipe when it runs in a child process). */
+typedef struct one_result {
+    int rank;     /* the rank analysed, -1 when skipped (--rank) or failed early */
+    int n_old;    /* earlier results kept as .old */
+    int is_empty; /* no event recorded: only samples */
+} one_result_t;
+
+static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
+                       const nnp_analyse_options_t *o, one_result_t *res)
+{
+    const nnp_input_t *in = &ins->v[idx];
     nnp_model_t m;
     nnp_actx_t c;
     nnp_step_trace_t st;
@@ -136,34 +178,39 @@ static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
     time_t t_start = time(NULL);
     int rc, first = NNP_OK;
 
+    res->rank = -1;
+    res->n_old = 0;
+    res->is_empty = 0;
     memset(&st, 0, sizeof(st));
     memset(&ov, 0, sizeof(ov));
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
-    if (in->kind == NNP_INPUT_RAW) {
-        rc = nnp__import_raw(in->path, &m);
-    } else if (in->kind == NNP_INPUT_FOREIGN) {
-        rc = in->importer->import(in->path, &m);
-        if (rc == NNP_OK && m.info.rank_id == 0 && in->rank > 0)
-            m.info.rank_id = in->rank;
-        if (rc == NNP_OK)
-            rc = nnp__model_finish(&m);
-    } else {
-        rc = nnp__import_host_info_csv(in->path, &m);
-        if (rc == NNP_OK) {
-            m.info.rank_id = in->rank;
-            rc = nnp__model_finish(&m);
-        }
-    }
+    rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
-        NNP_LOG_E("%s: cannot import: %s", in->path, nnp_last_error());
+        rc = nnp__fail(rc, "%s: cannot import: %s", in->path, nnp_last_error());
+        NNP_LOG_E("%s", nnp_last_error());
         nnp__model_fini(&m);
         return rc;
     }
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
-        nnp__model_fini(&m); /* --rank: not the rank asked for */
+        nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
         return NNP_OK;
+    }
+    rc = check_steps(&m, o);
+    if (rc != NNP_OK) {
+        NNP_LOG_E("%s", nnp_last_error());
+        nnp__model_fini(&m);
+        return rc;
+    }
+    if (nnp__model_events(&m) == 0) {
+        res->is_empty = 1;
+        NNP_LOG_W("rank %d (%s): no events were recorded, only %zu CPU/memory samples: the "
+                  "program made no recording call. Record ops, steps and ranges with the API "
+                  "(nnp_op_*, nnp_step_begin/end, nnp_range_begin/end; in Python "
+                  "nnprof.record_function and Profiler.step), docs/PYTHON.md",
+                  m.info.rank_id, in->path,
+                  m.sys_cpu.t.n + m.task_cpu.t.n + m.proc_rss.t.n + m.host_mem.t.n);
     }
     memset(&c, 0, sizeof(c));
     c.m = &m;
@@ -172,7 +219,7 @@ static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
     c.graph_id = (uint32_t)o->graph_id;
     c.peak_flops = o->peak_flops;
     c.memory_capacity_bytes = o->memory_capacity_bytes;
-    c.out_dir = in->out_dir;
+    c.out_dir = out_dir;
     c.rank = m.info.rank_id;
     c.pretty = o->pretty;
     c.has_steps = o->has_steps;
@@ -185,20 +232,25 @@ static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
     if (in->kind == NNP_INPUT_RAW && !o->output_dir[0]) {
         rc = nnp__path_join(rank_dir, sizeof(rank_dir), in->path, NNP_RANK_OUTPUT_DIR);
     } else {
-        int k = snprintf(rank_dir, sizeof(rank_dir), "%s/rank_%d/%s", in->out_dir, c.rank,
+        int k = snprintf(rank_dir, sizeof(rank_dir), "%s/rank_%d/%s", out_dir, c.rank,
                          NNP_RANK_OUTPUT_DIR);
         rc = k > 0 && (size_t)k < sizeof(rank_dir)
                  ? NNP_OK
-                 : nnp__fail(NNP_ETOOLONG, "output path too long: %s", in->out_dir);
+                 : nnp__fail(NNP_ETOOLONG, "output path too long: %s", out_dir);
     }
     if (rc == NNP_OK)
-        rc = nnp__mkdir_p(in->out_dir, 0700);
-    if (rc == NNP_OK)
         rc = nnp__mkdir_p(rank_dir, 0700);
+    /* Earlier results of this rank move aside first: a failed or partial analysis then
+     * leaves no earlier file beside new ones. */
+    if (rc == NNP_OK)
+        rc = nnp__outputs_set_aside(out_dir, rank_dir, c.rank, &res->n_old);
     if (rc != NNP_OK) {
+        rc = nnp__fail(rc, "rank %d: %s", c.rank, nnp_last_error());
+        NNP_LOG_E("%s", nnp_last_error());
         nnp__model_fini(&m);
         return rc;
     }
+    res->rank = c.rank;
     c.rank_dir = rank_dir;
     nnp__findings_init(&findings);
     progress(o, "step trace", 0, STAGES);
@@ -219,6 +271,7 @@ static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
     stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
     progress(o, "host info", 4, STAGES);
     stage(&first, nnp__host_info_write(&c), "host info", in->path);
+    stage(&first, nnp__host_ranges_write(&c), "host ranges", in->path);
     progress(o, "memory", 5, STAGES);
     stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
     progress(o, "data pipeline", 6, STAGES);
@@ -237,31 +290,70 @@ static int analyse_one(const nnp_input_t *in, const nnp_analyse_options_t *o)
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
     nnp__model_fini(&m);
+    if (first != NNP_OK)
+        first = nnp__fail(first,
+                          "rank %d: some analyses failed (see the log above); the others "
+                          "wrote their files",
+                          c.rank);
     return first;
 }
 
+/* Adds one rank's result to the report, keeping ranks sorted and distinct. */
+static void report_add(nnp_analyse_report_t *rep, const one_result_t *r)
+{
+    int i;
+    rep->n_old += r->n_old;
+    rep->n_empty += r->is_empty;
+    if (r->rank < 0 || rep->n_ranks >= NNP_REPORT_MAX_RANKS)
+        return;
+    for (i = rep->n_ranks; i > 0 && rep->ranks[i - 1] > r->rank; i--)
+        rep->ranks[i] = rep->ranks[i - 1];
+    if (i > 0 && rep->ranks[i - 1] == r->rank) {
+        memmove(&rep->ranks[i], &rep->ranks[i + 1], (size_t)(rep->n_ranks - i) * sizeof(int));
+        return;
+    }
+    rep->ranks[i] = r->rank;
+    rep->n_ranks++;
+}
+
 /* Analyses every input, at most jobs at a time, each in a child process (so one rank's
- * crash or memory cannot take the others down). */
-static int run_inputs(const nnp_input_t *v, int n, const nnp_analyse_options_t *o)
+ * crash or memory cannot take the others down). Children tell their result through a
+ * pipe (writes of one small record are atomic). */
+static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o,
+                      nnp_analyse_report_t *rep)
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int running = 0, next = 0, done = 0, failed = 0;
+    int running = 0, next = 0, done = 0, failed = 0, fds[2];
+    one_result_t r;
 
     if (jobs < 1)
         jobs = 1;
-    if (n == 1)
-        return analyse_one(&v[0], o);
-    while (done < n) {
+    if (ins->n == 1) {
+        int rc = analyse_one(ins, 0, out_dir, o, &r);
+        report_add(rep, &r);
+        return rc;
+    }
+    if (pipe(fds) != 0)
+        return nnp__fail(NNP_EIO, "pipe: %s", strerror(errno));
+    while (done < ins->n) {
         int status;
         pid_t pid;
-        while (running < jobs && next < n) {
+        while (running < jobs && next < ins->n) {
             pid = fork();
-            if (pid < 0)
+            if (pid < 0) {
+                close(fds[0]);
+                close(fds[1]);
                 return nnp__fail(NNP_EIO, "fork: %s", strerror(errno));
+            }
             if (pid == 0) {
                 nnp_analyse_options_t child = *o;
+                int rc;
+                close(fds[0]);
                 child.quiet = true;
-                _exit(analyse_one(&v[next], &child) == NNP_OK ? 0 : CHILD_FAILED);
+                rc = analyse_one(ins, next, out_dir, &child, &r);
+                if (write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+                    rc = NNP_EIO;
+                _exit(rc == NNP_OK ? 0 : CHILD_FAILED);
             }
             running++;
             next++;
@@ -273,33 +365,139 @@ static int run_inputs(const nnp_input_t *v, int n, const nnp_analyse_options_t *
         done++;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             failed++;
-        progress(o, "ranks analysed", done, n);
+        progress(o, "ranks analysed", done, ins->n);
     }
+    close(fds[1]);
+    while (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
+        report_add(rep, &r);
+    close(fds[0]);
     if (failed)
-        return nnp__fail(NNP_EIO, "%d of %d inputs failed to analyse (see the log above)", failed,
-                         n);
+        return nnp__fail(NNP_EIO, "%d of %d ranks failed to analyse (see the log above)", failed,
+                         ins->n);
     return NNP_OK;
+}
+
+/* Resolves path (whose last parts may not exist yet) for comparisons. */
+static void resolve(const char *path, char *out)
+{
+    if (!realpath(path, out))
+        nnp__strlcpy(out, path, NNP_PATH_MAX);
+}
+
+static bool is_under(const char *dir, const char *top)
+{
+    size_t n = strlen(top);
+    return strncmp(dir, top, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/* Other tools' files are never written: the output folder may be neither the folder named
+ * nor a folder the importers read (nor above one where our subfolders would meet it). */
+static int check_not_input(const nnp_inputs_t *ins, const char *out_dir)
+{
+    char ro[NNP_PATH_MAX], rd[NNP_PATH_MAX], rf[NNP_PATH_MAX], folder[NNP_PATH_MAX];
+    if (!ins->is_foreign)
+        return NNP_OK;
+    resolve(out_dir, ro);
+    resolve(ins->data_dir, rd);
+    if (strcmp(ro, rd) == 0)
+        return nnp__fail(NNP_EINVAL,
+                         "output folder '%s' is the data folder: other tools' files are never "
+                         "written, so results need a folder of their own (default: %s/%s)",
+                         out_dir, ins->data_dir, NNP_FOREIGN_OUT_DIR);
+    for (int i = 0; i < ins->n; i++) {
+        char *slash;
+        nnp__strlcpy(folder, ins->v[i].path, sizeof(folder));
+        if (!nnp__dir_exists(folder) && (slash = strrchr(folder, '/')) != NULL)
+            *slash = '\0';
+        resolve(folder, rf);
+        if (strcmp(rf, rd) != 0 && is_under(ro, rf))
+            return nnp__fail(NNP_EINVAL,
+                             "output folder '%s' is inside '%s', which holds data being read: "
+                             "choose a folder outside it",
+                             out_dir, folder);
+        if (is_under(rf, ro) && strcmp(rf, ro) != 0) {
+            const char *rest = rf + strlen(ro) + 1;
+            if (strncmp(rest, "host_info", strlen("host_info")) == 0 ||
+                strncmp(rest, "rank_", strlen("rank_")) == 0)
+                return nnp__fail(NNP_EINVAL,
+                                 "output folder '%s' would write into '%s', which holds data "
+                                 "being read: choose another folder",
+                                 out_dir, folder);
+        }
+    }
+    return NNP_OK;
+}
+
+/* Keeps the inputs of --rank N; none is an error naming the ranks there are. */
+static int filter_rank(nnp_inputs_t *ins, int want)
+{
+    char have[LIST_CAP] = "";
+    int k = 0;
+    if (want < 0)
+        return NNP_OK;
+    for (int i = 0; i < ins->n; i++) {
+        size_t len = strlen(have);
+        if (len < sizeof(have) && ins->v[i].rank >= 0)
+            snprintf(have + len, sizeof(have) - len, "%s%d", len ? ", " : "", ins->v[i].rank);
+        if (ins->v[i].rank == want || ins->v[i].rank < 0)
+            ins->v[k++] = ins->v[i];
+    }
+    if (k == 0)
+        return nnp__fail(NNP_ENOENT, "--rank %d: no such rank; the data holds rank%s %s", want,
+                         strchr(have, ',') ? "s" : "", have);
+    ins->n = k;
+    return NNP_OK;
+}
+
+int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
+                             nnp_analyse_report_t *rep)
+{
+    nnp_inputs_t ins;
+    const char *out_dir;
+    int rc, dirfd = -1;
+
+    memset(rep, 0, sizeof(*rep));
+    rc = nnp__inputs_find(path, &ins);
+    if (rc == NNP_OK && ins.n == 0 && ins.n_unranked == 0)
+        rc = nnp__fail(NNP_ENOENT,
+                       "no profiling data found in '%s' (expected a PROF_* raw directory, a "
+                       "profiler/ directory holding them, other tools' data (docs/IMPORT.md) "
+                       "or host_info_{rank}.csv)",
+                       path);
+    if (rc == NNP_OK)
+        rc = filter_rank(&ins, o->rank);
+    out_dir = o->output_dir[0] ? o->output_dir : ins.out_dir;
+    if (rc == NNP_OK && !nnp__strlcpy(rep->out_dir, out_dir, sizeof(rep->out_dir)))
+        rc = nnp__fail(NNP_ETOOLONG, "output path too long: %s", out_dir);
+    rep->is_foreign = ins.is_foreign;
+    if (rc == NNP_OK)
+        rc = check_not_input(&ins, out_dir);
+    if (rc == NNP_OK)
+        rc = nnp__mkdir_p(out_dir, 0700);
+    if (rc == NNP_OK)
+        rc = nnp__outdir_open(out_dir, &dirfd);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (rc == NNP_OK && ins.n > 0)
+        rc = run_inputs(&ins, out_dir, o, rep);
+    if (rc == NNP_OK && o->rank >= 0 && rep->n_ranks == 0)
+        rc = nnp__fail(NNP_ENOENT, "--rank %d: no such rank in '%s'", o->rank, path);
+    if (rc == NNP_OK && ins.n_unranked > 0)
+        rc = nnp__fail(NNP_EINVAL,
+                       "%d raw director%s left out: no rank could be given (see the log above)",
+                       ins.n_unranked, ins.n_unranked == 1 ? "y was" : "ies were");
+    nnp__inputs_fini(&ins);
+    return rc;
 }
 
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o)
 {
-    nnp_input_t *v = nnp__calloc(NNP_MAX_INPUTS, sizeof(nnp_input_t));
-    int n = 0, rc;
-    if (!v)
+    nnp_analyse_report_t *rep = nnp__malloc(sizeof(*rep));
+    int rc;
+    if (!rep)
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    rc = nnp__find_inputs(path, v, &n);
-    for (int i = 0; rc == NNP_OK && o->output_dir[0] && i < n; i++) {
-        if (!nnp__strlcpy(v[i].out_dir, o->output_dir, sizeof(v[i].out_dir)))
-            rc = nnp__fail(NNP_ETOOLONG, "output path too long: %s", o->output_dir);
-    }
-    if (rc == NNP_OK && n == 0)
-        rc = nnp__fail(NNP_ENOENT,
-                       "no profiling data found in '%s' (expected a PROF_* raw directory, a "
-                       "profiler/ directory holding them, or host_info_{rank}.csv)",
-                       path);
-    if (rc == NNP_OK)
-        rc = run_inputs(v, n, o);
-    nnp__free(v);
+    rc = nnp__analyse_path_report(path, o, rep);
+    nnp__free(rep);
     return rc;
 }
 

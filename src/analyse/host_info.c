@@ -681,8 +681,15 @@ int nnp__host_info_write(const nnp_actx_t *c)
         NNP_LOG_W("host_info: %llu more rows whose start time could not be mapped",
                   (unsigned long long)(a.n_warned - MAX_ROW_WARNINGS));
 
+    /* The seed's "No memory_usage is recorded" named neither which memory nor what it
+     * means; tensor memory (memory.c) is another record kind and may well be there. */
     if (rc == NNP_OK && !a.memory.is_open)
-        NNP_LOG_W("No memory_usage is recorded in %s", a.src);
+        NNP_LOG_W("No host memory (memory_usage) is recorded in %s, so host_info/"
+                  "host_memory_%d.csv is not written (host memory comes from "
+                  "nnp_host_memory() or MindSpore's host_info); %s",
+                  a.src, c->rank,
+                  m->mem.t.n ? "tensor memory was recorded: see memory_usage_summary_*.json"
+                             : "no tensor memory was recorded either");
     rc2 = nnp__py_ob_close(&a.memory, rc == NNP_OK);
     rc = rc != NNP_OK ? rc : rc2;
 

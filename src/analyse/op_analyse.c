@@ -5,7 +5,6 @@
 
 #include "analyse/driver.h"
 #include "analyse/op_stats.h"
-#include "read/raw_import.h"
 #include "util/json_writer.h"
 #include "util/util.h"
 
@@ -17,46 +16,37 @@ void nnp_free(void *p)
     nnp__free(p);
 }
 
-/* The raw directory of device_id under path (-1: the first one found). */
-static int pick_raw_dir(const char *path, int device_id, char *out, size_t cap)
+/* Imports the rank of device_id under path into m (-1: the lowest rank, as docs/CLI.md
+ * says; the inputs come sorted by name, not by rank). */
+static int import_rank(const char *path, int device_id, nnp_model_t *m)
 {
-    nnp_input_t *v = nnp__calloc(NNP_MAX_INPUTS, sizeof(nnp_input_t));
-    int n = 0, rc;
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    rc = nnp__find_inputs(path, v, &n);
-    for (int i = 0; rc == NNP_OK && i < n; i++) {
-        if (v[i].kind != NNP_INPUT_RAW)
+    nnp_inputs_t in;
+    int rc = nnp__inputs_find(path, &in), pick = -1;
+    for (int i = 0; rc == NNP_OK && i < in.n; i++) {
+        if (device_id >= 0 && in.v[i].device_id != device_id)
             continue;
-        if (device_id >= 0) {
-            /* Only info.json is needed: import nothing else. */
-            int dev = -1;
-            char info[NNP_PATH_MAX], *text = NULL;
-            if (nnp__path_join(info, sizeof(info), v[i].path, "info.json") == NNP_OK &&
-                nnp__read_file(info, 1u << 20, &text, NULL) == NNP_OK) {
-                const char *k = strstr(text, "\"device_id\":");
-                if (k)
-                    dev = (int)strtol(k + strlen("\"device_id\":"), NULL, 10);
-                nnp__free(text);
-            }
-            if (dev != device_id)
-                continue;
-        }
-        nnp__strlcpy(out, v[i].path, cap);
-        nnp__free(v);
-        return NNP_OK;
+        if (pick < 0 || in.v[i].rank < in.v[pick].rank)
+            pick = i;
     }
-    nnp__free(v);
-    if (rc != NNP_OK)
-        return rc;
-    return nnp__fail(NNP_ENOENT, "no profiling data%s in '%s'",
-                     device_id >= 0 ? " for that device_id" : "", path);
+    if (rc == NNP_OK && pick < 0)
+        rc = nnp__fail(NNP_ENOENT, "no profiling data%s in '%s'",
+                       device_id >= 0 ? " for that device_id" : "", path);
+    if (rc == NNP_OK)
+        rc = nnp__input_import(&in, pick, m);
+    nnp__inputs_fini(&in);
+    return rc;
+}
+
+/* A time in us with the ns the data has ("118560.544", never 118560.54399999999). */
+static void jw_us(nnp_jw_t *w, int64_t ns)
+{
+    char b[32];
+    nnp__jw_raw(w, nnp__fmt_ns_as_us(b, sizeof(b), ns));
 }
 
 int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, int device_id,
                    char **json)
 {
-    char raw[NNP_PATH_MAX];
     nnp_model_t m;
     nnp_op_query_row_t *rows = NULL;
     size_t n_rows = 0;
@@ -69,12 +59,9 @@ int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, i
     if (!names || n_names == 0)
         return nnp__fail(NNP_EINVAL, "For 'Profiler.op_analyse()', the parameter op_name "
                                      "cannot be \"\", '' or [].");
-    rc = pick_raw_dir(path, device_id, raw, sizeof(raw));
-    if (rc != NNP_OK)
-        return rc;
     rc = nnp__model_init(&m);
     if (rc == NNP_OK)
-        rc = nnp__import_raw(raw, &m);
+        rc = import_rank(path, device_id, &m);
     if (rc == NNP_OK)
         rc = nnp__op_query(&m, names, n_names, &rows, &n_rows);
     if (rc == NNP_OK)
@@ -88,13 +75,13 @@ int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, i
             nnp__jw_key(&w, "count");
             nnp__jw_uint(&w, rows[i].count);
             nnp__jw_key(&w, "total_time_us");
-            nnp__jw_double(&w, (double)rows[i].total_ns / 1e3);
+            jw_us(&w, rows[i].total_ns);
             nnp__jw_key(&w, "avg_time_us");
-            nnp__jw_double(&w, (double)rows[i].avg_ns / 1e3);
+            jw_us(&w, rows[i].avg_ns);
             nnp__jw_key(&w, "min_time_us");
-            nnp__jw_double(&w, (double)rows[i].min_ns / 1e3);
+            jw_us(&w, rows[i].min_ns);
             nnp__jw_key(&w, "max_time_us");
-            nnp__jw_double(&w, (double)rows[i].max_ns / 1e3);
+            jw_us(&w, rows[i].max_ns);
             nnp__jw_obj_end(&w);
         }
         nnp__jw_arr_end(&w);

@@ -45,6 +45,13 @@ static size_t graph_ids(const nnp_model_t *m, uint32_t **out)
     return n;
 }
 
+size_t nnp__model_events(const nnp_model_t *m)
+{
+    return m->ops.t.n + m->kernels.t.n + m->host.t.n + m->steps.t.n + m->epochs.t.n + m->fp.t.n +
+           m->bp.t.n + m->comms.t.n + m->mem.t.n + m->pipe_ops.t.n + m->queues.t.n +
+           m->counters.t.n + m->markers.t.n;
+}
+
 int nnp__profiler_info_write(const nnp_actx_t *c, time_t analyse_start, time_t analyse_end)
 {
     const nnp_model_t *m = c->m;
@@ -114,6 +121,14 @@ int nnp__profiler_info_write(const nnp_actx_t *c, time_t analyse_start, time_t a
     nnp__jw_uint(&w, in->chunks_corrupt);
     nnp__jw_key(&w, "chunks_truncated");
     nnp__jw_uint(&w, in->chunks_truncated);
+    nnp__jw_key(&w, "source");
+    nnp__jw_str(&w, in->source ? in->source : "");
+    nnp__jw_key(&w, "rank_output_dir");
+    nnp__jw_str(&w, c->rank_dir ? c->rank_dir : "");
+    nnp__jw_key(&w, "events_recorded");
+    nnp__jw_uint(&w, nnp__model_events(m));
+    nnp__jw_key(&w, "samples_recorded");
+    nnp__jw_uint(&w, m->sys_cpu.t.n + m->task_cpu.t.n + m->proc_rss.t.n + m->host_mem.t.n);
     nnp__jw_key(&w, "profiling_options");
     nnp__jw_raw(&w, in->options_json ? in->options_json : "{}");
     nnp__jw_obj_end(&w);

@@ -41,6 +41,22 @@ static void help(FILE *f)
                "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
 }
 
+/* The closing line: where the results are (also after a partial failure). */
+static void results_line(const nnp_analyse_report_t *rep)
+{
+    if (rep->n_ranks == 0)
+        return;
+    printf("nnprof: results of rank%s ", rep->n_ranks > 1 ? "s" : "");
+    for (int i = 0; i < rep->n_ranks; i++)
+        printf("%s%d", i ? ", " : "", rep->ranks[i]);
+    printf(" in %s", rep->out_dir);
+    if (rep->n_old)
+        printf(" (earlier results kept as *.old)");
+    if (rep->n_empty)
+        printf("; %d rank%s recorded no events", rep->n_empty, rep->n_empty > 1 ? "s" : "");
+    printf("; read them with: nnprof summary %s\n", rep->out_dir);
+}
+
 int nnp_cmd_analyse(int argc, char **argv)
 {
     static const struct option longopts[] = {{"pretty", no_argument, NULL, 'p'},
@@ -56,6 +72,7 @@ int nnp_cmd_analyse(int argc, char **argv)
                                              {"memory-capacity-gb", required_argument, NULL, 'M'},
                                              {NULL, 0, NULL, 0}};
     nnp_analyse_options_t o;
+    nnp_analyse_report_t *rep;
     int opt, rc;
 
     nnp_analyse_options_init(&o);
@@ -142,10 +159,15 @@ int nnp_cmd_analyse(int argc, char **argv)
         help(stderr);
         return NNP_EXIT_USAGE;
     }
-    rc = nnp__analyse_path(argv[optind], &o);
-    if (rc != NNP_OK) {
-        nnp_cli_error(argv[optind], "%s", nnp_last_error());
+    rep = malloc(sizeof(*rep));
+    if (!rep) {
+        nnp_cli_error("analyse", "out of memory");
         return NNP_EXIT_FAIL;
     }
-    return NNP_EXIT_OK;
+    rc = nnp__analyse_path_report(argv[optind], &o, rep);
+    if (rc != NNP_OK)
+        nnp_cli_error(argv[optind], "%s", nnp_last_error());
+    results_line(rep);
+    free(rep);
+    return rc == NNP_OK ? NNP_EXIT_OK : NNP_EXIT_FAIL;
 }
