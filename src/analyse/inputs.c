@@ -230,17 +230,20 @@ static void infer_ranks(const raw_set_t *s, int *rank)
     for (int g = 0; g < s->n; g++) {
         if (s->root[g] != g || rank[g] >= 0)
             continue;
+        char what[NNP_NAME_MAX + 32];
+        if (s->d[g].has_info)
+            snprintf(what, sizeof(what), "info.json names no valid rank_id");
+        else
+            snprintf(what, sizeof(what), "no info.json (%s)", s->d[g].why_no_info);
         if (n_unknown == 1 && n_free == 1) {
             rank[g] = free_rank;
-            NNP_LOG_W("%s: %s (%s): analysed as rank %d, the only rank of 0..%d no other raw "
+            NNP_LOG_W("%s: %s: analysed as rank %d, the only rank of 0..%d no other raw "
                       "directory has; its device id and options are unknown",
-                      s->d[g].path,
-                      s->d[g].has_info ? "info.json names no valid rank_id" : "no info.json",
-                      s->d[g].has_info ? "see above" : s->d[g].why_no_info, free_rank, size - 1);
+                      s->d[g].path, what, free_rank, size - 1);
         } else {
-            NNP_LOG_E("%s: %s and its rank cannot be inferred (%d raw directories without a rank, "
-                      "%d free ranks in 0..%d): not analysed; restore its info.json, or analyse "
-                      "it alone (nnprof analyse -o OUT %s)",
+            NNP_LOG_E("%s: %s and its rank cannot be inferred (%d raw directories without a "
+                      "rank, %d free ranks in 0..%d): not analysed; restore its info.json, or "
+                      "analyse it alone (nnprof analyse -o OUT %s)",
                       s->d[g].path,
                       s->d[g].has_info ? "info.json names no valid rank_id" : "no info.json",
                       n_unknown, n_free, size - 1, s->d[g].path);

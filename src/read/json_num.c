@@ -2,6 +2,7 @@
  * conversion, so no value reaches an integer type unless it fits. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "read/json_num.h"
 #include "util/util.h"
@@ -9,12 +10,20 @@
 /* Room for a value in a message: %.17g of any double, or a short quoted string. */
 #define VALUE_TEXT_CAP 64
 #define STRING_SHOWN   40
+/* %.15g is exact for any 15-digit decimal; %.17g for any double. */
+#define SHORTEST_DIGITS   15
+#define ROUND_TRIP_DIGITS 17
 
 static void describe(const cJSON *v, char *buf, size_t cap)
 {
-    if (cJSON_IsNumber(v))
-        snprintf(buf, cap, "%.17g", v->valuedouble);
-    else if (cJSON_IsString(v))
+    if (cJSON_IsNumber(v)) {
+        /* The shortest text that reads back as the value: what the file most likely says. */
+        for (int prec = SHORTEST_DIGITS; prec <= ROUND_TRIP_DIGITS; prec++) {
+            snprintf(buf, cap, "%.*g", prec, v->valuedouble);
+            if (strtod(buf, NULL) == v->valuedouble)
+                break;
+        }
+    } else if (cJSON_IsString(v))
         snprintf(buf, cap, "the string \"%.*s\"", STRING_SHOWN, v->valuestring);
     else if (cJSON_IsBool(v))
         snprintf(buf, cap, "%s", cJSON_IsTrue(v) ? "true" : "false");

@@ -105,7 +105,8 @@ static void record_steps(const nnpt_run_t *r)
     bwd.event = nnp_intern("backward");
     for (int k = 0; k < r->steps; k++) {
         uint64_t t = NNPT_T0 + (uint64_t)k * NNPT_STEP_NS;
-        nnp_step_begin_at((uint64_t)k, 0, t);
+        if (!r->no_step_marks)
+            nnp_step_begin_at((uint64_t)k, 0, t);
         if (r->ranges) {
             nnp_range_begin_at(&step_tag, t);
             nnp_range_begin_at(&fwd, t + FWD_BEGIN_NS);
@@ -129,7 +130,8 @@ static void record_steps(const nnpt_run_t *r)
             op.name = nnp_intern(name);
             nnp_op_at(&op, s, s + op_ns);
         }
-        nnp_step_end_at((uint64_t)k, 0, t + NNPT_STEP_NS);
+        if (!r->no_step_marks)
+            nnp_step_end_at((uint64_t)k, 0, t + NNPT_STEP_NS);
     }
 }
 
@@ -193,7 +195,7 @@ int nnpt_run_cmd(const char *cmd, char *out, size_t cap)
     size_t n = 0;
     int status;
     char full[8192];
-    snprintf(full, sizeof(full), "%s 2>&1", cmd);
+    snprintf(full, sizeof(full), "{ %s; } 2>&1", cmd);
     f = popen(full, "r");
     if (!f)
         return -1;

@@ -37,18 +37,19 @@ void nnpt_log_release(void);
 #define NNPT_OP_NS   1000
 
 typedef struct nnpt_run {
-    int rank;         /* rank_id and device_id */
-    int rank_size;    /* 0: 1 */
-    int steps;        /* 0: none */
-    int ops_per_step; /* 0: 3 */
-    uint64_t op_ns;   /* 0: NNPT_OP_NS */
-    bool ranges;      /* per step: a "train_step" range [0, 9000) holding "forward"
-                       * [1000, 4000) and "backward" [5000, 8000) (module "Python") */
-    bool tensors;     /* per step: one 4096-byte tensor allocated at 500 and freed at 9500 */
-    int sample_ms;    /* CPU/memory sample interval; 0: none. With steps 0 and this,
-                       * the run holds only samples (an uninstrumented program) */
-    int flushed_fd;   /* > 0: after recording, flush, write one byte here and wait to be
-                       * killed (a crash); 0: destroy the session */
+    int rank;           /* rank_id and device_id */
+    int rank_size;      /* 0: 1 */
+    int steps;          /* 0: none */
+    int ops_per_step;   /* 0: 3 */
+    uint64_t op_ns;     /* 0: NNPT_OP_NS */
+    bool ranges;        /* per step: a "train_step" range [0, 9000) holding "forward"
+                         * [1000, 4000) and "backward" [5000, 8000) (module "Python") */
+    bool tensors;       /* per step: one 4096-byte tensor allocated at 500 and freed at 9500 */
+    bool no_step_marks; /* the ops (and ranges, tensors) of each step, no step begin/end */
+    int sample_ms;      /* CPU/memory sample interval; 0: none. With steps 0 and this,
+                         * the run holds only samples (an uninstrumented program) */
+    int flushed_fd;     /* > 0: after recording, flush, write one byte here and wait to be
+                         * killed (a crash); 0: destroy the session */
 } nnpt_run_t;
 
 /* Records r under out in this process (one session: call it in a child process when a
