@@ -165,9 +165,23 @@ typedef struct one_result {
     int is_empty; /* no event recorded: only samples */
 } one_result_t;
 
-static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
-                       const nnp_analyse_options_t *o, one_result_t *res)
+/* An error that stops this rank, prefixed with what (the message is copied first: it is
+ * the thread's last-error buffer itself) and logged when no caller will print it (a child
+ * process analysing one of several ranks). */
+static int stop_rank(int rc, bool log, const char *what)
 {
+    char msg[NNP_PATH_MAX + NNP_NAME_MAX];
+    nnp__strlcpy(msg, nnp_last_error(), sizeof(msg));
+    rc = what ? nnp__fail(rc, "%s: %s", what, msg) : nnp__fail(rc, "%s", msg);
+    if (log)
+        NNP_LOG_E("%s", nnp_last_error());
+    return rc;
+}
+
+static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
+                       const nnp_analyse_options_t *o, bool log, one_result_t *res)
+{
+    char what[NNP_PATH_MAX + 32];
     const nnp_input_t *in = &ins->v[idx];
     nnp_model_t m;
     nnp_actx_t c;
@@ -188,10 +202,9 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
         return nnp__fail(rc, "out of memory");
     rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
-        rc = nnp__fail(rc, "%s: cannot import: %s", in->path, nnp_last_error());
-        NNP_LOG_E("%s", nnp_last_error());
+        snprintf(what, sizeof(what), "%s: cannot import", in->path);
         nnp__model_fini(&m);
-        return rc;
+        return stop_rank(rc, log, what);
     }
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
         nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
@@ -199,9 +212,8 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     }
     rc = check_steps(&m, o);
     if (rc != NNP_OK) {
-        NNP_LOG_E("%s", nnp_last_error());
         nnp__model_fini(&m);
-        return rc;
+        return stop_rank(rc, log, NULL);
     }
     if (nnp__model_events(&m) == 0) {
         res->is_empty = 1;
@@ -245,10 +257,9 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     if (rc == NNP_OK)
         rc = nnp__outputs_set_aside(out_dir, rank_dir, c.rank, &res->n_old);
     if (rc != NNP_OK) {
-        rc = nnp__fail(rc, "rank %d: %s", c.rank, nnp_last_error());
-        NNP_LOG_E("%s", nnp_last_error());
+        snprintf(what, sizeof(what), "rank %d", c.rank);
         nnp__model_fini(&m);
-        return rc;
+        return stop_rank(rc, log, what);
     }
     res->rank = c.rank;
     c.rank_dir = rank_dir;
@@ -329,7 +340,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
     if (jobs < 1)
         jobs = 1;
     if (ins->n == 1) {
-        int rc = analyse_one(ins, 0, out_dir, o, &r);
+        int rc = analyse_one(ins, 0, out_dir, o, false, &r);
         report_add(rep, &r);
         return rc;
     }
@@ -350,7 +361,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
                 int rc;
                 close(fds[0]);
                 child.quiet = true;
-                rc = analyse_one(ins, next, out_dir, &child, &r);
+                rc = analyse_one(ins, next, out_dir, &child, true, &r);
                 if (write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
                     rc = NNP_EIO;
                 _exit(rc == NNP_OK ? 0 : CHILD_FAILED);

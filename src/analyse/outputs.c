@@ -55,13 +55,14 @@ static const output_name_t outputs[] = {
 };
 
 /* Renames dir/name to dir/name.old when it is a regular file (a link or anything else at
- * an output name was not written by us: left alone). */
-static int set_aside(const char *dir, const char *name, int *n_moved)
+ * an output name was not written by us: left alone). *moved tells whether it did. */
+static int set_aside(const char *dir, const char *name, bool *moved)
 {
     char path[NNP_PATH_MAX], old[NNP_NAME_MAX + sizeof(OLD_SUFFIX)];
     struct stat st;
     int dirfd, rc = NNP_OK;
 
+    *moved = false;
     if (nnp__path_join(path, sizeof(path), dir, name) != NNP_OK)
         return nnp__fail(NNP_ETOOLONG, "path too long: %s/%s", dir, name);
     if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
@@ -70,30 +71,64 @@ static int set_aside(const char *dir, const char *name, int *n_moved)
     dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0 || renameat(dirfd, name, dirfd, old) != 0)
         rc = nnp__fail(nnp__from_errno(errno),
-                       "cannot keep the earlier result '%s' as '%s%s' (%s): this rank is not "
+                       "cannot keep the earlier result '%s' as '%s' (%s): this rank is not "
                        "analysed, so earlier and new results do not mix",
-                       path, name, OLD_SUFFIX, strerror(errno));
+                       path, old, strerror(errno));
     else
-        (*n_moved)++;
+        *moved = true;
     if (dirfd >= 0)
         close(dirfd);
     return rc;
 }
 
+/* Puts dir/name.old back as dir/name (undoing set_aside after a later one failed). */
+static void restore(const char *dir, const char *name)
+{
+    char old[NNP_NAME_MAX + sizeof(OLD_SUFFIX)];
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    snprintf(old, sizeof(old), "%s%s", name, OLD_SUFFIX);
+    if (dirfd >= 0) {
+        (void)renameat(dirfd, old, dirfd, name);
+        close(dirfd);
+    }
+}
+
+static const char *dir_of(const output_name_t *o, const char *out_dir, const char *host_dir,
+                          const char *rank_dir)
+{
+    return o->where == IN_OUT_DIR ? out_dir : o->where == IN_HOST_INFO ? host_dir : rank_dir;
+}
+
+static void name_of(const output_name_t *o, int rank, char *name, size_t cap)
+{
+    if (o->after)
+        snprintf(name, cap, "%s%d%s", o->before, rank, o->after);
+    else
+        nnp__strlcpy(name, o->before, cap);
+}
+
 int nnp__outputs_set_aside(const char *out_dir, const char *rank_dir, int rank, int *n_moved)
 {
     char host_dir[NNP_PATH_MAX], name[NNP_NAME_MAX];
+    bool moved[NNP_ARRAY_LEN(outputs)] = {false};
+    size_t i;
     int rc = nnp__path_join(host_dir, sizeof(host_dir), out_dir, "host_info");
+
     *n_moved = 0;
-    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(outputs); i++) {
-        const char *dir = outputs[i].where == IN_OUT_DIR     ? out_dir
-                          : outputs[i].where == IN_HOST_INFO ? host_dir
-                                                             : rank_dir;
-        if (outputs[i].after)
-            snprintf(name, sizeof(name), "%s%d%s", outputs[i].before, rank, outputs[i].after);
-        else
-            nnp__strlcpy(name, outputs[i].before, sizeof(name));
-        rc = set_aside(dir, name, n_moved);
+    for (i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(outputs); i++) {
+        name_of(&outputs[i], rank, name, sizeof(name));
+        rc = set_aside(dir_of(&outputs[i], out_dir, host_dir, rank_dir), name, &moved[i]);
+        *n_moved += moved[i];
     }
+    if (rc == NNP_OK)
+        return NNP_OK;
+    /* One could not move: the earlier results go back whole (and nothing is analysed). */
+    for (size_t k = 0; k < i; k++) {
+        if (!moved[k])
+            continue;
+        name_of(&outputs[k], rank, name, sizeof(name));
+        restore(dir_of(&outputs[k], out_dir, host_dir, rank_dir), name);
+    }
+    *n_moved = 0;
     return rc;
 }

@@ -647,8 +647,12 @@ static int export_all(exp_t *e, char **dirs, int n)
         rc = create_schema(e);
     for (int i = 0; rc == NNP_OK && i < n; i++) {
         rc = export_rank(e, dirs[i]);
-        if (rc != NNP_OK && rc != NNP_EIO && rc != NNP_ENOMEM)
-            rc = nnp__fail(rc, "%s: %s", dirs[i], nnp_last_error());
+        if (rc != NNP_OK && rc != NNP_EIO && rc != NNP_ENOMEM) {
+            char why[NNP_PATH_MAX];
+            /* Copied: the message is formatted into the buffer it comes from. */
+            nnp__strlcpy(why, nnp_last_error(), sizeof(why));
+            rc = nnp__fail(rc, "%s: %s", dirs[i], why);
+        }
     }
     if (rc == NNP_OK)
         rc = insert_strings(e);

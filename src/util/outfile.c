@@ -113,10 +113,13 @@ int nnp__out_open(nnp_outfile_t *f, const char *dir, const char *name)
         return rc;
     f->fd = nnp__tmp_create(f->dirfd, name, f->tmp_name, sizeof(f->tmp_name));
     if (f->fd < 0) {
+        char why[NNP_NAME_MAX + 64];
+        /* Copied: the message is formatted into the buffer it comes from. */
+        nnp__strlcpy(why, nnp_last_error(), sizeof(why));
         rc = f->fd;
         close(f->dirfd);
         f->dirfd = -1;
-        return nnp__fail(rc, "cannot create output file '%s': %s", f->path, nnp_last_error());
+        return nnp__fail(rc, "cannot create output file '%s': %s", f->path, why);
     }
     return NNP_OK;
 }

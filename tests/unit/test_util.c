@@ -145,6 +145,7 @@ void nnpt_record(const char *out, const nnpt_run_t *r, char *raw, size_t cap)
     o.rank_id = r->rank;
     o.device_id = r->rank;
     o.rank_size = r->rank_size ? r->rank_size : 1;
+    o.profile_memory = r->tensors;
     if (nnp_session_create(&o, &s) != NNP_OK)
         _exit(3);
     if (raw)
