@@ -94,7 +94,7 @@ static void record_steps(const nnpt_run_t *r)
 {
     nnp_op_t op = {0};
     nnp_host_tag_t step_tag = {0}, fwd = {0}, bwd = {0};
-    int ops = r->ops_per_step ? r->ops_per_step : DEFAULT_OPS;
+    int ops = r->ops_per_step ? r->ops_per_step : DEFAULT_OPS; /* < 0: no op */
     uint64_t op_ns = r->op_ns ? r->op_ns : NNPT_OP_NS;
     op.type = nnp_intern("MatMul");
     step_tag.module = fwd.module = bwd.module = nnp_intern("Python");

@@ -40,7 +40,7 @@ typedef struct nnpt_run {
     int rank;           /* rank_id and device_id */
     int rank_size;      /* 0: 1 */
     int steps;          /* 0: none */
-    int ops_per_step;   /* 0: 3 */
+    int ops_per_step;   /* 0: 3; < 0: none */
     uint64_t op_ns;     /* 0: NNPT_OP_NS */
     bool ranges;        /* per step: a "train_step" range [0, 9000) holding "forward"
                          * [1000, 4000) and "backward" [5000, 8000) (module "Python") */
