@@ -379,7 +379,7 @@ static int find_one_raw_dir(const char *path, nnp_inputs_t *in)
 static int find_foreign(const char *path, nnp_inputs_t *in)
 {
     char csv[NNP_PATH_MAX];
-    int rank, rc = NNP_OK;
+    int rank = -1, rc = NNP_OK; /* -1: any rank (nnp__host_info_csv_find reads it) */
     for (const nnp_importer_t *const *imp = nnp__importers; rc == NNP_OK && in->n == 0 && *imp;
          imp++) {
         nnp_foreign_input_t *found = nnp__calloc(NNP_MAX_INPUTS, sizeof(*found));
