@@ -18,7 +18,6 @@
 #include "test_util.h"
 
 #define CLI      NNP_BINARY_DIR "/nnprof"
-#define CORPUS   NNP_SOURCE_DIR "/../shared/corpus"
 #define STEPS    20
 #define PATH_CAP 4096
 /* A path built from another plus a file name. */
@@ -32,19 +31,6 @@ static const char *base(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
-}
-
-/* Runs the CLI with args; stdout+stderr into out. Returns the exit status. */
-static int cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cli(char *out, size_t cap, const char *fmt, ...)
-{
-    char args[CMD_CAP / 2], cmd[CMD_CAP];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof(args), fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof(cmd), "NNPROF_LOG_LEVEL=warn '%s' %s", CLI, args);
-    return nnpt_run_cmd(cmd, out, cap);
 }
 
 static cJSON *load_json(const char *path)
@@ -127,15 +113,6 @@ static void op_stat_line(const char *dir, int rank, const char *type, char *line
 
 /* ---- other tools' data is never written ---- */
 
-static bool have_corpus(void)
-{
-    struct stat st;
-    if (stat(CORPUS "/MANIFEST.md", &st) == 0)
-        return true;
-    fprintf(stderr, "SKIP: corpus not found at %s\n", CORPUS);
-    return false;
-}
-
 /* Fingerprint of every file under dir except nnprof_output/: "path size crc" lines. */
 static void fingerprint(const char *dir, char *out, size_t cap)
 {
@@ -155,17 +132,17 @@ static void test_foreign_data_never_written(void **state)
         want[CMD_CAP], p1[FULL_CAP + 512];
     char *first, *second;
     (void)state;
-    if (!have_corpus())
+    if (!nnpt_have_corpus())
         skip();
     tmp = nnpt_mkdtemp();
     snprintf(in, sizeof(in), "%s/mi", tmp);
-    snprintf(cmd, sizeof(cmd), "cp -r '%s/mindinsight/profiler' '%s' && chmod -R u+w '%s'", CORPUS,
-             in, in);
+    snprintf(cmd, sizeof(cmd), "cp -r '%s/mindinsight/profiler' '%s' && chmod -R u+w '%s'",
+             NNPT_CORPUS, in, in);
     assert_int_equal(system(cmd), 0);
     fingerprint(in, before, sizeof(before));
     assert_non_null(strstr(before, "./step_trace_raw_0_detail_time.csv"));
 
-    assert_int_equal(cli(out, sizeof(out), "analyse --quiet '%s' 2>/dev/null", in), 0);
+    assert_int_equal(nnpt_cli(out, sizeof(out), "analyse --quiet '%s' 2>/dev/null", in), 0);
     /* The closing line says where the results are. */
     snprintf(want, sizeof(want),
              "nnprof: results of ranks 0, 1 in %s/nnprof_output; read them with: nnprof summary "
@@ -180,7 +157,7 @@ static void test_foreign_data_never_written(void **state)
 
     /* Again: the same inputs (not our results) give the same results; the first run's are
      * kept as .old. */
-    assert_int_equal(cli(out, sizeof(out), "analyse --quiet '%s' 2>/dev/null", in), 0);
+    assert_int_equal(nnpt_cli(out, sizeof(out), "analyse --quiet '%s' 2>/dev/null", in), 0);
     fingerprint(in, after, sizeof(after));
     assert_string_equal(before, after);
     second = nnpt_read_file(p1);
@@ -192,14 +169,14 @@ static void test_foreign_data_never_written(void **state)
     assert_true(exists(p1));
 
     /* Our results given as data, and the data folder given as output: refused. */
-    assert_int_equal(cli(out, sizeof(out), "analyse '%s/nnprof_output'", in), 1);
+    assert_int_equal(nnpt_cli(out, sizeof(out), "analyse '%s/nnprof_output'", in), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s/nnprof_output: '%s/nnprof_output' holds nnprof's analysis results "
              "(profiler_info_*.json), not profiling data: read them with 'nnprof summary "
              "%s/nnprof_output', or analyse the folder the data is in\n",
              in, in, in);
     assert_string_equal(out, want);
-    assert_int_equal(cli(out, sizeof(out), "analyse -o '%s' '%s'", in, in), 1);
+    assert_int_equal(nnpt_cli(out, sizeof(out), "analyse -o '%s' '%s'", in, in), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s: output folder '%s' is the data folder: other tools' files are never "
              "written, so results need a folder of their own (default: %s/nnprof_output)\n",
@@ -208,7 +185,7 @@ static void test_foreign_data_never_written(void **state)
     fingerprint(in, after, sizeof(after));
     assert_string_equal(before, after);
     /* summary reads the default folder when given the data folder. */
-    assert_int_equal(cli(out, sizeof(out), "summary '%s'", in), 0);
+    assert_int_equal(nnpt_cli(out, sizeof(out), "summary '%s'", in), 0);
     assert_non_null(strstr(out, "== rank 0"));
     nnpt_rm_rf(tmp);
     free(tmp);
@@ -230,7 +207,7 @@ static void test_two_runs_of_one_rank_refused(void **state)
         memcpy(a, b, sizeof(t));
         memcpy(b, t, sizeof(t));
     }
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s: rank 0 was recorded by 2 runs in one folder: %s (pid %d), %s (pid %d); "
              "results of different runs never share files, so nothing was analysed: analyse one "
@@ -241,7 +218,7 @@ static void test_two_runs_of_one_rank_refused(void **state)
     snprintf(path, sizeof(path), "%s/profiler/profiler_info_0.json", out);
     assert_false(exists(path));
     /* One run named directly is analysed. */
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", a), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", a), 0);
     assert_true(exists(path));
     nnpt_rm_rf(out);
     free(out);
@@ -258,14 +235,14 @@ static void test_filters_that_match_nothing(void **state)
     (void)state;
     nnpt_record_in_child(out, &r0, NULL, 0);
     nnpt_record_in_child(out, &r1, NULL, 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", out), 0);
     snprintf(path, sizeof(path), "%s/profiler/step_trace_raw_0_detail_time.csv", out);
     before = nnpt_read_file(path);
     assert_non_null(before);
 
     /* --steps beyond the run: an error naming the steps there are; results untouched. */
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet --jobs 1 --steps 600-700 '%s'", out),
-                     1);
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet --jobs 1 --steps 600-700 '%s'", out), 1);
     snprintf(want, sizeof(want),
              "[nnprof] error: rank 0: --steps 600-700 selects no step: its 20 steps have ids "
              "0-19; nothing was written\n"
@@ -282,12 +259,13 @@ static void test_filters_that_match_nothing(void **state)
     assert_false(exists(path));
 
     /* --rank that is not there. */
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet --rank 7 '%s'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet --rank 7 '%s'", out), 1);
     snprintf(want, sizeof(want), "nnprof: %s: --rank 7: no such rank; the data holds ranks 0, 1\n",
              out);
     assert_string_equal(text, want);
     /* A filter that matches: only that rank, and the closing line says so. */
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet --rank 1 '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet --rank 1 '%s' 2>/dev/null", out),
+                     0);
     snprintf(want, sizeof(want),
              "nnprof: results of rank 1 in %s/profiler (earlier results kept as *.old); read "
              "them with: nnprof summary %s/profiler\n",
@@ -315,9 +293,9 @@ static void test_child_dirs_join_their_parent(void **state)
     nnpt_record_in_child(out, &pr, parent, sizeof(parent));
     nnpt_record_in_child(out, &cr, child, sizeof(child));
     /* Without the link they are two runs of rank 0: refused (checked above). */
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
     make_child(child, base(parent), info_pid(parent), "fork");
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
     snprintf(prof, sizeof(prof), "%s/profiler", out);
     /* 20 steps x 3 parent ops + 5 child ops, 1000 ns each. */
     op_stat_line(prof, 0, "MatMul", line, sizeof(line));
@@ -336,7 +314,7 @@ static void test_child_dirs_join_their_parent(void **state)
 
     /* The parent's directory gone: the children form the rank on their own. */
     nnpt_rm_rf(parent);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
     op_stat_line(prof, 0, "MatMul", line, sizeof(line));
     assert_string_equal(line, "MatMul,HOST_CPU,5,5.000,1.000,1.000,1.000,100.00");
     nnpt_rm_rf(out);
@@ -356,7 +334,7 @@ static void test_missing_meta_recovered(void **state)
     nnpt_record_in_child(out, &r, raw, sizeof(raw));
     snprintf(path, sizeof(path), "%s/meta.nnp", raw);
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", out), 0);
     snprintf(want, sizeof(want),
              "[nnprof] warn: %s: meta.nnp is missing: the records of the data files are read; op, "
              "kernel and range names (shown as <string #id>), thread names and the loss counts "
@@ -392,7 +370,7 @@ static void test_missing_info_inferred(void **state)
     }
     snprintf(path, sizeof(path), "%s/info.json", raw[1]);
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet --jobs 1 '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet --jobs 1 '%s'", out), 0);
     snprintf(want, sizeof(want),
              "[nnprof] warn: %s: no info.json (cannot open '%s/info.json': No such file or "
              "directory): analysed as rank 1, the only rank of 0..2 no other raw directory has; "
@@ -411,8 +389,8 @@ static void test_missing_info_inferred(void **state)
     /* A second one lost: two directories, two free ranks: neither is guessed. */
     snprintf(path, sizeof(path), "%s/info.json", raw[2]);
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet --jobs 1 '%s' 2>&1 >/dev/null", out),
-                     1);
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet --jobs 1 '%s' 2>&1 >/dev/null", out), 1);
     snprintf(want, sizeof(want),
              "[nnprof] error: %s: no info.json and its rank cannot be inferred (2 raw directories "
              "without a rank, 2 free ranks in 0..2): not analysed; restore its info.json, or "
@@ -452,7 +430,7 @@ static void test_info_json_numbers_validated(void **state)
     set_number(win, "start_mono_ns", -1e300);
     save_json(path, j);
     cJSON_Delete(j);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' 2>&1 >/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>&1 >/dev/null", out), 0);
     {
         static const char *const expect[] = {
             "key 'rank_id' is 1e+300, not an integer in [0, 2147483647]: "

@@ -48,18 +48,6 @@ static const char *const out_names[] = {
 static const char *const host_names[] = {"timeline_0.json", "host_memory_0.csv", "dataset_0.csv"};
 static const char *const rank_names[] = {"trace_view.json", "step_trace_time.csv"};
 
-static int cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cli(char *out, size_t cap, const char *fmt, ...)
-{
-    char args[CMD_CAP / 2], cmd[CMD_CAP];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof(args), fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof(cmd), "NNPROF_LOG_LEVEL=error '%s' %s", CLI, args);
-    return nnpt_run_cmd(cmd, out, cap);
-}
-
 static bool is_root(void)
 {
     if (geteuid() == 0)
@@ -112,7 +100,7 @@ static void test_outputs_private(void **state)
     (void)state;
     nnpt_record_in_child(out, &r, raw, sizeof(raw));
     old = umask(0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     umask(old);
     snprintf(dir, sizeof(dir), "%s/profiler", out);
     assert_int_equal(check_files(dir), 16);
@@ -135,7 +123,7 @@ static void test_earlier_results_kept_as_old(void **state)
     nnpt_record_in_child(out, &r, NULL, 0);
     snprintf(path, sizeof(path), "%s/profiler/memory_record_0.csv", out);
     write_text(path, "an earlier run's tensor memory\n");
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     snprintf(want, sizeof(want),
              "nnprof: results of rank 0 in %s/profiler (earlier results kept as *.old); read "
              "them with: nnprof summary %s/profiler\n",
@@ -192,7 +180,7 @@ static void test_every_output_is_set_aside(void **state)
              out);
     assert_int_equal(nnpt_run_cmd(cmd, NULL, 0), 0);
     for (int k = 0; k < 2; k++)
-        assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+        assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     snprintf(dir, sizeof(dir), "%s/profiler", out);
     n = count_pairs(dir);
     assert_true(n >= 2 * 18);
@@ -223,13 +211,13 @@ static void test_failed_analysis_never_mixes(void **state)
     struct stat st;
     (void)state;
     nnpt_record_in_child(out, &r, NULL, 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     /* timeline_summary_0.json.old is a non-empty directory: the file cannot move there. */
     snprintf(path, sizeof(path), "%s/profiler/timeline_summary_0.json.old", out);
     assert_int_equal(mkdir(path, 0700), 0);
     snprintf(path, sizeof(path), "%s/profiler/timeline_summary_0.json.old/x", out);
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s: rank 0: cannot keep the earlier result '%s/profiler/"
              "timeline_summary_0.json' as 'timeline_summary_0.json.old' (Is a directory): this "
@@ -249,7 +237,7 @@ static void test_failed_analysis_never_mixes(void **state)
     snprintf(path, sizeof(path), "%s/profiler/advice_0.json", out);
     assert_int_equal(unlink(path), 0);
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 1);
     snprintf(path, sizeof(path), "%s/profiler/op_statistic_0.csv.old", out);
     assert_int_equal(stat(path, &st), 0);
     snprintf(path, sizeof(path), "%s/profiler/op_statistic_0.csv", out);
@@ -272,7 +260,7 @@ static void test_output_folder_checks(void **state)
     snprintf(o, sizeof(o), "%s/open", base);
     assert_int_equal(mkdir(o, 0700), 0);
     assert_int_equal(chmod(o, 0777), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s: output folder '%s' is writable by every user without the sticky bit "
              "(mode 0777): refusing to write there, as any user could replace the files; chmod "
@@ -280,12 +268,12 @@ static void test_output_folder_checks(void **state)
              data, o);
     assert_string_equal(text, want);
     assert_int_equal(chmod(o, 01777), 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 0);
     if (is_root()) {
         snprintf(o, sizeof(o), "%s/theirs", base);
         assert_int_equal(mkdir(o, 0755), 0);
         assert_int_equal(chown(o, OTHER_UID, OTHER_UID), 0);
-        assert_int_equal(cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
+        assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
         snprintf(want, sizeof(want),
                  "nnprof: %s: output folder '%s' belongs to another user (uid %d; this process "
                  "runs as uid 0): refusing to write there, as a link planted by its owner could "
@@ -296,7 +284,7 @@ static void test_output_folder_checks(void **state)
     /* A file given as the output folder says so. */
     snprintf(o, sizeof(o), "%s/afile", base);
     write_text(o, "x");
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s'", o, data), 1);
     snprintf(want, sizeof(want), "nnprof: %s: '%s' exists and is not a directory\n", data, o);
     assert_string_equal(text, want);
     nnpt_rm_rf(base);

@@ -10,24 +10,11 @@
 
 #include "test_util.h"
 
-#define CLI      NNP_BINARY_DIR "/nnprof"
 #define STEPS    20
 #define PATH_CAP 4096
 #define FULL_CAP (PATH_CAP + 512)
 #define CMD_CAP  16384
 #define OUT_CAP  65536
-
-static int cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cli(char *out, size_t cap, const char *fmt, ...)
-{
-    char args[CMD_CAP / 2], cmd[CMD_CAP];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof(args), fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof(cmd), "NNPROF_LOG_LEVEL=warn '%s' %s", CLI, args);
-    return nnpt_run_cmd(cmd, out, cap);
-}
 
 static void expect_in(const char *text, const char *needle)
 {
@@ -47,7 +34,7 @@ static void test_summary_ranks_in_order_with_host_ranges(void **state)
     (void)state;
     nnpt_record_in_child(out, &r1, NULL, 0);
     nnpt_record_in_child(out, &r0, NULL, 0);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
     /* torch's key_averages: calls, total, self (minus the ranges inside), avg, min, max. */
     snprintf(path, sizeof(path), "%s/profiler/host_ranges_0.csv", out);
     csv = nnpt_read_file(path);
@@ -60,7 +47,7 @@ static void test_summary_ranks_in_order_with_host_ranges(void **state)
                         "forward,20,60.000,60.000,3.000,3.000,3.000,33.33\n");
     free(csv);
 
-    assert_int_equal(cli(text, sizeof(text), "summary '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
     p0 = strstr(text, "== rank 0");
     p1 = strstr(text, "== rank 1");
     assert_non_null(p0);
@@ -91,24 +78,24 @@ static void test_summary_output_folder_and_unanalysed_data(void **state)
     snprintf(data, sizeof(data), "%s/data", out);
     snprintf(res, sizeof(res), "%s/results", out);
     nnpt_record_in_child(data, &r, NULL, 0);
-    assert_int_equal(cli(text, sizeof(text), "summary '%s'", data), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", data), 1);
     snprintf(want, sizeof(want),
              "nnprof: %s: holds profiling data that was never analysed: run 'nnprof analyse %s' "
              "first\n",
              data, data);
     assert_string_equal(text, want);
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet -o '%s' '%s' 2>/dev/null", res, data),
-                     0);
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s' 2>/dev/null", res, data), 0);
     snprintf(want, sizeof(want),
              "nnprof: results of rank 0 in %s; read them with: nnprof summary %s\n", res, res);
     assert_string_equal(text, want);
-    assert_int_equal(cli(text, sizeof(text), "summary '%s'", res), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", res), 0);
     expect_in(text, "== rank 0");
     expect_in(text, "Step phases (average of 20 steps)");
     snprintf(want, sizeof(want), "Timeline: %s/rank_0/ASCEND_PROFILER_OUTPUT/trace_view.json\n",
              res);
     expect_in(text, want);
-    assert_int_equal(cli(text, sizeof(text), "summary '%s/none'", out), 1);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s/none'", out), 1);
     nnpt_rm_rf(out);
     free(out);
 }
@@ -121,14 +108,14 @@ static void test_no_events_said_plainly(void **state)
     nnpt_run_t r = {.rank = 0, .sample_ms = 10};
     (void)state;
     nnpt_record_in_child(out, &r, raw, sizeof(raw));
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     snprintf(want, sizeof(want), "[nnprof] warn: rank 0 (%s): no events were recorded, only ", raw);
     expect_in(text, want);
     expect_in(text, " CPU/memory samples: the program made no recording call. Record ops, steps "
                     "and ranges with the API (nnp_op_*, nnp_step_begin/end, nnp_range_begin/end; "
                     "in Python nnprof.record_function and Profiler.step), docs/PYTHON.md\n");
     expect_in(text, "; 1 rank recorded no events; read them with:");
-    assert_int_equal(cli(text, sizeof(text), "summary '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
     expect_in(text, "No events were recorded, only ");
     expect_in(text, " CPU/memory samples: the program made no recording call.\n"
                     "  Record ops, steps and ranges with the API (nnp_op_*, "
@@ -150,11 +137,12 @@ static void test_query_rank_and_precision(void **state)
         r.op_ns = 7410034;
         nnpt_record_in_child(out, &r, NULL, 0);
     }
-    assert_int_equal(cli(text, sizeof(text), "query op MatMul -d '%s' --json", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "query op MatMul -d '%s' --json", out), 0);
     assert_string_equal(text, "[{\"op_name\":\"MatMul\",\"count\":16,\"total_time_us\":118560.544,"
                               "\"avg_time_us\":7410.034,\"min_time_us\":7410.034,"
                               "\"max_time_us\":7410.034}]\n");
-    assert_int_equal(cli(text, sizeof(text), "query op MatMul -d '%s' --device 2 --json", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "query op MatMul -d '%s' --device 2 --json", out),
+                     0);
     assert_string_equal(text, "[{\"op_name\":\"MatMul\",\"count\":32,\"total_time_us\":237121.088,"
                               "\"avg_time_us\":7410.034,\"min_time_us\":7410.034,"
                               "\"max_time_us\":7410.034}]\n");
@@ -170,7 +158,7 @@ static void test_memory_warning_names_the_memory(void **state)
     nnpt_run_t r = {.rank = 0, .steps = STEPS, .ranges = true, .tensors = true};
     (void)state;
     nnpt_record_in_child(out, &r, raw, sizeof(raw));
-    assert_int_equal(cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
     snprintf(want, sizeof(want),
              "[nnprof] warn: No host memory (memory_usage) is recorded in %s, so host_info/"
              "host_memory_0.csv is not written (host memory comes from nnp_host_memory() or "

@@ -1,8 +1,10 @@
 /* test_util.c - see test_util.h. */
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,7 +197,7 @@ int nnpt_run_cmd(const char *cmd, char *out, size_t cap)
     FILE *f;
     size_t n = 0;
     int status;
-    char full[8192];
+    char full[8192 + 512];
     snprintf(full, sizeof(full), "{ %s; } 2>&1", cmd);
     f = popen(full, "r");
     if (!f)
@@ -227,4 +229,24 @@ char *nnpt_read_file(const char *path)
     }
     fclose(f);
     return buf;
+}
+
+int nnpt_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char args[8192], cmd[8192 + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "NNPROF_LOG_LEVEL=warn '%s/nnprof' %s", NNP_BINARY_DIR, args);
+    return nnpt_run_cmd(cmd, out, cap);
+}
+
+bool nnpt_have_corpus(void)
+{
+    struct stat st;
+    if (stat(NNPT_CORPUS "/MANIFEST.md", &st) == 0)
+        return true;
+    fprintf(stderr, "SKIP: corpus not found at %s\n", NNPT_CORPUS);
+    return false;
 }

@@ -62,6 +62,16 @@ void nnpt_record_in_child(const char *out, const nnpt_run_t *r, char *raw, size_
 /* Runs a shell command; returns its exit status (-1 when killed) and, when out is not NULL,
  * its stdout and stderr together (cap bytes, NUL-terminated). */
 int nnpt_run_cmd(const char *cmd, char *out, size_t cap);
+/* Runs `nnprof <args>` (the CLI of this build) with NNPROF_LOG_LEVEL=warn; args is a
+ * printf format (quote paths in it). stdout and stderr together go to out. Returns the
+ * exit status. */
+int nnpt_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* True when the shared corpus (../shared/corpus beside the clone) is there; else prints a
+ * SKIP line. */
+bool nnpt_have_corpus(void);
+/* Where the corpus is. */
+#define NNPT_CORPUS NNP_SOURCE_DIR "/../shared/corpus"
+
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL when unreadable. */
 char *nnpt_read_file(const char *path);
 
