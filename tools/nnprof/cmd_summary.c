@@ -180,36 +180,39 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* True when the averages row of step_trace_raw_{rank}_detail_time.csv has an iteration
- * interval: false when no step had a forward start (no op or fp mark in any step). */
-static bool phases_known(const char *dir, int rank)
+/* Steps of step_trace_raw_{rank}_detail_time.csv with a known iteration interval (a
+ * forward start: an op or an fp mark inside the step), and all steps. */
+static void phases_known(const char *dir, int rank, int *known, int *steps)
 {
     char path[PATH_CAP], head[LINE_CAP], line[LINE_CAP], *h[ST_COLS], *f[ST_COLS];
     int nh, col = -1;
-    bool known = false;
     FILE *in;
+    *known = *steps = 0;
     snprintf(path, sizeof(path), "%s/step_trace_raw_%d_detail_time.csv", dir, rank);
     in = fopen(path, "r");
-    if (!in || !fgets(head, sizeof(head), in)) {
-        if (in)
-            fclose(in);
-        return false;
+    if (!in)
+        return;
+    if (!fgets(head, sizeof(head), in)) {
+        fclose(in);
+        return;
     }
     nh = split_csv(head, h, ST_COLS);
     for (int i = 0; i < nh && col < 0; i++)
         col = strcmp(h[i], "iteration_interval") == 0 ? i : -1;
     while (col >= 0 && fgets(line, sizeof(line), in)) {
         int n = split_csv(line, f, ST_COLS);
-        if (n > col && strcmp(f[0], "-") == 0)
-            known = f[col][0] != '\0';
+        if (n <= col || strcmp(f[0], "-") == 0)
+            continue;
+        (*steps)++;
+        *known += f[col][0] != '\0';
     }
     fclose(in);
-    return known;
 }
 
 static void step_phases(const char *dir, int rank)
 {
     char path[PATH_CAP];
+    int known, steps;
     cJSON *s;
     snprintf(path, sizeof(path), "%s/step_trace_summary_%d.json", dir, rank);
     s = load_json(path);
@@ -218,7 +221,8 @@ static void step_phases(const char *dir, int rank)
         cJSON_Delete(s);
         return;
     }
-    if (!phases_known(dir, rank)) {
+    phases_known(dir, rank, &known, &steps);
+    if (known == 0) {
         /* The summary file holds 0 for unknown phases (MindInsight's format); saying
          * "0 + 0" would not add up to the step. */
         printf("Step phases (average of %.0f steps): %.4f ms per step; the phases are unknown: "
@@ -239,6 +243,10 @@ static void step_phases(const char *dir, int rank)
     } else {
         printf("  forward            %.4f ms (%s)\n", num(s, "fp"), str(s, "fp_percent"));
     }
+    if (known < steps)
+        printf("  (the phases are averages over the %d of %d steps whose forward start is "
+               "known; the others have only a total)\n",
+               known, steps);
     cJSON_Delete(s);
 }
 
