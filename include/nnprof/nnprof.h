@@ -307,9 +307,12 @@ typedef struct nnp_analyse_options {
     int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
     double peak_flops;     /* device peak FLOP/s for the achieved fraction, 0 = unknown */
     uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */
-    char output_dir[NNP_PATH_MAX];  /* "" (default): outputs beside the data (the profiler/
-                                     * directory); else every output goes here, each rank's
-                                     * trace_view.json in rank_<r>/ASCEND_PROFILER_OUTPUT */
+    char output_dir[NNP_PATH_MAX];  /* "" (default): outputs beside our raw data (the
+                                     * profiler/ directory), other tools' data into
+                                     * <path>/nnprof_output (never beside their files); else
+                                     * every output goes here, each rank's trace_view.json
+                                     * in rank_<r>/ASCEND_PROFILER_OUTPUT. Earlier results
+                                     * are kept as <name>.old (docs/CLI.md) */
 } nnp_analyse_options_t;
 
 /* Fills *o with the defaults above. */
@@ -333,16 +336,18 @@ NNP_API int nnp_analyse_wait(void);
 /* Offline analysis (the seed's offline_analyse) of data left by a run, crashed or not:
  * path must hold a profiler/ directory; every raw directory under it (one per rank) is
  * analysed, o->jobs at a time in child processes. A directory holding MindSpore's
- * host_info_{rank}.csv is analysed too. Returns NNP_OK, NNP_ENOENT ("There must be a
- * profiler folder in the data path: <path>.") or the first analysis error. */
+ * host_info_{rank}.csv is analysed too. Two runs of one rank in the folder, a rank or step
+ * filter that matches nothing, or an unsafe output folder are errors that write nothing
+ * (docs/CLI.md "nnprof analyse"). Returns NNP_OK, NNP_ENOENT ("There must be a profiler
+ * folder in the data path: <path>.") or the first analysis error. */
 NNP_API NNP_NODISCARD int nnp_offline_analyse(const char *path, const nnp_analyse_options_t *o);
 
 /* Statistics of named operators (the seed's Profiler.op_analyse): path is a raw
  * directory or an output path holding one per rank; device_id selects the rank's data
- * (-1 = the first found). names are full op names or op types. On success *json is
- * a JSON array, one object per name in order: {"op_name", "count", "total_time_us",
- * "avg_time_us", "min_time_us", "max_time_us"} (count 0 when not found), owned by the
- * caller and released with nnp_free(). Errors: NNP_EINVAL for no names or an empty one
+ * (-1 = the lowest rank). Times are given with the ns the data has. names are full op names or op
+ * types. On success *json is a JSON array, one object per name in order: {"op_name", "count",
+ * "total_time_us", "avg_time_us", "min_time_us", "max_time_us"} (count 0 when not found), owned by
+ * the caller and released with nnp_free(). Errors: NNP_EINVAL for no names or an empty one
  * ("For 'Profiler.op_analyse()', the parameter op_name cannot be "", '' or []."),
  * NNP_ENOENT when no data is found. */
 NNP_API NNP_NODISCARD int nnp_op_analyse(const char *path, const char *const *names, size_t n_names,

@@ -97,8 +97,25 @@ int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov);
 void nnp__overlap_fini(nnp_overlap_t *ov);
 
 /* ---- the driver (analyse.c) ---- */
+/* Ranks one report lists (the inputs a call accepts). */
+#define NNP_REPORT_MAX_RANKS 4096
+
+/* What an analysis did, for the CLI's closing line. */
+typedef struct nnp_analyse_report {
+    char out_dir[NNP_PATH_MAX];      /* the folder of the *_{rank} files */
+    bool is_foreign;                 /* other tools' data (results in a folder of ours) */
+    int n_ranks;                     /* ranks analysed (some analyses may have failed) */
+    int ranks[NNP_REPORT_MAX_RANKS]; /* sorted */
+    int n_old;                       /* earlier result files kept as <name>.old */
+    int n_empty;                     /* ranks with no event recorded, only samples */
+} nnp_analyse_report_t;
+
 /* Analyses every input found under path (a raw directory, a profiler/ directory, the
- * output_path above it, or a directory with MindSpore's host_info_{rank}.csv). */
+ * output_path above it, other tools' data, or a directory with MindSpore's
+ * host_info_{rank}.csv) and fills rep (also on error: what was done). */
+int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
+                             nnp_analyse_report_t *rep);
+/* The same without a report. */
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o);
 
 /* ---- shared lookups (lookup.c) ---- */
@@ -229,5 +246,8 @@ int nnp__gpu_timeline_write(const nnp_actx_t *c);
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);
 int nnp__timeline_write(const nnp_actx_t *c, const nnp_step_trace_t *st, const nnp_overlap_t *ov);
 int nnp__host_info_write(const nnp_actx_t *c);
+/* host_ranges_{rank}.csv: per host range name, count and total/self/avg/min/max time, as
+ * torch's key_averages (host_ranges.c). Nothing written when the rank has no range. */
+int nnp__host_ranges_write(const nnp_actx_t *c);
 
 #endif /* NNP_ANALYSE_H */

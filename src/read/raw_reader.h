@@ -32,6 +32,7 @@ typedef struct nnp_raw_report {
     uint64_t records;          /* records delivered */
     uint64_t events_lost;      /* events the recorder dropped (LOSS chunks) */
     uint32_t n_damage;         /* damage entries, all of them (first NNP_RAW_MAX_DAMAGE kept) */
+    bool meta_missing;         /* no meta.nnp: strings, threads, clock points unknown */
     nnp_raw_damage_t damage[NNP_RAW_MAX_DAMAGE];
 } nnp_raw_report_t;
 
@@ -51,9 +52,10 @@ typedef int (*nnp_raw_cb)(void *user, const nnp_raw_event_t *ev);
 typedef struct nnp_raw nnp_raw_t;
 
 /* Opens a raw directory: reads meta.nnp (strings, threads, clock points, losses, aging)
- * and lists the data files. Returns NNP_OK, NNP_ENOENT (not a raw directory), NNP_EIO or
- * NNP_ENOMEM; *out is released with nnp__raw_close(). Damage in meta.nnp is reported,
- * not fatal. */
+ * and lists the data files. A missing meta.nnp sets report.meta_missing (and a damage
+ * entry): the data files are still read. Returns NNP_OK, NNP_ENOENT (not a raw directory), NNP_EIO
+ * or NNP_ENOMEM; *out is released with nnp__raw_close(). Damage in meta.nnp is reported, not fatal.
+ */
 int nnp__raw_open(const char *dir, nnp_raw_t **out);
 void nnp__raw_close(nnp_raw_t *r);
 
@@ -73,7 +75,14 @@ uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks);
 const nnp_raw_report_t *nnp__raw_report(const nnp_raw_t *r);
 const char *nnp__raw_dir(const nnp_raw_t *r);
 
-/* True when dir looks like a raw directory (has meta.nnp). */
+/* Adds a clock point (the reader's only way to convert ticks when meta.nnp was lost: the
+ * importer derives one from info.json). NNP_OK or NNP_ENOMEM. Call before nnp__raw_read. */
+int nnp__raw_add_clock(nnp_raw_t *r, const nnp_clock_point_t *p);
+/* Clock points known (from meta.nnp or added). */
+uint32_t nnp__raw_clock_count(const nnp_raw_t *r);
+
+/* True when dir looks like a raw directory: it has meta.nnp, or data_NNNNNN.nnp files
+ * (a raw directory whose meta.nnp was lost still holds every record). */
 bool nnp__raw_is_dir(const char *dir);
 
 #endif /* NNP_RAW_READER_H */
