@@ -17,8 +17,8 @@ import os
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 
-from ._options import (AnalyseOptions, CommStruct, HostTag, KernelStruct, OpStruct, Options,
-                       PipelineOpStruct, Stats, TensorStruct)
+from ._options import (AnalyseOptions, ClockSync, CommStruct, HostTag, KernelStruct, OpStruct,
+                       Options, PipelineOpStruct, Stats, TensorStruct)
 
 #: ``nnp_log_fn``: ``void (*)(nnp_log_level_t level, const char *msg, void *user)``.
 LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
@@ -99,6 +99,7 @@ PROTOTYPES = {
     "nnp_comm_kind_name": (c_char_p, [c_int]),
     "nnp_comm_since": (None, [POINTER(CommStruct), c_uint64]),
     "nnp_comm_at": (None, [POINTER(CommStruct), c_uint64, c_uint64]),
+    "nnp_comm_group": (None, [c_uint32, POINTER(ctypes.c_int32), c_uint32, ctypes.c_int32]),
     # data pipeline
     "nnp_pipeline_op": (None, [POINTER(PipelineOpStruct)]),
     "nnp_queue_sample": (None, [c_int64, c_uint32, c_uint32]),
@@ -116,6 +117,8 @@ PROTOTYPES = {
     # collector back ends (C shims register these; Python passes an opaque pointer)
     "nnp_collector_register": (c_int, [c_void_p]),
     "nnp_collector_unregister": (None, [c_void_p]),
+    # clock alignment across processes
+    "nnp_clock_sync_set": (c_int, [POINTER(ClockSync)]),
 }
 
 

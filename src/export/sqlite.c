@@ -58,6 +58,8 @@ typedef enum col_kind {
     C_STR,    /* model string id -> StringIds id, 0 -> NULL */
     C_THREAD, /* thread index -> OS tid */
     C_COMM,   /* nnp_comm_kind_t -> StringIds id of its name */
+    C_CTAG,   /* comms.tag, NULL unless comms.has says it was recorded */
+    C_CWAIT,  /* comms.wait_ns, NULL unless comms.has says it was recorded */
 } col_kind_t;
 
 typedef struct col {
@@ -66,7 +68,7 @@ typedef struct col {
     size_t off; /* offset of the column pointer inside nnp_model_t */
 } col_t;
 
-#define MAX_COLS 12
+#define MAX_COLS 16
 typedef struct table_desc {
     const char *name;
     size_t t_off;        /* offset of the nnp_table_t header inside nnp_model_t */
@@ -152,7 +154,18 @@ static const table_desc_t TABLES[] = {
       {"stream_id", C_U32, M(comms.stream_id)},
       {"tid", C_THREAD, M(comms.thread)},
       {"peer", C_I32, M(comms.peer)},
-      {"bytes", C_U64, M(comms.bytes)}}},
+      {"bytes", C_U64, M(comms.bytes)},
+      {"count", C_U64, M(comms.count)},
+      {"datatype", C_STR, M(comms.datatype)},
+      {"tag", C_CTAG, M(comms.tag)},
+      {"wait_ns", C_CWAIT, M(comms.wait_ns)}}},
+    {"CommGroups",
+     M(comm_groups.t),
+     NULL,
+     {{"name", C_STR, M(comm_groups.name)},
+      {"members", C_STR, M(comm_groups.members)},
+      {"size", C_U32, M(comm_groups.size)},
+      {"my_index", C_I32, M(comm_groups.my_index)}}},
     {"MemEvents",
      M(mem.t),
      "ts_ns",
@@ -441,6 +454,18 @@ static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k, co
     case C_COMM:
         bind_sid(st, k,
                  shared_str(e, nnp_comm_kind_name((nnp_comm_kind_t)((const uint32_t *)p)[i])));
+        break;
+    case C_CTAG:
+        if (m->comms.has[i] & NNP_COMM_HAS_TAG)
+            sqlite3_bind_int64(st, k, ((const int32_t *)p)[i]);
+        else
+            sqlite3_bind_null(st, k);
+        break;
+    case C_CWAIT:
+        if (m->comms.has[i] & NNP_COMM_HAS_WAIT)
+            sqlite3_bind_int64(st, k, (sqlite3_int64)((const uint64_t *)p)[i]);
+        else
+            sqlite3_bind_null(st, k);
         break;
     }
 }

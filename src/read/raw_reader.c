@@ -257,11 +257,12 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
     if (memcmp(fh.magic, NNP_RAW_MAGIC, NNP_RAW_MAGIC_LEN) != 0) {
         damage(r, name, 0, NNP_ECORRUPT, "not an nnprof raw file (bad magic)");
         rc = NNP_OK;
-    } else if (fh.version != NNP_RAW_VERSION || fh.endian_mark != NNP_RAW_ENDIAN_MARK ||
-               fh.slot_bytes != sizeof(nnp_rec_t) || fh.header_bytes != sizeof(fh)) {
+    } else if (fh.version < NNP_RAW_VERSION_MIN || fh.version > NNP_RAW_VERSION ||
+               fh.endian_mark != NNP_RAW_ENDIAN_MARK || fh.slot_bytes != sizeof(nnp_rec_t) ||
+               fh.header_bytes != sizeof(fh)) {
         damage(r, name, 0, NNP_EVERSION,
-               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d",
-               fh.version, fh.slot_bytes, NNP_RAW_VERSION);
+               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d to v%d",
+               fh.version, fh.slot_bytes, NNP_RAW_VERSION_MIN, NNP_RAW_VERSION);
         rc = NNP_OK;
     } else if (fh.file_kind != want_kind) {
         damage(r, name, 0, NNP_ECORRUPT, "file kind %u where %u was expected", fh.file_kind,
@@ -532,6 +533,8 @@ static unsigned expected_slots(const nnp_rec_t *rec)
 {
     unsigned n = nnp__rec_kind_slots(rec->kind);
     if (rec->kind == NNP_REC_OP && (rec->flags & NNP_REC_F_FLOPS))
+        n++;
+    if (rec->kind == NNP_REC_COMM && (rec->flags & NNP_REC_F_COMM_DETAIL))
         n++;
     return n;
 }
