@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/launcher.h"
 #include "core/session.h"
 #include "util/util.h"
 
@@ -49,6 +50,8 @@ __attribute__((constructor)) static void nnp_autostart(void)
     nnp_options_init(&o);
     if (nnp_options_from_env(&o, &enabled) != NNP_OK || !enabled)
         return;
+    /* Under mpirun, srun or torchrun each process writes its own rank's directory. */
+    nnp__launcher_apply(&o, getenv("MS_PROFILER_OPTIONS"));
     o.start_profile = true;
     rc = nnp__session_create_from_env(&o, &s);
     if (rc != NNP_OK) {
