@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "collect/launcher.h"
 #include "run.h"
+#include "util/util.h"
 
 /* Warnings the option parser may give for one command line; more are summarised. */
 #define MAX_WARNINGS 16
@@ -314,27 +315,75 @@ static void keep_warning(nnp_log_level_t level, const char *msg, void *user)
         w->dropped++;
 }
 
-/* Parses the options JSON exactly as the command's libnnprof will, with its warnings
- * turned into usage errors: a run with a mistyped option would profile the wrong thing. */
+/* Whether every option given survived the library's parsing unchanged: a key it does not
+ * know, or a value it replaced (wrong type, out of range, needs op_time), is a usage error,
+ * followed by the library's own warnings. Other warnings (a level that switches options
+ * off) are left to the command's libnnprof to print. resolved: nnp_options_to_json(). */
+static bool options_kept(const char *json, const char *resolved)
+{
+    cJSON *mine = cJSON_Parse(json), *got = cJSON_Parse(resolved), *item;
+    bool ok = cJSON_IsObject(mine) && cJSON_IsObject(got);
+    bool parsed = ok;
+    cJSON_ArrayForEach(item, mine)
+    {
+        const cJSON *r;
+        if (!parsed)
+            break;
+        if (strcmp(item->string, "start") == 0)
+            continue;
+        r = cJSON_GetObjectItemCaseSensitive(got, item->string);
+        if (!r) {
+            nnp_cli_error("run", "--%s: not an option of MS_PROFILER_OPTIONS", item->string);
+            ok = false;
+        } else if (!cJSON_Compare(item, r, true)) {
+            char *v = cJSON_PrintUnformatted(item);
+            nnp_cli_error("run", "--%s: %s is not a valid value", item->string, v ? v : "?");
+            cJSON_free(v);
+            ok = false;
+        }
+    }
+    cJSON_Delete(mine);
+    cJSON_Delete(got);
+    return ok;
+}
+
+/* Parses the options JSON exactly as the command's libnnprof will, so that a run with a
+ * mistyped option stops before it starts instead of profiling the wrong thing. */
 static int check_options(const char *json, nnp_options_t *o)
 {
     warnings_t w = {.n = 0, .dropped = 0};
-    int rc;
+    nnp_log_level_t prev = NNP_LOG_ERROR;
+    char *resolved = NULL;
+    int rc, need;
+    bool ok;
+    /* Every warning is collected here, whatever NNPROF_LOG_LEVEL says for the run. */
+    for (int l = NNP_LOG_WARN; l <= NNP_LOG_DEBUG; l++) {
+        if (nnp__log_enabled((nnp_log_level_t)l))
+            prev = (nnp_log_level_t)l;
+    }
+    nnp_log_set_level(NNP_LOG_WARN);
     nnp_options_init(o);
     nnp_log_set_handler(keep_warning, &w);
     rc = nnp_options_from_json(o, json, NULL);
     if (rc == NNP_OK)
         rc = nnp_options_validate(o);
     nnp_log_set_handler(NULL, NULL);
+    nnp_log_set_level(prev);
     if (rc != NNP_OK) {
         nnp_cli_error("run", "options: %s", nnp_last_error());
         return -1;
     }
-    for (int i = 0; i < w.n; i++)
-        nnp_cli_error("run", "options: %s", w.text[i]);
-    if (w.dropped)
-        nnp_cli_error("run", "options: %d more warnings", w.dropped);
-    return w.n ? -1 : 0;
+    need = nnp_options_to_json(o, NULL, 0);
+    if (need < 0 || !(resolved = malloc((size_t)need + 1)))
+        return -1;
+    nnp_options_to_json(o, resolved, (size_t)need + 1);
+    ok = options_kept(json, resolved);
+    free(resolved);
+    for (int i = 0; i < w.n && !ok; i++)
+        nnp_cli_error("run", "%s", w.text[i]);
+    if (w.dropped && !ok)
+        nnp_cli_error("run", "%d more warnings", w.dropped);
+    return ok ? 0 : -1;
 }
 
 /* ---- MPI ---- */
