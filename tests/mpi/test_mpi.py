@@ -21,6 +21,7 @@ CLI = os.environ.get("NNPROF_CLI", "")
 MPI_CALLS = os.environ.get("NNP_MPI_CALLS", "")
 MPIEXEC = os.environ.get("NNP_MPIEXEC", "mpirun")
 TESTHOOK = os.environ.get("NNP_MPI_TESTHOOK", "")
+DEMO = os.environ.get("NNP_DEMO_TRAIN", "")
 BUILD = os.environ.get("NNP_BINARY_DIR", "")
 
 N = 4
@@ -192,6 +193,40 @@ class TestMpiCapture(unittest.TestCase):
                 events = json.load(f)
             comm = [e for e in events if e.get("cat") == "communication"]
             self.assertEqual(len(comm), len(expected_ops(rank)), f"rank {rank}")
+
+
+@unittest.skipUnless(CLI and DEMO and shutil.which(MPIEXEC), "MPI test setup missing")
+class TestDemoOverMpi(unittest.TestCase):
+    """The README's multi-process run: demo_train --mpi under mpirun and nnprof run --analyse."""
+
+    # The demo's MLP 64-128-64-10: weights and biases of its three layers, as float32.
+    GRAD_BYTES = ((64 * 128 + 128) + (128 * 64 + 64) + (64 * 10 + 10)) * 4
+    STEPS = 20
+
+    def test_two_ranks_all_reduce_and_analyse(self):
+        tmp = tempfile.mkdtemp(prefix="nnprof-demo-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        out = os.path.join(tmp, "out")
+        run = mpirun(2, [CLI, "run", "-o", out, "--analyse", "--", DEMO, "--mpi", "--steps",
+                         str(self.STEPS)])
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        sums = [line.split("checksum")[1].split(",")[0] for line in run.stdout.splitlines()
+                if "weights checksum" in line]
+        self.assertEqual(len(sums), 2, run.stdout)
+        self.assertEqual(sums[0], sums[1])  # the gradients were really averaged
+        for rank in (0, 1):
+            self.assertTrue(os.path.exists(os.path.join(out, "profiler",
+                                                        f"op_statistic_{rank}.csv")))
+        for raw in glob.glob(os.path.join(out, "profiler", "PROF_*")):
+            dump = subprocess.run([CLI, "dump", raw], capture_output=True, text=True,
+                                  timeout=TIMEOUT, check=True).stdout
+            recs = [json.loads(line) for line in dump.splitlines()]
+            allreduce = [r for r in recs if r.get("kind") == "comm"]
+            self.assertEqual(len(allreduce), self.STEPS)
+            for r in allreduce:
+                self.assertEqual((r["name"], r["bytes"], r["datatype"], r["group"]),
+                                 ("MPI_Allreduce", self.GRAD_BYTES, "MPI_FLOAT",
+                                  "MPI_COMM_WORLD"))
 
 
 @unittest.skipUnless(CLI and MPI_CALLS and TESTHOOK and shutil.which(MPIEXEC),
