@@ -191,7 +191,9 @@ int32_t nnp__mpi_global(const nnp_mpi_comm_t *c, int local)
 void nnp__mpi_describe(nnp_mpi_comm_t *c)
 {
     unsigned gen = atomic_load_explicit(&nnp__mpi_window_gen, memory_order_relaxed);
-    if (atomic_exchange_explicit(&c->described_gen, gen, memory_order_relaxed) != gen)
+    /* A plain load first: the exchange (a locked instruction) runs once per window. */
+    if (atomic_load_explicit(&c->described_gen, memory_order_relaxed) != gen &&
+        atomic_exchange_explicit(&c->described_gen, gen, memory_order_relaxed) != gen)
         nnp_comm_group(c->group, c->members, (uint32_t)c->n_members, c->my_index);
 }
 
