@@ -243,8 +243,18 @@ void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns)
 
 /* ---- steps, epochs, fp/bp ---- */
 
+_Atomic(nnp_step_hook_fn) nnp__rec_step_hook;
+
+static inline void step_hook(uint64_t step_id, bool is_begin)
+{
+    nnp_step_hook_fn hook = atomic_load_explicit(&nnp__rec_step_hook, memory_order_relaxed);
+    if (NNP_UNLIKELY(hook != NULL))
+        hook(step_id, is_begin);
+}
+
 void nnp_step_begin(uint64_t step_id, uint32_t graph_id)
 {
+    step_hook(step_id, true);
     if (COLLECTING())
         put1(NNP_REC_STEP_BEGIN, 0, 0, nnp__ticks(), step_id, graph_id);
 }
@@ -253,10 +263,12 @@ void nnp_step_end(uint64_t step_id, uint32_t graph_id)
 {
     if (COLLECTING())
         put1(NNP_REC_STEP_END, 0, 0, nnp__ticks(), step_id, graph_id);
+    step_hook(step_id, false);
 }
 
 void nnp_step_begin_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
 {
+    step_hook(step_id, true);
     if (COLLECTING())
         put1(NNP_REC_STEP_BEGIN, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
 }
@@ -265,6 +277,7 @@ void nnp_step_end_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
 {
     if (COLLECTING())
         put1(NNP_REC_STEP_END, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
+    step_hook(step_id, false);
 }
 
 void nnp_epoch_begin(uint64_t epoch_id)

@@ -154,6 +154,12 @@ class TestRun(unittest.TestCase):
                                                     "op_statistic_0.csv")), p.stderr)
         self.assertIn("analysed", p.stderr)
 
+    def test_steps_range_collects_only_those_steps(self):
+        p = self.run_cli(["-o", self.out, "--steps", "5-9", "--", SIMPLE_TRAIN, "--steps", "20"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(steps_in(self.out)), [5, 6, 7, 8, 9])
+        self.assertEqual(len(infos(self.out)[0]["windows"]), 1)
+
     def test_rank_and_size_from_the_launcher(self):
         for env, rank, size, dev in ((dict(RANK="3", WORLD_SIZE="4", LOCAL_RANK="1"), 3, 4, 1),
                                      (dict(SLURM_PROCID="5", SLURM_NTASKS="8"), 5, 8, 0),

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collect/launcher.h"
+#include "collect/step_window.h"
 #include "run.h"
 #include "test_util.h"
 
@@ -254,6 +255,21 @@ static void test_launcher_order(void **state)
     clear_launcher();
 }
 
+static void test_steps_parse(void **state)
+{
+    uint64_t a = 0, b = 0;
+    (void)state;
+    assert_int_equal(nnp__step_window_parse("5-9", &a, &b), NNP_OK);
+    assert_true(a == 5 && b == 9);
+    assert_int_equal(nnp__step_window_parse("7", &a, &b), NNP_OK);
+    assert_true(a == 7 && b == 7);
+    static const char *const bad[] = {"", "-3", "9-5", "5-", "a-b", "5-9x", "5--9", " 5", NULL};
+    for (int i = 0; bad[i]; i++)
+        assert_int_equal(nnp__step_window_parse(bad[i], &a, &b), NNP_EINVAL);
+    assert_int_equal(nnp__step_window_parse(NULL, &a, &b), NNP_EINVAL);
+    assert_int_equal(nnp__step_window_parse("99999999999999999999999", &a, &b), NNP_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_find_paths),
         cmocka_unit_test(test_launcher_order),
+        cmocka_unit_test(test_steps_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "collect/launcher.h"
+#include "collect/step_window.h"
 #include "run.h"
 #include "util/util.h"
 
@@ -122,22 +123,6 @@ static const char *level_of(const char *v)
     return NULL;
 }
 
-/* "A-B" (A <= B) or "N" as NNPROF_STEPS reads it. */
-static bool steps_ok(const char *v)
-{
-    char *end;
-    unsigned long long a, b;
-    errno = 0;
-    a = strtoull(v, &end, 10);
-    if (end == v || errno || (*end != '\0' && *end != '-') || *v == '-')
-        return false;
-    if (*end == '\0')
-        return true;
-    v = end + 1;
-    b = strtoull(v, &end, 10);
-    return end != v && *end == '\0' && !errno && *v != '-' && a <= b;
-}
-
 /* --flag=on|off, or --flag alone (on). */
 static int on_off(const char *flag, const char *v, bool *out)
 {
@@ -197,9 +182,10 @@ static int parse_one(int argc, char **argv, int *i, run_args_t *a)
                    : -1;
     }
     if (strcmp(flag, "--steps") == 0) {
+        uint64_t first, last;
         if (!(v = take(argc, argv, i, eq, flag)))
             return -1;
-        if (!steps_ok(v)) {
+        if (nnp__step_window_parse(v, &first, &last) != NNP_OK) {
             nnp_cli_error(flag, "'%s' is not a step range A-B (A <= B) or a step N", v);
             return -1;
         }
