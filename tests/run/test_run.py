@@ -7,6 +7,7 @@ Paths come from CMake (tests/run/CMakeLists.txt)."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -218,6 +219,65 @@ class TestRun(unittest.TestCase):
         p = self.run_cli(["--", "true"], env=clean_env(NNPROF_LIB_DIR=self.tmp))
         self.assertEqual(p.returncode, 1)
         self.assertIn("libnnprof.so not found", p.stderr)
+
+
+@unittest.skipUnless(CLI and SIMPLE_TRAIN, "set NNPROF_CLI and NNP_SIMPLE_TRAIN")
+class TestCliHabits(unittest.TestCase):
+    """--version and -V, listed in --help; msprof's own export flags."""
+
+    def test_version_flags(self):
+        help_text = subprocess.run([CLI, "--help"], capture_output=True, text=True,
+                                   timeout=TIMEOUT, check=False).stdout
+        self.assertIn("-V, --version", help_text)
+        self.assertIn("run", help_text)
+        for flag in ("-V", "--version"):
+            p = subprocess.run([CLI, flag], capture_output=True, text=True, timeout=TIMEOUT,
+                               check=False)
+            self.assertEqual(p.returncode, 0)
+            self.assertRegex(p.stdout, r"^nnprof \d+\.\d+\.\d+\n$")
+
+    def test_msprof_export_form_equals_the_subcommands(self):
+        tmp = tempfile.mkdtemp(prefix="nnprof-export-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        out = os.path.join(tmp, "a")
+        p = subprocess.run([CLI, "run", "-o", out, "--", SIMPLE_TRAIN, "--steps", "10"],
+                           capture_output=True, text=True, timeout=TIMEOUT, env=clean_env(),
+                           check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        shutil.copytree(out, os.path.join(tmp, "b"))
+        raw_a = glob.glob(os.path.join(tmp, "a", "profiler", "PROF_*"))[0]
+        raw_b = glob.glob(os.path.join(tmp, "b", "profiler", "PROF_*"))[0]
+
+        def cli(*args):
+            res = subprocess.run([CLI] + list(args), capture_output=True, text=True,
+                                 timeout=TIMEOUT, check=False)
+            self.assertEqual(res.returncode, 0, (args, res.stderr))
+
+        cli("export", "--export=on", f"--output={raw_a}", "--summary-format=json")
+        cli("export", "timeline", "-dir", raw_b)
+        cli("export", "summary", "-dir", raw_b, "--format", "json")
+
+        def outputs(raw):
+            res = {}
+            for path in glob.glob(os.path.join(raw, "mindstudio_profiler_output", "*")):
+                name = re.sub(r"_\d{14}", "", os.path.basename(path))
+                with open(path, encoding="utf-8") as f:
+                    res[name] = f.read() if name.startswith(("op_statistic", "step_trace"))\
+                        else None
+            return res
+
+        got, want = outputs(raw_a), outputs(raw_b)
+        self.assertIn("op_statistic.json", want)
+        self.assertIn("msprof.json", want)
+        self.assertEqual(got, want)
+        cli("export", "--export=on", "--output", raw_a, "--type=db")
+        self.assertTrue(os.path.exists(os.path.join(raw_a, "nnprof.db")))
+        for bad in (["--export=off", f"--output={raw_a}"], ["--export=on"],
+                    ["--export=on", f"--output={raw_a}", "--type=pdf"],
+                    ["--export=on", f"--output={raw_a}", "--reports=x.json"]):
+            res = subprocess.run([CLI, "export"] + bad, capture_output=True, text=True,
+                                 timeout=TIMEOUT, check=False)
+            self.assertEqual(res.returncode, 2, (bad, res.stderr))
 
 
 if __name__ == "__main__":
