@@ -149,7 +149,7 @@ static void from_status(nnp_mpi_rec_t *r, const MPI_Status *st)
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     uint64_t t0, t1, t2;
     nnp_mpi_rec_t r;
     bool has_wait = false;
@@ -197,7 +197,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     uint64_t t0;
     int rc;
     if (!nnp__mpi_active())
@@ -217,7 +217,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     uint64_t t0;
     int rc;
     if (!nnp__mpi_active())
@@ -284,7 +284,7 @@ static inline bool tracking(void)
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     uint64_t t0;
     int slot, rc;
     if (!tracking() || (slot = nnp__mpi_pending_find(*req)) < 0)
@@ -304,7 +304,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     uint64_t t0;
     int slot, rc;
     if (!tracking() || (slot = nnp__mpi_pending_find(*req)) < 0)
@@ -417,7 +417,7 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 
 int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     multi_t m;
     int rc;
     if (!tracking() || count <= 0 || !multi_begin(&m, count, reqs, MPI_STATUSES_IGNORE))
@@ -435,7 +435,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 
 int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    MPI_Status local = {0}, *st = status == MPI_STATUS_IGNORE ? &local : status;
     multi_t m;
     int rc;
     if (!tracking() || count <= 0 || !multi_begin(&m, count, reqs, MPI_STATUSES_IGNORE))
