@@ -171,6 +171,7 @@ static void test_find_paths(void **state)
     /* Neither beside nor in ../lib of an empty folder. */
     assert_int_equal(nnp_run_find_paths(dir, &p, why, sizeof(why)), 0); /* dir has the lib */
     nnpt_rm_rf(dir);
+    free(dir);
     dir = nnpt_mkdtemp();
     assert_int_equal(nnp_run_find_paths(dir, &p, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "set NNPROF_LIB_DIR"));
