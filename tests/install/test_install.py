@@ -169,8 +169,13 @@ class TestInstall(unittest.TestCase):
                 break
         if python is None:
             self.skipTest("no python3 with pip, setuptools and wheel")
+        # From a copy: setuptools builds in the source folder (build/, *.egg-info), and a
+        # test must not write into the repository.
+        src = os.path.join(self.tmp, "python-src")
+        shutil.copytree(os.path.join(SOURCE, "python"), src,
+                        ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
         pip = run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
-                   "--no-index", "--prefix", self.prefix, os.path.join(SOURCE, "python")],
+                   "--no-index", "--prefix", self.prefix, src],
                   env=plain_env(PIP_DISABLE_PIP_VERSION_CHECK="1"))
         self.assertEqual(pip.returncode, 0, pip.stdout + pip.stderr)
         inits = glob.glob(self.p("**", "nnprof", "__init__.py"), recursive=True)
