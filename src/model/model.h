@@ -202,6 +202,11 @@ typedef struct nnp_run_info {
     char *source_format;      /* "nnprof-raw", "mindspore-host-info", ... */
     bool step_avg_skip_first; /* MindSpore 1.x data: step-trace averages leave out step 1
                                * (formats.md 1.1); set by the importer */
+    /* info.json "clock_sync" (docs/MPI.md): add clock_offset_ns to this rank's times to get
+     * the reference rank's, within clock_uncertainty_ns. false: not measured (method
+     * "none", absent, or values out of range). For the cluster analysis. */
+    bool has_clock_sync;
+    int64_t clock_offset_ns, clock_uncertainty_ns;
 } nnp_run_info_t;
 
 typedef struct nnp_model {

@@ -439,6 +439,34 @@ static char *dup_str(const cJSON *o, const char *key, const char *dflt)
     return nnp__strdup(cJSON_IsString(v) ? v->valuestring : dflt);
 }
 
+/* A whole number of ns a clock offset can be: within +-2^53 (exact in a double, and a
+ * quarter of a year past any real offset). */
+#define CLOCK_SYNC_MAX_NS 9007199254740992.0
+
+static bool exact_ns(const cJSON *v, int64_t *out)
+{
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -CLOCK_SYNC_MAX_NS) ||
+        !(v->valuedouble <= CLOCK_SYNC_MAX_NS) || v->valuedouble != (double)(int64_t)v->valuedouble)
+        return false;
+    *out = (int64_t)v->valuedouble;
+    return true;
+}
+
+/* clock_sync, when a back end measured it (method other than "none"). */
+static void read_clock_sync(const cJSON *j, nnp_run_info_t *info)
+{
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(j, "clock_sync");
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(cs, "method");
+    info->has_clock_sync =
+        cJSON_IsString(method) && strcmp(method->valuestring, "none") != 0 &&
+        exact_ns(cJSON_GetObjectItemCaseSensitive(cs, "offset_ns"), &info->clock_offset_ns) &&
+        exact_ns(cJSON_GetObjectItemCaseSensitive(cs, "uncertainty_ns"),
+                 &info->clock_uncertainty_ns) &&
+        info->clock_uncertainty_ns >= 0;
+    if (!info->has_clock_sync)
+        info->clock_offset_ns = info->clock_uncertainty_ns = 0;
+}
+
 static int read_info(const char *raw_dir, nnp_run_info_t *info)
 {
     char path[NNP_PATH_MAX], *text = NULL;
@@ -475,6 +503,7 @@ static int read_info(const char *raw_dir, nnp_run_info_t *info)
     info->diff_time_us = num(j, "diff_time", 0);
     info->host = dup_str(j, "host", "");
     info->state = dup_str(j, "state", "unknown");
+    read_clock_sync(j, info);
     plat = cJSON_GetObjectItemCaseSensitive(j, "platform");
     info->clock_ticks_per_sec = num(plat, "clock_ticks_per_sec", 100);
     info->ncpu = (int)num(plat, "cpus", 1);
