@@ -100,6 +100,14 @@ class TestRun(unittest.TestCase):
         # simple_train records steps 0..19 (followed through sh's exec of it).
         self.assertEqual(sorted(steps_in(self.out)), list(range(20)))
 
+    def test_relative_output_is_where_nnprof_ran(self):
+        os.mkdir(os.path.join(self.tmp, "sub"))
+        p = self.run_cli(["-o", "rel", "--", "sh", "-c", f"cd sub && {SIMPLE_TRAIN} --steps 3"],
+                         cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(steps_in(os.path.join(self.tmp, "rel"))), [0, 1, 2])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "sub", "rel")))
+
     def test_follow_children_off_leaves_the_script_child_alone(self):
         script = os.path.join(self.tmp, "train.sh")
         with open(script, "w", encoding="utf-8") as f:

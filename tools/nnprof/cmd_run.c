@@ -25,6 +25,8 @@
 /* Warnings the option parser may give for one command line; more are summarised. */
 #define MAX_WARNINGS 16
 #define WARNING_CAP  512
+/* MindSpore's default output_path, made absolute by nnprof run. */
+#define DEFAULT_OUTPUT "./data"
 /* --sample-hz bounds: 1 Hz is the library's default period, 1000 Hz its 1 ms floor. */
 #define MAX_SAMPLE_HZ 1000
 #define MS_PER_SEC    1000
@@ -372,6 +374,28 @@ static int check_options(const char *json, nnp_options_t *o)
     return ok ? 0 : -1;
 }
 
+/* The output folder as an absolute path: every process of the run, whatever folder a script
+ * changes to before starting it, writes under the one folder nnprof was asked for (relative
+ * to where nnprof runs, as nsys writes its report). */
+static int absolute_output(cJSON *opts)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(opts, "output_path");
+    const char *path = cJSON_IsString(v) ? v->valuestring : DEFAULT_OUTPUT;
+    char cwd[NNP_PATH_MAX], full[NNP_PATH_MAX * 2];
+    if (!cJSON_IsString(v) && v)
+        return 0; /* not text: the option check below names it */
+    if (path[0] == '/' || path[0] == '\0')
+        return 0;
+    if (!getcwd(cwd, sizeof(cwd))) {
+        nnp_cli_error("run", "cannot read the current directory: %s", strerror(errno));
+        return -1;
+    }
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    snprintf(full, sizeof(full), "%s/%s", cwd, path);
+    return set_opt(opts, "output_path", cJSON_CreateString(full)) ? 0 : -1;
+}
+
 /* ---- MPI ---- */
 
 /* Whether to preload libnnprof_mpi.so; notes why not where the user would expect it. */
@@ -458,6 +482,10 @@ int nnp_cmd_run(int argc, char **argv)
     if (!cJSON_GetObjectItemCaseSensitive(a.opts, "profile_communication") &&
         !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a.opts, "op_time")))
         set_opt(a.opts, "profile_communication", cJSON_CreateTrue());
+    if (absolute_output(a.opts) != 0) {
+        cJSON_Delete(a.opts);
+        return NNP_EXIT_FAIL;
+    }
     json = cJSON_PrintUnformatted(a.opts);
     cJSON_Delete(a.opts);
     if (!json || check_options(json, &o) != 0) {
