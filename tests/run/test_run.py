@@ -86,6 +86,8 @@ class TestRun(unittest.TestCase):
             f.write(PY_PROGRAM)
 
     def run_cli(self, args, env=None, **kw):
+        # In the test's folder: a run that should not have started writes nothing elsewhere.
+        kw.setdefault("cwd", self.tmp)
         return subprocess.run([CLI, "run"] + args, capture_output=True, text=True,
                               timeout=TIMEOUT, env=env or clean_env(), check=False, **kw)
 
