@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/launcher.h"
+#include "collect/step_window.h"
 #include "core/session.h"
 #include "util/util.h"
 
@@ -43,19 +45,31 @@ __attribute__((constructor)) static void nnp_autostart(void)
 {
     nnp_options_t o;
     nnp_session_t *s;
-    bool enabled = false;
+    bool enabled = false, by_steps = false;
+    const char *steps = getenv("NNPROF_STEPS");
+    uint64_t first = 0, last = 0;
     int rc;
 
     nnp_options_init(&o);
     if (nnp_options_from_env(&o, &enabled) != NNP_OK || !enabled)
         return;
-    o.start_profile = true;
+    /* Under mpirun, srun or torchrun each process writes its own rank's directory. */
+    nnp__launcher_apply(&o, getenv("MS_PROFILER_OPTIONS"));
+    /* `nnprof run --steps A-B`: the window waits for step A. */
+    if (steps && *steps) {
+        by_steps = nnp__step_window_parse(steps, &first, &last) == NNP_OK;
+        if (!by_steps)
+            NNP_LOG_W("NNPROF_STEPS '%s' is not A-B or N; profiling every step", steps);
+    }
+    o.start_profile = !by_steps;
     rc = nnp__session_create_from_env(&o, &s);
     if (rc != NNP_OK) {
         NNP_LOG_E("profiling requested by the environment could not start: %s (%s)",
                   nnp_last_error(), nnp_strerror(rc));
         return;
     }
+    if (by_steps)
+        nnp__step_window_arm(s, first, last);
     atexit(on_exit_flush);
     install_if_default(SIGTERM);
     install_if_default(SIGINT);

@@ -17,6 +17,7 @@
 #include "collect/collector.h"
 #include "collect/sampler.h"
 #include "core/clock.h"
+#include "core/clock_sync.h"
 #include "core/options_internal.h"
 #include "core/session.h"
 #include "record/tbuf.h"
@@ -58,6 +59,7 @@ struct nnp_session {
     window_t *windows;
     uint32_t n_windows, windows_cap;
     uint64_t windows_total;
+    const char *state; /* the state info.json was last written with (a literal) */
 };
 
 static _Atomic(nnp_session_t *) g_session;
@@ -304,6 +306,8 @@ static int write_info(nnp_session_t *s, const char *state)
             nnp__jw_str(&w, names[i]);
     }
     nnp__jw_arr_end(&w);
+    nnp__jw_key(&w, "clock_sync");
+    nnp__clock_sync_write(&w);
     write_stats(&w, &st);
     nnp__jw_obj_end(&w);
     nnp__free(opts_json);
@@ -319,7 +323,17 @@ static int write_info(nnp_session_t *s, const char *state)
             rc = nnp__write_file_atomic(path, text, len);
     }
     nnp__free(text);
+    if (rc == NNP_OK)
+        s->state = state;
     return rc;
+}
+
+int nnp__session_info_refresh(void)
+{
+    nnp_session_t *s = atomic_load(&g_session);
+    if (!s || !s->state)
+        return NNP_OK;
+    return write_info(s, s->state);
 }
 
 static void apply_recorder_config(const nnp_options_t *o)

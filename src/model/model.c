@@ -78,6 +78,7 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->fp.t, false};
     out[n++] = (table_ref_t){&m->bp.t, false};
     out[n++] = (table_ref_t){&m->comms.t, true};
+    out[n++] = (table_ref_t){&m->comm_groups.t, false};
     out[n++] = (table_ref_t){&m->mem.t, true};
     out[n++] = (table_ref_t){&m->pipe_ops.t, false};
     out[n++] = (table_ref_t){&m->queues.t, true};
@@ -162,6 +163,16 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->comms, thread);
     COL(m->comms, peer);
     COL(m->comms, bytes);
+    COL(m->comms, count);
+    COL(m->comms, datatype);
+    COL(m->comms, tag);
+    COL(m->comms, wait_ns);
+    COL(m->comms, has);
+
+    COL(m->comm_groups, name);
+    COL(m->comm_groups, members);
+    COL(m->comm_groups, size);
+    COL(m->comm_groups, my_index);
 
     COL(m->mem, ts_ns);
     COL(m->mem, is_alloc);

@@ -119,14 +119,32 @@ typedef struct nnp_marks {
     int64_t *ts_ns;
 } nnp_marks_t;
 
-/* Communication ops. kind is nnp_comm_kind_t. */
+/* Communication ops. kind is nnp_comm_kind_t. The detail columns are zero when not
+ * recorded: count 0 and datatype 0 unknown; tag and wait_ns are valid only where their
+ * NNP_COMM_HAS_* bit is set in has (a zero-filled row from any importer has none). */
+#define NNP_COMM_HAS_TAG  0x1u
+#define NNP_COMM_HAS_WAIT 0x2u
 typedef struct nnp_comms {
     nnp_table_t t;
     int64_t *start_ns, *end_ns;
     uint32_t *name, *kind, *group, *stream_id, *thread;
     int32_t *peer;
     uint64_t *bytes;
+    uint64_t *count;    /* elements, 0 = unknown */
+    uint32_t *datatype; /* string id, 0 = unknown */
+    int32_t *tag;       /* when has & NNP_COMM_HAS_TAG */
+    uint64_t *wait_ns;  /* when has & NNP_COMM_HAS_WAIT */
+    uint8_t *has;
 } nnp_comms_t;
+
+/* Communicator groups: name (as comms.group) and member global ranks as text ("0-3,8",
+ * docs/FORMAT.md), one row per distinct (name, members) pair. */
+typedef struct nnp_comm_groups {
+    nnp_table_t t;
+    uint32_t *name, *members; /* string ids */
+    uint32_t *size;           /* number of members */
+    int32_t *my_index;        /* this rank's place in the group, -1 unknown */
+} nnp_comm_groups_t;
 
 /* Tensor memory events (is_alloc 1 = allocation, 0 = free). */
 typedef struct nnp_mem_events {
@@ -208,6 +226,11 @@ typedef struct nnp_run_info {
     char *source_format;      /* "nnprof-raw", "mindspore-host-info", ... */
     bool step_avg_skip_first; /* MindSpore 1.x data: step-trace averages leave out step 1
                                * (formats.md 1.1); set by the importer */
+    /* info.json "clock_sync" (docs/MPI.md): add clock_offset_ns to this rank's times to get
+     * the reference rank's, within clock_uncertainty_ns. false: not measured (method
+     * "none", absent, or values out of range). For the cluster analysis. */
+    bool has_clock_sync;
+    int64_t clock_offset_ns, clock_uncertainty_ns;
 } nnp_run_info_t;
 
 typedef struct nnp_model {
@@ -227,6 +250,7 @@ typedef struct nnp_model {
     nnp_spans_t steps, epochs;
     nnp_marks_t fp, bp;
     nnp_comms_t comms;
+    nnp_comm_groups_t comm_groups;
     nnp_mem_events_t mem;
     nnp_pipe_ops_t pipe_ops;
     nnp_queue_samples_t queues;

@@ -268,6 +268,11 @@ typedef struct kinds_seen {
     uint64_t count[NNP_REC_KIND_COUNT];
     const nnp_raw_t *raw;
     char last_event[64], last_module[64], thread_name[64];
+    char group_members[64], comm_datatype[64];
+    uint64_t group_size, comm_count, comm_wait_ns;
+    int64_t group_index;
+    int32_t comm_tag;
+    unsigned comm_slots;
 } kinds_seen_t;
 
 static int see_kinds(void *user, const nnp_raw_event_t *ev)
@@ -280,6 +285,23 @@ static int see_kinds(void *user, const nnp_raw_event_t *ev)
                  nnp__raw_str(k->raw, (uint32_t)ev->slots->a));
         snprintf(k->thread_name, sizeof(k->thread_name), "%s",
                  nnp__raw_str(k->raw, nnp__raw_thread_name(k->raw, ev->tid)));
+    }
+    if (ev->kind == NNP_REC_COMM_GROUP) {
+        snprintf(k->group_members, sizeof(k->group_members), "%s",
+                 nnp__raw_str(k->raw, (uint32_t)ev->slots->a));
+        k->group_size = ev->slots->a >> 32;
+        k->group_index = (int64_t)ev->slots->b;
+    }
+    if (ev->kind == NNP_REC_COMM) {
+        const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&ev->slots[2];
+        k->comm_slots = ev->n_slots;
+        if (ev->n_slots == 3) {
+            snprintf(k->comm_datatype, sizeof(k->comm_datatype), "%s",
+                     nnp__raw_str(k->raw, d->datatype));
+            k->comm_count = d->count;
+            k->comm_tag = (d->has & NNP_REC_COMM_HAS_TAG) ? d->tag : -99;
+            k->comm_wait_ns = (d->has & NNP_REC_COMM_HAS_WAIT) ? d->wait_ns : 99;
+        }
     }
     return 0;
 }
@@ -335,9 +357,20 @@ static void test_every_record_kind(void **state)
     t.size_bytes = 64;
     nnp_mem_alloc(&t);
     nnp_mem_free(0x1000, 64);
-    comm.kind = NNP_COMM_ALLREDUCE;
-    comm.peer = -1;
+    comm.kind = NNP_COMM_SEND;
+    comm.peer = 3;
+    comm.count = 256;
+    comm.datatype = nnp_intern("MPI_FLOAT");
+    comm.tag = 7;
+    comm.has_tag = true;
+    comm.wait_ns = 0; /* measured as zero: recorded, unlike "not measured" */
+    comm.has_wait = true;
     nnp_comm_since(&comm, nnp_now());
+    {
+        /* Runs of consecutive ranks are written "a-b". */
+        static const int32_t members[] = {0, 1, 2, 3, 5, 7, 8};
+        nnp_comm_group(nnp_intern("world"), members, 7, 4);
+    }
     pop.op_id = 1;
     pop.parent_id = -1;
     nnp_pipeline_op(&pop);
@@ -376,6 +409,14 @@ static void test_every_record_kind(void **state)
     assert_string_equal(k.last_event, "GetNext");
     assert_string_equal(k.last_module, "Dataset");
     assert_string_equal(k.thread_name, "main-loop");
+    assert_string_equal(k.group_members, "0-3,5,7-8");
+    assert_int_equal(k.group_size, 7);
+    assert_int_equal(k.group_index, 4);
+    assert_int_equal(k.comm_slots, 3);
+    assert_string_equal(k.comm_datatype, "MPI_FLOAT");
+    assert_int_equal(k.comm_count, 256);
+    assert_int_equal(k.comm_tag, 7);
+    assert_int_equal(k.comm_wait_ns, 0);
     nnp__raw_close(raw);
     nnpt_rm_rf(dir);
     free(dir);
