@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 /* File header: 32 bytes at offset 0 of every raw file. */
-#define NNP_RAW_MAGIC       "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
-#define NNP_RAW_MAGIC_LEN   8
+#define NNP_RAW_MAGIC     "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
+#define NNP_RAW_MAGIC_LEN 8
 /* Version 2 added KERNEL's launch and copy slots, COMM's detail slot and the CALL and
  * COMM_GROUP kinds; a version 1 reader would take those records for damage, so it must
  * refuse the files instead. */

@@ -164,8 +164,8 @@ static void read_clock_sync(const cJSON *j, nnp_run_info_t *info, const char *fi
         cJSON_IsString(method) && strcmp(method->valuestring, "none") != 0 &&
         nnp__json_int(cs, "offset_ns", "clock_sync.offset_ns", -CLOCK_SYNC_MAX_NS,
                       CLOCK_SYNC_MAX_NS, file, &off) == NNP_JSON_NUM_OK &&
-        nnp__json_int(cs, "uncertainty_ns", "clock_sync.uncertainty_ns", 0, CLOCK_SYNC_MAX_NS,
-                      file, &unc) == NNP_JSON_NUM_OK;
+        nnp__json_int(cs, "uncertainty_ns", "clock_sync.uncertainty_ns", 0, CLOCK_SYNC_MAX_NS, file,
+                      &unc) == NNP_JSON_NUM_OK;
     info->clock_offset_ns = info->has_clock_sync ? off : 0;
     info->clock_uncertainty_ns = info->has_clock_sync ? unc : 0;
 }
