@@ -658,3 +658,30 @@ int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f)
     nnp__free(v);
     return rc;
 }
+
+size_t nnp__advisor_eval(const nnp_findings_t *f, int rank, nnp_advice_item_t *out, size_t cap)
+{
+    size_t n_by_sev[SEV_COUNT], n, k = 0;
+    finding_t *v = nnp__calloc(N_RULES, sizeof(finding_t));
+    if (!v)
+        return 0;
+    n = apply_rules(f, rank, v, n_by_sev);
+    for (size_t i = 0; i < n && k < cap; i++, k++) {
+        nnp_advice_item_t *o = &out[k];
+        size_t len = 0;
+        o->id = v[i].id;
+        o->title = v[i].title;
+        o->severity = severity_names[v[i].sev];
+        o->is_warning = v[i].sev == SEV_WARNING;
+        o->evidence[0] = '\0';
+        for (size_t e = 0; e < v[i].n_ev && len < sizeof(o->evidence); e++) {
+            int w = snprintf(o->evidence + len, sizeof(o->evidence) - len,
+                             v[i].ev[e].is_str ? "%s%s = \"%s\"" : "%s%s = %s", e ? ", " : "",
+                             v[i].ev[e].key, v[i].ev[e].val);
+            len = w < 0 ? len : len + (size_t)w;
+        }
+        nnp__strlcpy(o->suggestion, v[i].suggestion, sizeof(o->suggestion));
+    }
+    nnp__free(v);
+    return k;
+}

@@ -236,6 +236,17 @@ int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);
 int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
+/* The advisor's findings for f without writing files (the cluster analysis aggregates them
+ * over ranks): up to cap items, by severity then rule order; returns how many. The id,
+ * title and severity strings are static. */
+#define NNP_ADVICE_TEXT 512
+typedef struct nnp_advice_item {
+    const char *id, *title, *severity;
+    bool is_warning;
+    char evidence[NNP_ADVICE_TEXT]; /* "key = value, ..." as advice_{rank}.txt writes it */
+    char suggestion[2 * NNP_ADVICE_TEXT];
+} nnp_advice_item_t;
+size_t nnp__advisor_eval(const nnp_findings_t *f, int rank, nnp_advice_item_t *out, size_t cap);
 /* GPU (issue 16): true when the model holds CUDA activity (kernel launch or copy details,
  * or CUDA calls); gpu.c writes MindSpore's GPU op files, gpu_timeline.c its timeline. */
 bool nnp__gpu_present(const nnp_model_t *m);
