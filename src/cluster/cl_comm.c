@@ -1,0 +1,1044 @@
+/* cl_comm.c - the communication of the cluster: the groups (each keyed, as msprof-analyze
+ * keys them, by the tuple of ranks that used it: "(0, 1)"), communication_group.json,
+ * and cluster_communication.json ({group: {step: {op@group: {rank: {Communication Time
+ * Info, Communication Bandwidth Info}}, Total Op Info@group: ...}}}) with its tables in
+ * cluster_analysis.db. The spilled op records are re-sorted per rank and merged so that
+ * the records of one op instance (group, step, op, index) arrive together: a collective's
+ * wait is then derived on every rank from the latest entry into it (clocks aligned with
+ * clock_sync, docs/MPI.md), and msprof's wait-ratio rule is evaluated on the instance
+ * (formats.md 2.6, 2.7). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/cl_driver.h"
+#include "util/json_writer.h"
+
+#define COMM_FILE    "cluster_communication.json"
+#define GROUP_FILE   "communication_group.json"
+#define NUM_BUF      48
+#define KEY_BUF      (2 * NNP_NAME_MAX)
+#define NS_PER_MS    1e6
+#define NS_PER_US    1e3
+#define BYTES_PER_MB 1e6
+/* msprof's ratios and bandwidths are rounded to 4 decimals (compute_ratio). */
+#define RATIO_SCALE 1e4
+/* msprof's SlowRankCalculator: a wait (or synchronisation) ratio above 0.2. */
+#define WAIT_RATIO_THRESHOLD 0.2
+/* Partial bandwidth sums buffered before they are sorted and spilled (records). */
+#define PARTS_BUFFER 65536
+/* First size of the totals table (power of two). */
+#define TOTALS_MIN 64
+
+static double ratio4(double x)
+{
+    return nearbyint(x * RATIO_SCALE) / RATIO_SCALE;
+}
+
+static double safe_ratio(double a, double b)
+{
+    return fabs(b) < 1e-15 ? 0.0 : ratio4(a / b);
+}
+
+/* ---- group keys ---- */
+
+typedef struct key_ranks {
+    int *v;
+    size_t n, cap;
+} key_ranks_t;
+
+static int cmp_tuple(const int *a, size_t na, const int *b, size_t nb)
+{
+    for (size_t i = 0; i < na && i < nb; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return (na > nb) - (na < nb);
+}
+
+typedef struct tuple_ref {
+    key_ranks_t *k;
+    size_t slot;
+} tuple_ref_t;
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const tuple_ref_t *x = a, *y = b;
+    int c = cmp_tuple(x->k->v, x->k->n, y->k->v, y->k->n);
+    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+int nnp__cl_group_keys(nnp_cl_data_t *d)
+{
+    size_t n_slots = d->strs->n * 2;
+    key_ranks_t *slots = nnp__calloc(n_slots ? n_slots : 1, sizeof(*slots));
+    tuple_ref_t *refs = NULL;
+    size_t n_refs = 0;
+    int rc = NNP_OK;
+    d->group_key_of = nnp__calloc(n_slots ? n_slots : 1, sizeof(uint32_t));
+    d->group_key_of_cap = n_slots;
+    if (!slots || !d->group_key_of) {
+        nnp__free(slots);
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    }
+    /* Ranks come in rank order: each list is sorted as it grows. */
+    for (int i = 0; rc == NNP_OK && i < d->n_ranks; i++) {
+        const nnp_cl_rank_t *s = &d->ranks[i];
+        for (uint32_t g = 0; g < s->n_groups; g++) {
+            size_t slot = (size_t)s->groups[g].name * 2 + (s->groups[g].is_p2p ? 1 : 0);
+            key_ranks_t *k = &slots[slot];
+            if (slot >= n_slots)
+                continue;
+            if (k->n && k->v[k->n - 1] == s->rank)
+                continue;
+            if (k->n == k->cap) {
+                size_t ncap = k->cap ? k->cap * 2 : 8;
+                int *nv = nnp__realloc(k->v, ncap * sizeof(int));
+                if (!nv) {
+                    rc = nnp__fail(NNP_ENOMEM, "out of memory");
+                    break;
+                }
+                k->v = nv;
+                k->cap = ncap;
+            }
+            k->v[k->n++] = s->rank;
+        }
+    }
+    refs = nnp__calloc(n_slots ? n_slots : 1, sizeof(*refs));
+    if (!refs && rc == NNP_OK)
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == NNP_OK && i < n_slots; i++)
+        if (slots[i].n)
+            refs[n_refs++] = (tuple_ref_t){&slots[i], i};
+    if (rc == NNP_OK)
+        qsort(refs, n_refs, sizeof(*refs), cmp_ref);
+    d->group_keys = nnp__calloc(n_refs ? n_refs : 1, sizeof(char *));
+    if (!d->group_keys && rc == NNP_OK)
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == NNP_OK && i < n_refs; i++) {
+        bool same =
+            i > 0 && cmp_tuple(refs[i].k->v, refs[i].k->n, refs[i - 1].k->v, refs[i - 1].k->n) == 0;
+        if (!same) {
+            rc = nnp__cl_tuple_text(refs[i].k->v, refs[i].k->n, &d->group_keys[d->n_group_keys]);
+            if (rc != NNP_OK)
+                break;
+            d->n_group_keys++;
+        }
+        d->group_key_of[refs[i].slot] = (uint32_t)d->n_group_keys; /* index + 1 */
+    }
+    for (size_t i = 0; i < n_slots; i++)
+        nnp__free(slots[i].v);
+    nnp__free(slots);
+    nnp__free(refs);
+    return rc;
+}
+
+/* The group key (index + 1 into group_keys) of a group name used p2p or not. */
+uint32_t nnp__cl_group_key(const nnp_cl_data_t *d, uint32_t group, bool p2p)
+{
+    size_t slot = (size_t)group * 2 + (p2p ? 1 : 0);
+    if (slot < d->group_key_of_cap && d->group_key_of[slot])
+        return d->group_key_of[slot];
+    /* A group its rank did not list (too many groups): the other kind, else last. */
+    slot ^= 1;
+    return slot < d->group_key_of_cap && d->group_key_of[slot] ? d->group_key_of[slot]
+                                                               : (uint32_t)d->n_group_keys + 1;
+}
+
+/* ---- communication_group.json ---- */
+
+/* A "(0, 1)" tuple as the JSON array [0, 1] (msprof-analyze lists rank sets). */
+static void jw_ranks(nnp_jw_t *w, const char *tuple)
+{
+    const char *p = tuple;
+    nnp__jw_arr_begin(w);
+    while (*p) {
+        char *end;
+        long v;
+        if (*p < '0' || *p > '9') {
+            p++;
+            continue;
+        }
+        v = strtol(p, &end, 10);
+        nnp__jw_int(w, v);
+        p = end;
+    }
+    nnp__jw_arr_end(w);
+}
+
+static int write_groups(nnp_cl_data_t *d)
+{
+    nnp_outfile_t f;
+    nnp_jw_t w;
+    uint32_t *ids = NULL;
+    size_t n_ids = 0;
+    int rc = nnp__cl_out_open(d, &f, GROUP_FILE);
+    if (rc != NNP_OK)
+        return rc;
+    ids = nnp__calloc(d->strs->n ? d->strs->n : 1, sizeof(*ids));
+    if (!ids)
+        return nnp__out_commit(&f, nnp__fail(NNP_ENOMEM, "out of memory"));
+    /* Group names in text order (collation), each of its kinds. */
+    for (size_t id = 1; id < d->strs->n; id++)
+        if (d->group_key_of[id * 2] || d->group_key_of[id * 2 + 1])
+            ids[n_ids++] = (uint32_t)id;
+    for (size_t i = 1; i < n_ids; i++)
+        for (size_t k = i; k > 0 && d->strs->order[ids[k - 1]] > d->strs->order[ids[k]]; k--) {
+            uint32_t t = ids[k];
+            ids[k] = ids[k - 1];
+            ids[k - 1] = t;
+        }
+    rc = nnp__jw_init(&w, f.fd, d->o->pretty, 0);
+    if (rc == NNP_OK) {
+        static const char *const kinds[2] = {"collective", "p2p"};
+        nnp__jw_obj_begin(&w);
+        for (int p2p = 0; p2p < 2; p2p++) {
+            nnp__jw_key(&w, kinds[p2p]);
+            nnp__jw_arr_begin(&w);
+            for (size_t i = 0; i < n_ids; i++) {
+                uint32_t k = d->group_key_of[ids[i] * 2 + (size_t)p2p];
+                if (k)
+                    jw_ranks(&w, d->group_keys[k - 1]);
+            }
+            nnp__jw_arr_end(&w);
+        }
+        nnp__jw_key(&w, "comm_group_parallel_info");
+        nnp__jw_arr_begin(&w);
+        for (int p2p = 0; rc == NNP_OK && p2p < 2; p2p++) {
+            for (size_t i = 0; rc == NNP_OK && i < n_ids; i++) {
+                uint32_t k = d->group_key_of[ids[i] * 2 + (size_t)p2p];
+                const char *row[5];
+                if (!k)
+                    continue;
+                nnp__jw_obj_begin(&w);
+                nnp__jw_key(&w, "type");
+                nnp__jw_str(&w, kinds[p2p]);
+                nnp__jw_key(&w, "rank_set");
+                jw_ranks(&w, d->group_keys[k - 1]);
+                nnp__jw_key(&w, "group_name");
+                nnp__jw_str(&w, nnp__cl_str(d->strs, ids[i]));
+                nnp__jw_key(&w, "group_id");
+                nnp__jw_str(&w, "");
+                nnp__jw_key(&w, "pg_name");
+                nnp__jw_str(&w, "");
+                nnp__jw_obj_end(&w);
+                row[0] = kinds[p2p];
+                row[1] = d->group_keys[k - 1];
+                row[2] = nnp__cl_str(d->strs, ids[i]);
+                row[3] = "";
+                row[4] = "";
+                rc = nnp__cl_db_row(d, NNP_CL_T_GROUPS, row, 5);
+            }
+        }
+        nnp__jw_arr_end(&w);
+        nnp__jw_obj_end(&w);
+        nnp__jw_line_end(&w);
+        if (rc == NNP_OK)
+            rc = nnp__jw_flush(&w);
+    }
+    nnp__jw_fini(&w);
+    nnp__free(ids);
+    return nnp__out_commit(&f, rc);
+}
+
+/* ---- sorting the op records ---- */
+
+static void fix_comm(void *rec, void *ctx)
+{
+    const nnp_cl_data_t *d = ctx;
+    nnp_cl_comm_rec_t h;
+    memcpy(&h, rec, sizeof(h));
+    h.group_key = nnp__cl_group_key(d, h.group, h.flags & NNP_CL_COMM_P2P);
+    h.op_order = h.op < d->strs->n ? d->strs->order[h.op] : 0;
+    memcpy(rec, &h, sizeof(h));
+}
+
+/* (group key, step, op, index, group name): one instance; then rank. Orders come from
+ * the strings' collation, never from their ids. */
+static int cmp_inst(const nnp_cl_data_t *d, const nnp_cl_comm_rec_t *x, const nnp_cl_comm_rec_t *y)
+{
+    if (x->group_key != y->group_key)
+        return x->group_key < y->group_key ? -1 : 1;
+    if (x->step_id != y->step_id)
+        return x->step_id < y->step_id ? -1 : 1;
+    if (x->op_order != y->op_order)
+        return x->op_order < y->op_order ? -1 : 1;
+    if (x->op_index != y->op_index)
+        return x->op_index < y->op_index ? -1 : 1;
+    /* Same op name in two groups of one key: the group name decides. */
+    if (x->group != y->group)
+        return d->strs->order[x->group] < d->strs->order[y->group] ? -1 : 1;
+    return 0;
+}
+
+static int cmp_comm(const void *a, const void *b, void *ctx)
+{
+    nnp_cl_comm_rec_t x, y;
+    int c;
+    memcpy(&x, a, sizeof(x));
+    memcpy(&y, b, sizeof(y));
+    c = cmp_inst(ctx, &x, &y);
+    return c ? c : (x.rank > y.rank) - (x.rank < y.rank);
+}
+
+/* ---- one op instance ---- */
+
+typedef struct inst {
+    char *buf;
+    size_t len, cap;
+    size_t *off;
+    size_t n, off_cap;
+} inst_t;
+
+static int inst_add(inst_t *in, const void *rec, size_t len)
+{
+    if (in->len + len > in->cap) {
+        size_t ncap = in->cap ? in->cap * 2 : 4096;
+        char *nb;
+        while (ncap < in->len + len)
+            ncap *= 2;
+        nb = nnp__realloc(in->buf, ncap);
+        if (!nb)
+            return nnp__fail(NNP_ENOMEM, "out of memory");
+        in->buf = nb;
+        in->cap = ncap;
+    }
+    if (in->n == in->off_cap) {
+        size_t ncap = in->off_cap ? in->off_cap * 2 : 64;
+        size_t *no = nnp__realloc(in->off, ncap * sizeof(*no));
+        if (!no)
+            return nnp__fail(NNP_ENOMEM, "out of memory");
+        in->off = no;
+        in->off_cap = ncap;
+    }
+    memcpy(in->buf + in->len, rec, len);
+    in->off[in->n++] = in->len;
+    in->len += len;
+    return NNP_OK;
+}
+
+static nnp_cl_comm_rec_t *inst_rec(const inst_t *in, size_t i)
+{
+    return (nnp_cl_comm_rec_t *)(void *)(in->buf + in->off[i]);
+}
+
+static nnp_cl_bw_t *rec_bw(nnp_cl_comm_rec_t *r)
+{
+    return (nnp_cl_bw_t *)(void *)((char *)r + sizeof(*r));
+}
+
+static nnp_cl_pkt_t *rec_dist(nnp_cl_comm_rec_t *r)
+{
+    return (nnp_cl_pkt_t *)(void *)((char *)r + sizeof(*r) + r->n_bw * sizeof(nnp_cl_bw_t));
+}
+
+/* A collective's wait on each rank: from its entry to the latest entry of any rank into the
+ * same instance (the time it waited for the others), never more than its own duration. */
+static void derive_waits(inst_t *in)
+{
+    int64_t latest = INT64_MIN;
+    for (size_t i = 0; i < in->n; i++) {
+        const nnp_cl_comm_rec_t *r = inst_rec(in, i);
+        if ((r->flags & NNP_CL_COMM_COLLECTIVE) && (r->flags & NNP_CL_COMM_HAS_START) &&
+            r->start_ns > latest)
+            latest = r->start_ns;
+    }
+    for (size_t i = 0; i < in->n; i++) {
+        nnp_cl_comm_rec_t *r = inst_rec(in, i);
+        if (!(r->flags & NNP_CL_COMM_COLLECTIVE))
+            continue;
+        r->wait_ns = 0;
+        if ((r->flags & NNP_CL_COMM_HAS_START) && latest != INT64_MIN && in->n > 1)
+            r->wait_ns = latest - r->start_ns;
+        if (r->wait_ns > r->elapse_ns)
+            r->wait_ns = r->elapse_ns;
+        r->sync_ns = r->wait_ns;
+        r->transit_ns = r->elapse_ns - r->wait_ns;
+        r->idle_ns = 0;
+        for (uint32_t b = 0; b < r->n_bw; b++)
+            rec_bw(r)[b].time_ns = r->transit_ns;
+        for (uint32_t k = 0; k < r->n_dist; k++)
+            rec_dist(r)[k].time_ns = r->transit_ns;
+    }
+}
+
+static double wait_ratio(const nnp_cl_comm_rec_t *r)
+{
+    return safe_ratio((double)r->wait_ns, (double)(r->wait_ns + r->transit_ns));
+}
+
+static double sync_ratio(const nnp_cl_comm_rec_t *r)
+{
+    return safe_ratio((double)r->sync_ns, (double)(r->sync_ns + r->transit_ns));
+}
+
+/* The index of rank r in d->ranks (sorted), -1 when absent. */
+int nnp__cl_rank_index(const nnp_cl_data_t *d, int r)
+{
+    int lo = 0, hi = d->n_ranks;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (d->ranks[mid].rank < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n_ranks && d->ranks[lo].rank == r ? lo : -1;
+}
+
+/* msprof's SlowRankCalculator on one collective instance (mscalculate/cluster). */
+static void wait_rule(nnp_cl_data_t *d, const inst_t *in, const char *op_key, uint64_t step)
+{
+    nnp_cl_wait_stats_t *ws = &d->vin.wait;
+    const nnp_cl_comm_rec_t *mx = NULL, *mn = NULL;
+    double max_r = 0, min_r = 0;
+    if (in->n < 2 || (inst_rec(in, 0)->flags & NNP_CL_COMM_P2P))
+        return;
+    for (size_t i = 0; i < in->n; i++) {
+        const nnp_cl_comm_rec_t *r = inst_rec(in, i);
+        double w = wait_ratio(r);
+        if (!mx || w > max_r) { /* the first of equals, as Python's max() */
+            mx = r;
+            max_r = w;
+        }
+        if (!mn || w < min_r) {
+            mn = r;
+            min_r = w;
+        }
+    }
+    ws->instances++;
+    if (max_r <= WAIT_RATIO_THRESHOLD)
+        return;
+    ws->waiting++;
+    if (nnp__cl_rank_index(d, mx->rank) >= 0)
+        ws->waited[nnp__cl_rank_index(d, mx->rank)]++;
+    if (mx->flags & NNP_CL_COMM_NO_SYNC) {
+        ws->no_sync++; /* the rule's second test needs a synchronisation time */
+        return;
+    }
+    if (sync_ratio(mx) > WAIT_RATIO_THRESHOLD) {
+        ws->slow_rank++;
+        if (nnp__cl_rank_index(d, mn->rank) >= 0)
+            ws->blamed[nnp__cl_rank_index(d, mn->rank)]++;
+        if (max_r > ws->worst_wait_ratio || ws->worst_op[0] == '\0') {
+            ws->worst_wait_ratio = max_r;
+            ws->worst_sync_ratio = sync_ratio(mx);
+            ws->worst_min_ratio = min_r;
+            ws->worst_waiting = mx->rank;
+            ws->worst_blamed = mn->rank;
+            ws->worst_step = step;
+            nnp__strlcpy(ws->worst_op, op_key, sizeof(ws->worst_op));
+        }
+    } else {
+        ws->slow_link++;
+    }
+}
+
+/* ---- totals per (group, step): "Total Op Info@<group>" per rank ---- */
+
+typedef struct tot_dist {
+    uint64_t size, count;
+    int64_t time;
+} tot_dist_t;
+
+typedef struct tot_bw {
+    uint32_t type;
+    uint64_t bytes;
+    int64_t time;
+    tot_dist_t *dist;
+    size_t n_dist, cap_dist;
+} tot_bw_t;
+
+typedef struct tot {
+    uint32_t group;
+    int32_t rank;
+    bool used;
+    int64_t elapse, transit, wait, sync, idle;
+    tot_bw_t bw[NNP_CL_MAX_BW];
+    uint32_t n_bw;
+} tot_t;
+
+typedef struct totals {
+    tot_t *v;
+    size_t cap, n;
+} totals_t;
+
+static void totals_clear(totals_t *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        for (uint32_t b = 0; b < t->v[i].n_bw; b++)
+            nnp__free(t->v[i].bw[b].dist);
+        memset(&t->v[i], 0, sizeof(t->v[i]));
+    }
+    t->n = 0;
+}
+
+static tot_t *totals_get(totals_t *t, uint32_t group, int32_t rank)
+{
+    size_t k;
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : TOTALS_MIN;
+        tot_t *nv = nnp__calloc(ncap, sizeof(*nv));
+        if (!nv)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->v[i].used)
+                continue;
+            k = ((size_t)t->v[i].group * 31u + (size_t)t->v[i].rank) & (ncap - 1);
+            while (nv[k].used)
+                k = (k + 1) & (ncap - 1);
+            nv[k] = t->v[i];
+        }
+        nnp__free(t->v);
+        t->v = nv;
+        t->cap = ncap;
+    }
+    k = ((size_t)group * 31u + (size_t)rank) & (t->cap - 1);
+    while (t->v[k].used) {
+        if (t->v[k].group == group && t->v[k].rank == rank)
+            return &t->v[k];
+        k = (k + 1) & (t->cap - 1);
+    }
+    t->v[k].used = true;
+    t->v[k].group = group;
+    t->v[k].rank = rank;
+    t->n++;
+    return &t->v[k];
+}
+
+static int totals_add(totals_t *t, nnp_cl_comm_rec_t *r)
+{
+    tot_t *x = totals_get(t, r->group, r->rank);
+    if (!x)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    x->elapse += r->elapse_ns;
+    x->transit += r->transit_ns;
+    x->wait += r->wait_ns;
+    x->sync += r->sync_ns;
+    x->idle += r->idle_ns;
+    for (uint32_t b = 0; b < r->n_bw; b++) {
+        nnp_cl_bw_t *bw = &rec_bw(r)[b];
+        tot_bw_t *tb = NULL;
+        for (uint32_t i = 0; i < x->n_bw; i++)
+            if (x->bw[i].type == bw->type)
+                tb = &x->bw[i];
+        if (!tb) {
+            if (x->n_bw == NNP_CL_MAX_BW)
+                continue;
+            tb = &x->bw[x->n_bw++];
+            tb->type = bw->type;
+        }
+        tb->bytes += bw->bytes;
+        tb->time += bw->time_ns;
+        for (uint32_t k = 0; k < r->n_dist; k++) {
+            nnp_cl_pkt_t *dd = &rec_dist(r)[k];
+            tot_dist_t *td = NULL;
+            if (dd->bw_index != b)
+                continue;
+            for (size_t i = 0; i < tb->n_dist; i++)
+                if (tb->dist[i].size == dd->size_bytes)
+                    td = &tb->dist[i];
+            if (!td) {
+                if (tb->n_dist == tb->cap_dist) {
+                    size_t ncap = tb->cap_dist ? tb->cap_dist * 2 : 8;
+                    tot_dist_t *nd;
+                    if (ncap > NNP_CL_MAX_DIST * 4)
+                        continue;
+                    nd = nnp__realloc(tb->dist, ncap * sizeof(*nd));
+                    if (!nd)
+                        return nnp__fail(NNP_ENOMEM, "out of memory");
+                    tb->dist = nd;
+                    tb->cap_dist = ncap;
+                }
+                td = &tb->dist[tb->n_dist++];
+                memset(td, 0, sizeof(*td));
+                td->size = dd->size_bytes;
+            }
+            td->count += dd->count;
+            td->time += dd->time_ns;
+        }
+    }
+    return NNP_OK;
+}
+
+/* ---- writing ---- */
+
+typedef struct writer {
+    nnp_cl_data_t *d;
+    nnp_jw_t w;
+    totals_t tot;
+    nnp_cl_buf_t parts; /* (step, rank, type) partial sums for msprof-analyze's slow link */
+} writer_t;
+
+typedef struct bw_part {
+    uint64_t step;
+    int32_t rank;
+    uint32_t type_order, type;
+    uint32_t pad;
+    uint64_t bytes;
+    int64_t time_ns;
+} bw_part_t;
+
+static int cmp_part(const void *a, const void *b, void *ctx)
+{
+    const bw_part_t *x = a, *y = b;
+    (void)ctx;
+    if (x->type_order != y->type_order)
+        return x->type_order < y->type_order ? -1 : 1;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int flush_parts(writer_t *wr)
+{
+    int rc = wr->parts.err;
+    if (rc == NNP_OK && wr->parts.len > 0)
+        rc = nnp__cl_spill_add_sorted(&wr->d->vin.bw_parts, 0, wr->parts.p, wr->parts.len,
+                                      sizeof(bw_part_t), cmp_part, NULL);
+    wr->parts.len = 0;
+    return rc;
+}
+
+static void jw_ms(nnp_jw_t *w, int64_t ns)
+{
+    nnp__jw_double(w, (double)ns / NS_PER_MS);
+}
+
+static void step_key(char *buf, size_t cap, uint64_t step)
+{
+    if (step == NNP_CL_NO_STEP)
+        snprintf(buf, cap, "step");
+    else
+        snprintf(buf, cap, "step%" PRIu64, step);
+}
+
+static void op_key(const nnp_cl_data_t *d, const nnp_cl_comm_rec_t *r, char *buf, size_t cap)
+{
+    if (r->op_index == NNP_CL_NO_INDEX)
+        snprintf(buf, cap, "%s@%s", nnp__cl_str(d->strs, r->op), nnp__cl_str(d->strs, r->group));
+    else
+        snprintf(buf, cap, "%s_%u@%s", nnp__cl_str(d->strs, r->op), r->op_index,
+                 nnp__cl_str(d->strs, r->group));
+}
+
+static void num(char *buf, size_t cap, double v)
+{
+    /* The shortest text that reads back as v (the JSON writer's rule). */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+}
+
+static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s, const char *op_s,
+                         const char *tuple)
+{
+    nnp_cl_data_t *d = wr->d;
+    nnp_jw_t *w = &wr->w;
+    char rank_s[NUM_BUF], v[12][NUM_BUF];
+    const char *row[13];
+    int rc = NNP_OK;
+    snprintf(rank_s, sizeof(rank_s), "%d", r->rank);
+    nnp__jw_key(w, rank_s);
+    nnp__jw_obj_begin(w);
+    nnp__jw_key(w, "Communication Time Info");
+    nnp__jw_obj_begin(w);
+    nnp__jw_key(w, "Start Timestamp(us)");
+    nnp__jw_double(w, (double)r->start_ns / NS_PER_US);
+    nnp__jw_key(w, "Elapse Time(ms)");
+    jw_ms(w, r->elapse_ns);
+    nnp__jw_key(w, "Transit Time(ms)");
+    jw_ms(w, r->transit_ns);
+    nnp__jw_key(w, "Wait Time(ms)");
+    jw_ms(w, r->wait_ns);
+    nnp__jw_key(w, "Synchronization Time(ms)");
+    jw_ms(w, r->sync_ns);
+    nnp__jw_key(w, "Idle Time(ms)");
+    jw_ms(w, r->idle_ns);
+    nnp__jw_key(w, "Wait Time Ratio");
+    nnp__jw_double(w, wait_ratio(r));
+    nnp__jw_key(w, "Synchronization Time Ratio");
+    nnp__jw_double(w, sync_ratio(r));
+    nnp__jw_obj_end(w);
+    row[0] = step_s;
+    row[1] = rank_s;
+    row[2] = op_s;
+    row[3] = nnp__cl_str(d->strs, r->group);
+    num(v[0], NUM_BUF, (double)r->start_ns / NS_PER_US);
+    num(v[1], NUM_BUF, (double)r->elapse_ns / NS_PER_MS);
+    num(v[2], NUM_BUF, (double)r->transit_ns / NS_PER_MS);
+    num(v[3], NUM_BUF, (double)r->wait_ns / NS_PER_MS);
+    num(v[4], NUM_BUF, (double)r->sync_ns / NS_PER_MS);
+    num(v[5], NUM_BUF, (double)r->idle_ns / NS_PER_MS);
+    num(v[6], NUM_BUF, sync_ratio(r));
+    num(v[7], NUM_BUF, wait_ratio(r));
+    for (int i = 0; i < 8; i++)
+        row[4 + i] = v[i];
+    row[12] = tuple;
+    rc = nnp__cl_db_row(d, NNP_CL_T_COMM_TIME, row, 13);
+    nnp__jw_key(w, "Communication Bandwidth Info");
+    nnp__jw_obj_begin(w);
+    for (uint32_t b = 0; rc == NNP_OK && b < r->n_bw; b++) {
+        nnp_cl_bw_t *bw = &rec_bw(r)[b];
+        double mb = (double)bw->bytes / BYTES_PER_MB, ms = (double)bw->time_ns / NS_PER_MS;
+        double large = bw->flags & NNP_CL_BW_HAS_RATIO
+                           ? bw->large_ratio
+                           : safe_ratio((double)bw->large_packets, (double)bw->packets);
+        bool any_dist = false;
+        nnp__jw_key(w, nnp__cl_str(d->strs, bw->type));
+        nnp__jw_obj_begin(w);
+        nnp__jw_key(w, "Transit Size(MB)");
+        nnp__jw_double(w, mb);
+        nnp__jw_key(w, "Transit Time(ms)");
+        nnp__jw_double(w, ms);
+        nnp__jw_key(w, "Bandwidth(GB/s)");
+        nnp__jw_double(w, safe_ratio(mb, ms));
+        nnp__jw_key(w, "Large Packet Ratio");
+        nnp__jw_double(w, large);
+        nnp__jw_key(w, "Size Distribution");
+        nnp__jw_obj_begin(w);
+        row[4] = nnp__cl_str(d->strs, bw->type);
+        num(v[0], NUM_BUF, mb);
+        num(v[1], NUM_BUF, ms);
+        num(v[2], NUM_BUF, safe_ratio(mb, ms));
+        num(v[3], NUM_BUF, large);
+        row[5] = v[0];
+        row[6] = v[1];
+        row[7] = v[2];
+        row[8] = v[3];
+        row[12] = tuple;
+        for (uint32_t k = 0; rc == NNP_OK && k < r->n_dist; k++) {
+            nnp_cl_pkt_t *dd = &rec_dist(r)[k];
+            char size_s[NUM_BUF];
+            if (dd->bw_index != b)
+                continue;
+            num(size_s, sizeof(size_s), (double)dd->size_bytes / BYTES_PER_MB);
+            nnp__jw_key(w, size_s);
+            nnp__jw_arr_begin(w);
+            nnp__jw_uint(w, dd->count);
+            jw_ms(w, dd->time_ns);
+            nnp__jw_arr_end(w);
+            snprintf(v[4], NUM_BUF, "%" PRIu64, dd->count);
+            num(v[5], NUM_BUF, (double)dd->time_ns / NS_PER_MS);
+            row[9] = size_s;
+            row[10] = v[4];
+            row[11] = v[5];
+            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 13);
+            any_dist = true;
+        }
+        if (rc == NNP_OK && !any_dist) {
+            row[9] = row[10] = row[11] = NULL;
+            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 13);
+        }
+        nnp__jw_obj_end(w);
+        nnp__jw_obj_end(w);
+        if (rc == NNP_OK) {
+            bw_part_t p;
+            memset(&p, 0, sizeof(p));
+            p.step = r->step_id;
+            p.rank = r->rank;
+            p.type = bw->type;
+            p.type_order = bw->type < d->strs->n ? d->strs->order[bw->type] : 0;
+            p.bytes = bw->bytes;
+            p.time_ns = bw->time_ns;
+            nnp__cl_buf_add(&wr->parts, &p, sizeof(p));
+            if (wr->parts.len >= PARTS_BUFFER * sizeof(p))
+                rc = flush_parts(wr);
+        }
+    }
+    nnp__jw_obj_end(w);
+    nnp__jw_obj_end(w);
+    return rc;
+}
+
+static int write_instance(writer_t *wr, inst_t *in, const char *step_s)
+{
+    nnp_cl_data_t *d = wr->d;
+    nnp_cl_comm_rec_t *r0 = inst_rec(in, 0);
+    char key[KEY_BUF];
+    const char *tuple = r0->group_key >= 1 && r0->group_key <= d->n_group_keys
+                            ? d->group_keys[r0->group_key - 1]
+                            : "()";
+    int rc = NNP_OK;
+    derive_waits(in);
+    op_key(d, r0, key, sizeof(key));
+    wait_rule(d, in, key, r0->step_id);
+    nnp__jw_key(&wr->w, key);
+    nnp__jw_obj_begin(&wr->w);
+    for (size_t i = 0; rc == NNP_OK && i < in->n; i++) {
+        rc = write_op_rank(wr, inst_rec(in, i), step_s, key, tuple);
+        if (rc == NNP_OK)
+            rc = totals_add(&wr->tot, inst_rec(in, i));
+    }
+    nnp__jw_obj_end(&wr->w);
+    return rc;
+}
+
+static int cmp_tot(const void *a, const void *b, void *ctx)
+{
+    const tot_t *x = *(tot_t *const *)a, *y = *(tot_t *const *)b;
+    const nnp_cl_strtab_t *s = ctx;
+    if (x->group != y->group)
+        return s->order[x->group] < s->order[y->group] ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* "Total Op Info@<group>": per rank the sums of the step's ops (msprof-analyze's
+ * compute_total_info), ratios and bandwidths from the sums. */
+static int write_totals(writer_t *wr)
+{
+    nnp_cl_data_t *d = wr->d;
+    nnp_jw_t *w = &wr->w;
+    tot_t **v = nnp__malloc((wr->tot.n ? wr->tot.n : 1) * sizeof(*v));
+    size_t n = 0;
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < wr->tot.cap; i++)
+        if (wr->tot.v[i].used)
+            v[n++] = &wr->tot.v[i];
+    qsort_r(v, n, sizeof(*v), cmp_tot, d->strs);
+    for (size_t i = 0; i < n; i++) {
+        const tot_t *t = v[i];
+        char rank_s[NUM_BUF], key[KEY_BUF];
+        if (i == 0 || v[i - 1]->group != t->group) {
+            if (i > 0)
+                nnp__jw_obj_end(w);
+            snprintf(key, sizeof(key), "Total Op Info@%s", nnp__cl_str(d->strs, t->group));
+            nnp__jw_key(w, key);
+            nnp__jw_obj_begin(w);
+        }
+        snprintf(rank_s, sizeof(rank_s), "%d", t->rank);
+        nnp__jw_key(w, rank_s);
+        nnp__jw_obj_begin(w);
+        nnp__jw_key(w, "Communication Time Info");
+        nnp__jw_obj_begin(w);
+        nnp__jw_key(w, "Elapse Time(ms)");
+        jw_ms(w, t->elapse);
+        nnp__jw_key(w, "Transit Time(ms)");
+        jw_ms(w, t->transit);
+        nnp__jw_key(w, "Wait Time(ms)");
+        jw_ms(w, t->wait);
+        nnp__jw_key(w, "Synchronization Time(ms)");
+        jw_ms(w, t->sync);
+        nnp__jw_key(w, "Idle Time(ms)");
+        jw_ms(w, t->idle);
+        nnp__jw_key(w, "Wait Time Ratio");
+        nnp__jw_double(w, safe_ratio((double)t->wait, (double)(t->wait + t->transit)));
+        nnp__jw_key(w, "Synchronization Time Ratio");
+        nnp__jw_double(w, safe_ratio((double)t->sync, (double)(t->sync + t->transit)));
+        nnp__jw_obj_end(w);
+        nnp__jw_key(w, "Communication Bandwidth Info");
+        nnp__jw_obj_begin(w);
+        for (uint32_t b = 0; b < t->n_bw; b++) {
+            const tot_bw_t *tb = &t->bw[b];
+            double mb = (double)tb->bytes / BYTES_PER_MB, ms = (double)tb->time / NS_PER_MS;
+            nnp__jw_key(w, nnp__cl_str(d->strs, tb->type));
+            nnp__jw_obj_begin(w);
+            nnp__jw_key(w, "Transit Time(ms)");
+            nnp__jw_double(w, ms);
+            nnp__jw_key(w, "Transit Size(MB)");
+            nnp__jw_double(w, mb);
+            nnp__jw_key(w, "Size Distribution");
+            nnp__jw_obj_begin(w);
+            for (size_t k = 0; k < tb->n_dist; k++) {
+                char size_s[NUM_BUF];
+                num(size_s, sizeof(size_s), (double)tb->dist[k].size / BYTES_PER_MB);
+                nnp__jw_key(w, size_s);
+                nnp__jw_arr_begin(w);
+                nnp__jw_uint(w, tb->dist[k].count);
+                jw_ms(w, tb->dist[k].time);
+                nnp__jw_arr_end(w);
+            }
+            nnp__jw_obj_end(w);
+            nnp__jw_key(w, "Bandwidth(GB/s)");
+            nnp__jw_double(w, safe_ratio(mb, ms));
+            nnp__jw_obj_end(w);
+        }
+        nnp__jw_obj_end(w);
+        nnp__jw_obj_end(w);
+    }
+    if (n > 0)
+        nnp__jw_obj_end(w);
+    nnp__free(v);
+    totals_clear(&wr->tot);
+    return NNP_OK;
+}
+
+static int write_comm_file(nnp_cl_data_t *d)
+{
+    writer_t wr;
+    nnp_outfile_t f;
+    nnp_cl_spill_t sorted;
+    nnp_cl_merge_t *m = NULL;
+    inst_t in = {0};
+    const void *rec;
+    uint32_t cur_key = 0;
+    uint64_t cur_step = 0;
+    bool in_group = false, in_step = false;
+    char step_s[NUM_BUF] = "";
+    int rc;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.d = d;
+    rc = nnp__cl_spill_init(&sorted, d->tmp_dir);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__cl_spill_init(&d->vin.bw_parts, d->tmp_dir);
+    d->vin.has_bw_parts = rc == NNP_OK;
+    if (rc == NNP_OK)
+        rc = nnp__cl_spill_resort(&d->comms, &sorted, 0, fix_comm, cmp_comm, d);
+    if (rc == NNP_OK)
+        rc = nnp__cl_merge_open(&sorted, 0, cmp_comm, d, d->tmp_dir, &m);
+    if (rc == NNP_OK)
+        rc = nnp__cl_out_open(d, &f, COMM_FILE);
+    if (rc != NNP_OK) {
+        nnp__cl_merge_close(m);
+        nnp__cl_spill_fini(&sorted);
+        return rc;
+    }
+    rc = nnp__jw_init(&wr.w, f.fd, d->o->pretty, 0);
+    if (rc == NNP_OK)
+        nnp__jw_obj_begin(&wr.w);
+    for (;;) {
+        nnp_cl_comm_rec_t h;
+        bool end;
+        if (rc != NNP_OK)
+            break;
+        rec = nnp__cl_merge_next(m, &rc);
+        if (rc != NNP_OK)
+            break;
+        end = rec == NULL;
+        if (!end)
+            memcpy(&h, rec, sizeof(h));
+        /* An instance ends when the key changes. */
+        if (in.n > 0 && (end || cmp_inst(d, inst_rec(&in, 0), &h) != 0)) {
+            rc = write_instance(&wr, &in, step_s);
+            in.n = in.len = 0;
+            if (rc != NNP_OK)
+                break;
+        }
+        if (in_step && (end || h.group_key != cur_key || h.step_id != cur_step)) {
+            rc = write_totals(&wr);
+            nnp__jw_obj_end(&wr.w);
+            in_step = false;
+        }
+        if (in_group && (end || h.group_key != cur_key)) {
+            nnp__jw_obj_end(&wr.w);
+            in_group = false;
+        }
+        if (end || rc != NNP_OK)
+            break;
+        if (!in_group) {
+            const char *tuple = h.group_key >= 1 && h.group_key <= d->n_group_keys
+                                    ? d->group_keys[h.group_key - 1]
+                                    : "()";
+            nnp__jw_key(&wr.w, tuple);
+            nnp__jw_obj_begin(&wr.w);
+            in_group = true;
+            cur_key = h.group_key;
+        }
+        if (!in_step) {
+            step_key(step_s, sizeof(step_s), h.step_id);
+            nnp__jw_key(&wr.w, step_s);
+            nnp__jw_obj_begin(&wr.w);
+            in_step = true;
+            cur_step = h.step_id;
+        }
+        rc = inst_add(&in, rec, h.len);
+    }
+    if (rc == NNP_OK) {
+        nnp__jw_obj_end(&wr.w);
+        nnp__jw_line_end(&wr.w);
+        rc = nnp__jw_flush(&wr.w);
+    }
+    nnp__jw_fini(&wr.w);
+    if (rc == NNP_OK)
+        rc = flush_parts(&wr);
+    nnp__cl_buf_fini(&wr.parts);
+    totals_clear(&wr.tot);
+    nnp__free(wr.tot.v);
+    nnp__free(in.buf);
+    nnp__free(in.off);
+    nnp__cl_merge_close(m);
+    nnp__cl_spill_fini(&sorted);
+    return nnp__out_commit(&f, rc);
+}
+
+/* msprof-analyze's SlowLinkAnalyzer inputs: bandwidth per (step, rank) and type, from the
+ * merged partial sums, summarised per type. */
+static int bw_stats(nnp_cl_data_t *d)
+{
+    nnp_cl_merge_t *m = NULL;
+    const bw_part_t *p;
+    bw_part_t cur;
+    bool have = false;
+    int rc =
+        nnp__cl_merge_open(&d->vin.bw_parts, sizeof(bw_part_t), cmp_part, NULL, d->tmp_dir, &m);
+    memset(&cur, 0, sizeof(cur));
+    for (;;) {
+        bool end;
+        if (rc != NNP_OK)
+            break;
+        p = nnp__cl_merge_next(m, &rc);
+        if (rc != NNP_OK)
+            break;
+        end = p == NULL;
+        if (have && (end || cmp_part(p, &cur, NULL) != 0)) {
+            double mb = (double)cur.bytes / BYTES_PER_MB, ms = (double)cur.time_ns / NS_PER_MS;
+            double bw = safe_ratio(mb, ms);
+            for (int i = 0; i < NNP_CL_MAX_BW; i++) {
+                if (d->vin.mpa_bw[i].type != 0 && d->vin.mpa_bw[i].type != cur.type)
+                    continue;
+                if (d->vin.mpa_bw[i].type == 0) {
+                    d->vin.mpa_bw[i].type = cur.type;
+                    d->vin.mpa_bw[i].max = d->vin.mpa_bw[i].min = bw;
+                    d->vin.mpa_bw[i].max_rank = d->vin.mpa_bw[i].min_rank = cur.rank;
+                    d->vin.mpa_bw[i].max_step = d->vin.mpa_bw[i].min_step = cur.step;
+                }
+                d->vin.mpa_bw[i].n++;
+                d->vin.mpa_bw[i].sum += bw;
+                if (bw > d->vin.mpa_bw[i].max) {
+                    d->vin.mpa_bw[i].max = bw;
+                    d->vin.mpa_bw[i].max_rank = cur.rank;
+                    d->vin.mpa_bw[i].max_step = cur.step;
+                }
+                if (bw < d->vin.mpa_bw[i].min) {
+                    d->vin.mpa_bw[i].min = bw;
+                    d->vin.mpa_bw[i].min_rank = cur.rank;
+                    d->vin.mpa_bw[i].min_step = cur.step;
+                }
+                break;
+            }
+            have = false;
+        }
+        if (end)
+            break;
+        if (!have) {
+            cur = *p;
+            have = true;
+        } else {
+            cur.bytes += p->bytes;
+            cur.time_ns += p->time_ns;
+        }
+    }
+    nnp__cl_merge_close(m);
+    return rc;
+}
+
+int nnp__cl_write_comm(nnp_cl_data_t *d)
+{
+    int rc = NNP_OK;
+    d->vin.wait.blamed = nnp__calloc((size_t)d->n_ranks + 1, sizeof(uint32_t));
+    d->vin.wait.waited = nnp__calloc((size_t)d->n_ranks + 1, sizeof(uint32_t));
+    if (!d->vin.wait.blamed || !d->vin.wait.waited)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    rc = write_groups(d);
+    if (rc == NNP_OK)
+        rc = write_comm_file(d);
+    if (rc == NNP_OK)
+        rc = bw_stats(d);
+    return rc;
+}
