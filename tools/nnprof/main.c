@@ -20,6 +20,7 @@ static const command_t commands[] = {
     {"export", nnp_cmd_export, "msprof-compatible 'export timeline|summary', 'export sqlite'"},
     {"info", nnp_cmd_info, "what a run holds: ranks, steps, time span, records, options"},
     {"run", nnp_cmd_run, "profile a command: 'nnprof run [options] -- cmd args...'"},
+    {"cluster", nnp_cmd_cluster, "analyse a cluster: slow ranks and links, communication matrix"},
 };
 
 static void usage(FILE *f)
