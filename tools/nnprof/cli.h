@@ -24,5 +24,6 @@ int nnp_cmd_export(int argc, char **argv);
 int nnp_cmd_info(int argc, char **argv);
 int nnp_cmd_run(int argc, char **argv);
 int nnp_cmd_cluster(int argc, char **argv);
+int nnp_cmd_collect(int argc, char **argv);
 
 #endif /* NNP_CLI_H */

@@ -21,6 +21,7 @@ static const command_t commands[] = {
     {"info", nnp_cmd_info, "what a run holds: ranks, steps, time span, records, options"},
     {"run", nnp_cmd_run, "profile a command: 'nnprof run [options] -- cmd args...'"},
     {"cluster", nnp_cmd_cluster, "analyse a cluster: slow ranks and links, communication matrix"},
+    {"collect", nnp_cmd_collect, "copy a cluster's profiling data from its hosts (ssh, rsync)"},
 };
 
 static void usage(FILE *f)
