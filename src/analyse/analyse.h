@@ -209,6 +209,10 @@ int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);
 int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
+/* Outputs the UI pages read (issue 11): queues per step (queue_steps.c) and each op's
+ * input shapes and dtypes (op_shapes.c). */
+int nnp__queue_steps_write(const nnp_actx_t *c, const nnp_step_trace_t *st);
+int nnp__op_shapes_write(const nnp_actx_t *c);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);

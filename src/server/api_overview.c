@@ -18,7 +18,7 @@ static void data_prep(nnp_jw_t *w, const nnp_rank_data_t *d)
 {
     const nnp_svt_t *q = &d->queue_steps;
     long c_b = nnp__svt_col(q, "bottleneck");
-    size_t process = 0, transfer = 0;
+    size_t process = 0, transfer = 0, unknown = 0;
     const cJSON *ps = d->pipe_summary;
 
     nnp__jw_key(w, "data_prep");
@@ -29,6 +29,7 @@ static void data_prep(nnp_jw_t *w, const nnp_rank_data_t *d)
         const char *b = nnp__svt_cell(q, i, c_b);
         process += strcmp(b, "data_process") == 0;
         transfer += strcmp(b, "data_transfer") == 0;
+        unknown += strcmp(b, "unknown") == 0;
     }
     nnp__jw_key(w, "steps");
     nnp__jw_uint(w, q->n_rows);
@@ -38,8 +39,10 @@ static void data_prep(nnp_jw_t *w, const nnp_rank_data_t *d)
     nnp__jw_uint(w, process);
     nnp__jw_key(w, "data_transfer");
     nnp__jw_uint(w, transfer);
+    nnp__jw_key(w, "unknown"); /* device queue empty, no host sample */
+    nnp__jw_uint(w, unknown);
     nnp__jw_key(w, "total");
-    nnp__jw_uint(w, process + transfer);
+    nnp__jw_uint(w, process + transfer + unknown);
     nnp__jw_obj_end(w);
     nnp__api_cjson(w, "bottleneck_op",
                    ps ? cJSON_GetObjectItemCaseSensitive(ps, "bottleneck_warning") : NULL);

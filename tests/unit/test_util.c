@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/model.h"
 #include "test_util.h"
 
 /* Captured log text is bounded: tests that log more than this are doing something wrong. */
@@ -72,4 +73,49 @@ void nnpt_log_release(void)
 {
     nnp_log_set_handler(NULL, NULL);
     nnp_log_set_level(NNP_LOG_ERROR);
+}
+
+void nnpt_add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
+{
+    size_t i = nnp__table_push(&m->steps.t);
+    assert_true(i != SIZE_MAX);
+    m->steps.id[i] = id;
+    m->steps.graph_id[i] = 1;
+    m->steps.start_ns[i] = begin;
+    m->steps.end_ns[i] = end;
+}
+
+size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name,
+                   const char *type, const char *shapes, const char *dtypes)
+{
+    size_t i = nnp__table_push(&m->ops.t);
+    assert_true(i != SIZE_MAX);
+    m->ops.start_ns[i] = start;
+    m->ops.end_ns[i] = end;
+    m->ops.name[i] = nnp__model_intern_cstr(m, name);
+    m->ops.type[i] = nnp__model_intern_cstr(m, type);
+    m->ops.shapes[i] = shapes ? nnp__model_intern_cstr(m, shapes) : NNP_NONE;
+    m->ops.dtypes[i] = dtypes ? nnp__model_intern_cstr(m, dtypes) : NNP_NONE;
+    return i;
+}
+
+void nnpt_add_pipe_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type,
+                      uint32_t workers)
+{
+    size_t i = nnp__table_push(&m->pipe_ops.t);
+    assert_true(i != SIZE_MAX);
+    m->pipe_ops.op_id[i] = id;
+    m->pipe_ops.parent_id[i] = parent;
+    m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, type);
+    m->pipe_ops.num_workers[i] = workers;
+}
+
+void nnpt_add_queue(nnp_model_t *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap)
+{
+    size_t i = nnp__table_push(&m->queues.t);
+    assert_true(i != SIZE_MAX);
+    m->queues.ts_ns[i] = ts;
+    m->queues.op_id[i] = op_id;
+    m->queues.size[i] = size;
+    m->queues.capacity[i] = cap;
 }
