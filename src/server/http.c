@@ -11,6 +11,7 @@
  * when bound to loopback (DNS-rebinding defence); NNP_SERVER_MAX_CONNECTIONS at once, more
  * get 503; every answer carries no-sniff / CSP / frame headers. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -230,7 +231,10 @@ static enum MHD_Result timeline_download(nnp_server_t *s, struct MHD_Connection 
         rc = nnp__timeline_export(r, &ch, fd);
         if (rc != NNP_OK) {
             close(fd);
-            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, nnp_last_error());
+            return send_error(c,
+                              rc == NNP_ENOENT || rc == NNP_EPATH ? MHD_HTTP_NOT_FOUND
+                                                                  : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                              nnp_last_error());
         }
     }
     if (fstat(fd, &st) != 0 || !(resp = MHD_create_response_from_fd((size_t)st.st_size, fd))) {
@@ -314,6 +318,28 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
         atomic_fetch_sub(&s->active, 1);
 }
 
+/* URL and argument unescaping as MHD's own, except that a %XX decoding to a control
+ * character (%00 above all) becomes DEL instead: a NUL would silently cut the path or value
+ * short ("/%00/etc/passwd" would read as "/"); DEL matches no route and no run id. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    char *out = s;
+    (void)cls;
+    (void)c;
+    for (const char *p = s; *p; p++) {
+        unsigned v;
+        if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1 && isxdigit((unsigned char)p[1]) &&
+            isxdigit((unsigned char)p[2])) {
+            *out++ = v < 0x20 || v == 0x7f ? (char)0x7f : (char)v;
+            p += 2;
+        } else {
+            *out++ = *p;
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
@@ -373,12 +399,13 @@ int nnp_server_start(const nnp_server_config_t *cfg, nnp_server_t **out)
         return rc;
     }
     s->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
+        flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        s, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : NNP_SERVER_THREADS),
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->max_connections + CONNECTION_MARGIN),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NNP_SERVER_REQUEST_MAX,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NNP_SERVER_IDLE_TIMEOUT_S,
-        MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
         MHD_OPTION_END);
     if (!s->d) {
         nnp__runs_fini(&s->runs);

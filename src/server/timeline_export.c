@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "read/json_stream.h"
+#include "server/safe_open.h"
 #include "server/timeline_export.h"
 #include "util/util.h"
 
@@ -173,6 +176,7 @@ bool nnp__tl_is_plain(const nnp_tl_choice_t *ch)
 int nnp__timeline_export(const nnp_run_t *r, const nnp_tl_choice_t *ch, int fd)
 {
     nnp_jw_t w;
+    nnp_json_stream_report_t rep;
     ex_t *x = nnp__calloc(1, sizeof(*x));
     int rc;
 
@@ -190,14 +194,22 @@ int nnp__timeline_export(const nnp_run_t *r, const nnp_tl_choice_t *ch, int fd)
         x->w = &w;
         x->step_pid = -1;
         x->cur_graph = -1;
+        int tfd;
         if (!d->trace_rel[0] || nnp__path_join(path, sizeof(path), r->results, d->trace_rel) !=
                                     NNP_OK) {
             rc = nnp__fail(NNP_ENOENT, "rank %d has no timeline", d->rank);
             break;
         }
-        rc = nnp__json_stream_array(path, collect, x, NULL);
+        /* The stream reader opens by path: check first that no link is on the way. */
+        tfd = nnp__safe_open(r->results, d->trace_rel, false);
+        if (tfd < 0) {
+            rc = tfd;
+            break;
+        }
+        close(tfd);
+        rc = nnp__json_stream_array(path, collect, x, &rep);
         if (rc == NNP_OK)
-            rc = nnp__json_stream_array(path, rewrite, x, NULL);
+            rc = nnp__json_stream_array(path, rewrite, x, &rep);
         if (rc == NNP_OK)
             graph_lanes(x);
     }
