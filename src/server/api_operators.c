@@ -196,7 +196,20 @@ int nnp__api_operators(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__jw_bool(w, matching > listed);
     nnp__jw_key(w, "shapes_available");
     nnp__jw_bool(w, d->op_shapes.present);
-    nnp__api_cjson(w, "flops_summary", d->flops_summary);
+    /* The model's FLOPs without the per-step list (one entry per step: unbounded). */
+    nnp__jw_key(w, "flops_summary");
+    if (d->flops_summary) {
+        const cJSON *k;
+        nnp__jw_obj_begin(w);
+        cJSON_ArrayForEach(k, d->flops_summary)
+        {
+            if (k->string && strcmp(k->string, "steps") != 0)
+                nnp__api_cjson(w, k->string, k);
+        }
+        nnp__jw_obj_end(w);
+    } else {
+        nnp__jw_null(w);
+    }
     nnp__jw_obj_end(w);
     nnp__free(shapes.idx);
     nnp__free(flops.idx);
