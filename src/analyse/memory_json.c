@@ -133,7 +133,10 @@ static void write_details(nnp_jw_t *w, const mem_run_t *x)
         int64_t t = x->e->ts_ns[x->pts[i].ev];
         nnp__jw_obj_begin(w);
         jw_us(w, "t", t);
-        jw_op_index(w, "op_index", nnp__mem_op_at(x->m, t));
+        size_t op = nnp__mem_op_at(x->m, t);
+        jw_op_index(w, "op_index", op);
+        nnp__jw_key(w, "op"); /* the op executing then, for the chart's hover */
+        nnp__jw_str(w, op == SIZE_MAX ? "" : nnp__model_str(x->m, x->m->ops.name[op]));
         nnp__jw_key(w, "allocated");
         nnp__jw_uint(w, x->pts[i].total);
         nnp__jw_obj_end(w);
