@@ -23,7 +23,7 @@
 #include "synth_run.h"
 
 #define DEFAULT_EVENTS 10000000ull
-#define COPY_BLOCK   (1u << 20)
+#define COPY_BLOCK     (1u << 20)
 /* Targets from issue #3. */
 #define TARGET_EVENTS_PER_SEC_CORE 10e6
 #define TARGET_JSON_MBPS           500.0

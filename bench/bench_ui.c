@@ -6,9 +6,9 @@
  * load the run on first visit, and the size of `nnprof report` (goal: < 5 MB).
  * Usage: bench_ui [EVENTS] [WORK_DIR] [REPS]. Prints figures; never fails on targets. */
 #include <arpa/inet.h>
-#include <stdbool.h>
 #include <cjson/cJSON.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +22,14 @@
 #include "server/server.h"
 #include "synth_run.h"
 
-#define DEFAULT_EVENTS 10000000ull
-#define DEFAULT_REPS   15
-#define TARGET_MS      200.0
-#define TARGET_POINTS  2000
+#define DEFAULT_EVENTS   10000000ull
+#define DEFAULT_REPS     15
+#define TARGET_MS        200.0
+#define TARGET_POINTS    2000
 #define TARGET_REPORT_MB 5.0
-#define RESP_CAP       (256u << 20)
-#define POLL_US        200000
-#define MAX_REPS       1000
+#define RESP_CAP         (256u << 20)
+#define POLL_US          200000
+#define MAX_REPS         1000
 
 static double now_s(void)
 {
@@ -128,9 +128,18 @@ static int gen_child(const char *out, uint64_t n)
 int main(int argc, char **argv)
 {
     static const char *const pages[] = {
-        "overview",      "step_trace",    "step_trace&step=STEP", "operators",
-        "operators&type=OpType3", "data_prep", "data_prep&queue=2", "timeline",
-        "dynamic_shape", "resources",     "resources&at=5000000", "cluster",
+        "overview",
+        "step_trace",
+        "step_trace&step=STEP",
+        "operators",
+        "operators&type=OpType3",
+        "data_prep",
+        "data_prep&queue=2",
+        "timeline",
+        "dynamic_shape",
+        "resources",
+        "resources&at=5000000",
+        "cluster",
         "compare&a=run&b=run",
     };
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : DEFAULT_EVENTS;
@@ -223,8 +232,7 @@ int main(int argc, char **argv)
                      (unsigned long long)(n / nnp_bench_synth_events_per_step() / 2));
         amp = strchr(page, '&');
         if (amp)
-            snprintf(target, sizeof(target), "/api/%.*s?run=run%s", (int)(amp - page), page,
-                     amp);
+            snprintf(target, sizeof(target), "/api/%.*s?run=run%s", (int)(amp - page), page, amp);
         else
             snprintf(target, sizeof(target), "/api/%s?run=run", page);
         for (int i = 0; i < reps; i++) {
@@ -264,8 +272,8 @@ int main(int argc, char **argv)
         return 1;
     }
     stat(report, &sb);
-    printf("nnprof report: %.2f MB in %.2f s (goal < %.0f MB): %s\n",
-           (double)sb.st_size / 1e6, now_s() - t0, TARGET_REPORT_MB,
+    printf("nnprof report: %.2f MB in %.2f s (goal < %.0f MB): %s\n", (double)sb.st_size / 1e6,
+           now_s() - t0, TARGET_REPORT_MB,
            (double)sb.st_size / 1e6 < TARGET_REPORT_MB ? "met" : "MISSED");
     load_avg();
     return 0;

@@ -103,4 +103,3 @@ int nnp_bench_synth_run(const char *out, uint64_t n_events)
     }
     return nnp_session_destroy(s) == NNP_OK ? 0 : 1;
 }
-

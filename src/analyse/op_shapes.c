@@ -11,8 +11,8 @@
 #include "analyse/analyse.h"
 #include "util/csv_writer.h"
 
-static const char *const header[] = {"Op Name", "OP Type", "Input Shapes", "Input Data Types",
-                                     "Count", NULL};
+static const char *const header[] = {"Op Name",          "OP Type", "Input Shapes",
+                                     "Input Data Types", "Count",   NULL};
 
 typedef struct variant {
     uint32_t name, type, shapes, dtypes;
@@ -44,7 +44,8 @@ static int cmp_variant(const void *a, const void *b)
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     c = strcmp(nnp__model_str(sort_model, x->shapes), nnp__model_str(sort_model, y->shapes));
-    return c ? c : strcmp(nnp__model_str(sort_model, x->dtypes), nnp__model_str(sort_model, y->dtypes));
+    return c ? c
+             : strcmp(nnp__model_str(sort_model, x->dtypes), nnp__model_str(sort_model, y->dtypes));
 }
 
 static void remove_stale(const nnp_actx_t *c)

@@ -17,8 +17,12 @@
 #include "analyse/analyse.h"
 #include "util/csv_writer.h"
 
-static const char *const header[] = {"step_num",        "device_queue_size", "device_queue_capacity",
-                                     "host_queue_size", "host_queue_capacity", "bottleneck",
+static const char *const header[] = {"step_num",
+                                     "device_queue_size",
+                                     "device_queue_capacity",
+                                     "host_queue_size",
+                                     "host_queue_capacity",
+                                     "bottleneck",
                                      NULL};
 
 static bool has_samples(const nnp_model_t *m, int64_t id)

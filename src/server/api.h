@@ -19,8 +19,8 @@ typedef struct nnp_api_args {
 
 typedef struct nnp_api_ctx {
     nnp_runs_t *rs;
-    nnp_run_t *run;             /* READY */
-    const nnp_rank_data_t *d;   /* the rank asked for (the lowest by default) */
+    nnp_run_t *run;           /* READY */
+    const nnp_rank_data_t *d; /* the rank asked for (the lowest by default) */
     const nnp_api_args_t *args;
 } nnp_api_ctx_t;
 
@@ -62,7 +62,7 @@ size_t nnp__api_step_rows(const nnp_svt_t *t, size_t *rows, size_t cap);
 size_t nnp__api_avg_row(const nnp_svt_t *t);
 /* Writes key: {"x": [...], "<name>": [...], ...} for columns of t over rows, downsampled
  * to NNP_CURVE_MAX_POINTS keeping each series' extremes. x_col gives the x values. */
-int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows,
-                    size_t n, long x_col, const char *const *cols, size_t n_cols);
+int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows, size_t n,
+                    long x_col, const char *const *cols, size_t n_cols);
 
 #endif /* NNP_SERVER_API_H */

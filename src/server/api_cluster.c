@@ -10,11 +10,10 @@
 #include "server/api.h"
 #include "util/util.h"
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp",
-                                         "total"};
+static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
 
-#define CLUSTER_PENDING                                                                        \
-    "cluster analysis not available for this run (the cluster analysis, issue 14, is not "    \
+#define CLUSTER_PENDING                                                                            \
+    "cluster analysis not available for this run (the cluster analysis, issue 14, is not "         \
     "built yet)"
 
 static void pending(nnp_jw_t *w, const char *key)

@@ -15,8 +15,7 @@
 #define MAX_ROWS 500
 #define KEY_SEP  '\x1f'
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp",
-                                         "total"};
+static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
 static const char *const overlap_cols[] = {"Computing", "Communication(Not Overlapped)",
                                            "Communication", "Free"};
 
@@ -80,8 +79,8 @@ static void free_keys(keyed_t *v, size_t n)
 }
 
 /* Merges the two sorted key lists into deltas of the value column. */
-static size_t merge(const nnp_svt_t *ta, const keyed_t *ka, const nnp_svt_t *tb,
-                    const keyed_t *kb, const char *val, delta_t *out)
+static size_t merge(const nnp_svt_t *ta, const keyed_t *ka, const nnp_svt_t *tb, const keyed_t *kb,
+                    const char *val, delta_t *out)
 {
     size_t i = 0, j = 0, n = 0;
     long ca = nnp__svt_col(ta, val), cb = nnp__svt_col(tb, val);
@@ -215,8 +214,8 @@ static void phases(nnp_jw_t *w, const nnp_rank_data_t *a, const nnp_rank_data_t 
     size_t n = 0;
 
     for (size_t k = 0; k < NNP_ARRAY_LEN(phase_cols); k++) {
-        long ca = nnp__svt_col(&a->steps, phase_cols[k]), cb = nnp__svt_col(&b->steps,
-                                                                              phase_cols[k]);
+        long ca = nnp__svt_col(&a->steps, phase_cols[k]),
+             cb = nnp__svt_col(&b->steps, phase_cols[k]);
         if (ca < 0 && cb < 0)
             continue;
         memset(&d[n], 0, sizeof(d[n]));

@@ -95,8 +95,7 @@ static int queue_json(nnp_jw_t *w, const nnp_rank_data_t *d, long long op_id)
     return nnp__fail(NNP_ENOENT, "no pipeline op %lld in this run", op_id);
 }
 
-static void queue_counts(nnp_jw_t *w, const nnp_svt_t *q, const char *size_col,
-                         const char *cap_col)
+static void queue_counts(nnp_jw_t *w, const nnp_svt_t *q, const char *size_col, const char *cap_col)
 {
     long c_s = nnp__svt_col(q, size_col), c_c = nnp__svt_col(q, cap_col);
     size_t samples = 0, empty = 0, full = 0;
@@ -142,8 +141,8 @@ int nnp__api_data_prep(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "available");
     nnp__jw_bool(w, q->n_rows > 0);
-    rc = nnp__api_curves(w, "per_step", q, rows, q->n_rows, nnp__svt_col(q, "step_num"),
-                         step_cols, NNP_ARRAY_LEN(step_cols));
+    rc = nnp__api_curves(w, "per_step", q, rows, q->n_rows, nnp__svt_col(q, "step_num"), step_cols,
+                         NNP_ARRAY_LEN(step_cols));
     nnp__jw_key(w, "device_queue");
     queue_counts(w, q, "device_queue_size", "device_queue_capacity");
     nnp__jw_key(w, "host_queue");

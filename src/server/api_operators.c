@@ -15,10 +15,10 @@
 /* Shape variants listed per op at most (dynamic-shape ops can have thousands). */
 #define MAX_SHAPES_PER_OP 16
 
-static const char *const stat_cols[] = {"Count",          "Total Time(us)", "Avg Time(us)",
-                                        "Min Time(us)",   "Max Time(us)",   "Ratio(%)"};
-static const char *const stat_keys[] = {"count",       "total_us", "avg_us",
-                                        "min_us",      "max_us",   "ratio_pct"};
+static const char *const stat_cols[] = {"Count",        "Total Time(us)", "Avg Time(us)",
+                                        "Min Time(us)", "Max Time(us)",   "Ratio(%)"};
+static const char *const stat_keys[] = {"count",  "total_us", "avg_us",
+                                        "min_us", "max_us",   "ratio_pct"};
 static const char *const flops_cols[] = {"MFLOPs(10^6 cube)", "GFLOPS(10^9 cube)",
                                          "MFLOPs(10^6 vector)", "GFLOPS(10^9 vector)"};
 static const char *const flops_keys[] = {"mflops_cube", "gflops_cube", "mflops_vector",

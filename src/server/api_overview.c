@@ -8,8 +8,7 @@
 #include "server/api.h"
 #include "util/util.h"
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp",
-                                         "total"};
+static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
 
 /* Steps whose batch waited on data (minddata_step_queue_{rank}.csv, bottleneck column):
  * "data_process" when the host queue was empty too (the pipeline is slow), "data_transfer"

@@ -62,8 +62,8 @@ static int cpu_json(nnp_jw_t *w, const cJSON *cpu)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     for (size_t s = 0; s < NNP_ARRAY_LEN(ys); s++) {
         const cJSON *obj = s < NNP_ARRAY_LEN(dev_keys) ? dev : proc;
-        const char *name = s < NNP_ARRAY_LEN(dev_keys) ? dev_keys[s]
-                                                        : proc_keys[s - NNP_ARRAY_LEN(dev_keys)];
+        const char *name =
+            s < NNP_ARRAY_LEN(dev_keys) ? dev_keys[s] : proc_keys[s - NNP_ARRAY_LEN(dev_keys)];
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, name);
         if (!cJSON_IsArray(a))
             continue;

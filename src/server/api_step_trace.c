@@ -13,8 +13,7 @@
 /* Step ids listed for the page's step selector at most (beyond: the page asks a number). */
 #define MAX_LISTED_STEPS 5000
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp",
-                                         "total"};
+static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
 static const char *const point_cols[] = {"start_point", "end_point", "fp_point", "bp_point"};
 static const char *const overlap_cols[] = {"Computing", "Communication(Not Overlapped)",
                                            "Overlapped", "Communication", "Free"};
@@ -29,6 +28,23 @@ static bool is_comm_col(const nnp_svt_t *t, size_t c)
         return false;
     snprintf(name, sizeof(name), "%s_end_point", base);
     return nnp__svt_col(t, name) >= 0;
+}
+
+/* Mean start of a communication op after its step's start point, over the steps that
+ * have it (the averages row has no points). */
+static double mean_offset(const nnp_svt_t *t, long c_op_start)
+{
+    long c_start = nnp__svt_col(t, "start_point");
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_rows; i++) {
+        double a = nnp__svt_num(t, i, c_op_start), b = nnp__svt_num(t, i, c_start);
+        if (!isnan(a) && !isnan(b)) {
+            sum += a - b;
+            n++;
+        }
+    }
+    return n ? sum / (double)n : NAN;
 }
 
 /* The phases of one row (a step, or the averages row), and its communication ops. */
@@ -68,11 +84,10 @@ static void write_row(nnp_jw_t *w, const nnp_svt_t *t, size_t row, bool is_avg)
         nnp__jw_str(w, t->names[c]);
         nnp__jw_key(w, "duration_ms");
         nnp__api_cell_num(w, t, row, (long)c);
-        if (!is_avg) {
-            snprintf(name, sizeof(name), "%s_start_point", t->names[c]);
-            nnp__jw_key(w, "offset_ms"); /* from the step's start point */
-            nnp__api_num(w, nnp__svt_num(t, row, nnp__svt_col(t, name)) - start);
-        }
+        snprintf(name, sizeof(name), "%s_start_point", t->names[c]);
+        nnp__jw_key(w, "offset_ms"); /* from the step's start point; average: mean offset */
+        nnp__api_num(w, is_avg ? mean_offset(t, nnp__svt_col(t, name))
+                               : nnp__svt_num(t, row, nnp__svt_col(t, name)) - start);
         nnp__jw_obj_end(w);
     }
     nnp__jw_arr_end(w);

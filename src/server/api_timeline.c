@@ -16,8 +16,8 @@ static void graph_ids(nnp_jw_t *w, const nnp_run_t *r)
     nnp__jw_key(w, "graph_ids");
     nnp__jw_arr_begin(w);
     for (size_t k = 0; k < r->n_ranks; k++) {
-        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(r->ranks[k]->profiler_info,
-                                                            "graph_ids");
+        const cJSON *ids =
+            cJSON_GetObjectItemCaseSensitive(r->ranks[k]->profiler_info, "graph_ids");
         const cJSON *id;
         cJSON_ArrayForEach(id, ids)
         {

@@ -108,8 +108,8 @@ int nnp__api_int_arg(const nnp_api_args_t *a, const char *key, long long def, lo
     errno = 0;
     v = strtoll(s, &end, 10);
     if (errno || *end || v < lo || v > hi)
-        return nnp__fail(NNP_EINVAL, "'%s' is not a valid %s (an integer in [%lld, %lld])", s,
-                         key, lo, hi);
+        return nnp__fail(NNP_EINVAL, "'%s' is not a valid %s (an integer in [%lld, %lld])", s, key,
+                         lo, hi);
     *out = v;
     return NNP_OK;
 }
@@ -135,8 +135,8 @@ size_t nnp__api_avg_row(const nnp_svt_t *t)
     return SIZE_MAX;
 }
 
-int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows,
-                    size_t n, long x_col, const char *const *cols, size_t n_cols)
+int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows, size_t n,
+                    long x_col, const char *const *cols, size_t n_cols)
 {
     double **ys = nnp__calloc(n_cols ? n_cols : 1, sizeof(double *));
     long *ci = nnp__calloc(n_cols ? n_cols : 1, sizeof(long));
@@ -200,10 +200,10 @@ typedef struct page {
 } page_t;
 
 static const page_t pages[] = {
-    {"overview", nnp__api_overview},        {"step_trace", nnp__api_step_trace},
-    {"operators", nnp__api_operators},      {"data_prep", nnp__api_data_prep},
-    {"timeline", nnp__api_timeline},        {"dynamic_shape", nnp__api_dynamic_shape},
-    {"resources", nnp__api_resources},      {"cluster", nnp__api_cluster},
+    {"overview", nnp__api_overview},   {"step_trace", nnp__api_step_trace},
+    {"operators", nnp__api_operators}, {"data_prep", nnp__api_data_prep},
+    {"timeline", nnp__api_timeline},   {"dynamic_shape", nnp__api_dynamic_shape},
+    {"resources", nnp__api_resources}, {"cluster", nnp__api_cluster},
     {"compare", nnp__api_compare},
 };
 
@@ -302,7 +302,7 @@ void nnp__api_handle(nnp_runs_t *rs, const char *page, const nnp_api_args_t *a, 
         return;
     }
     if (rc != NNP_OK) {
-        *status = rc == NNP_ENOENT ? HTTP_NOT_FOUND
+        *status = rc == NNP_ENOENT   ? HTTP_NOT_FOUND
                   : rc == NNP_EINVAL ? HTTP_BAD_REQUEST
                                      : HTTP_ERROR;
         error_json(w, nnp_last_error());

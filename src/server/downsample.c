@@ -7,8 +7,8 @@
 /* First and last points are always kept: 2 of the budget. */
 #define ENDS 2
 
-size_t nnp__downsample_multi(const double *const *ys, size_t n_series, size_t n,
-                             size_t max_points, size_t *keep)
+size_t nnp__downsample_multi(const double *const *ys, size_t n_series, size_t n, size_t max_points,
+                             size_t *keep)
 {
     size_t runs, k = 0, per_run;
 

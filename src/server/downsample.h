@@ -19,7 +19,7 @@ size_t nnp__downsample(const double *y, size_t n, size_t max_points, size_t *kee
  * of any series within its run, so every series keeps its spikes. ys holds n_series
  * pointers to n values each. May return up to n_series * 2 points per run: runs are made
  * so that the total stays <= max_points. */
-size_t nnp__downsample_multi(const double *const *ys, size_t n_series, size_t n,
-                             size_t max_points, size_t *keep);
+size_t nnp__downsample_multi(const double *const *ys, size_t n_series, size_t n, size_t max_points,
+                             size_t *keep);
 
 #endif /* NNP_SERVER_DOWNSAMPLE_H */

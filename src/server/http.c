@@ -82,8 +82,7 @@ static void free_cb(void *p)
 static enum MHD_Result send_buffer(struct MHD_Connection *c, unsigned status, const char *type,
                                    char *body, size_t len)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback(len, body, free_cb);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, body, free_cb);
     enum MHD_Result ret;
     if (!r) {
         nnp__free(body);
@@ -119,8 +118,8 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 
 static enum MHD_Result send_asset(struct MHD_Connection *c, const nnp_asset_t *a)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(a->len, (void *)a->data,
-                                                             MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result ret;
     if (!r)
         return MHD_NO;
@@ -384,9 +383,8 @@ int nnp_server_start(const nnp_server_config_t *cfg, nnp_server_t **out)
     if (!s)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     s->loopback = sa->sa_family == AF_INET ? (ntohl(a4.sin_addr.s_addr) >> 24) == 127
-                                            : IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr);
-    s->max_connections = cfg->max_connections ? cfg->max_connections
-                                              : NNP_SERVER_MAX_CONNECTIONS;
+                                           : IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr);
+    s->max_connections = cfg->max_connections ? cfg->max_connections : NNP_SERVER_MAX_CONNECTIONS;
     memset(&rc_cfg, 0, sizeof(rc_cfg));
     rc_cfg.root = cfg->root;
     rc_cfg.cache_root = cfg->cache_root;
@@ -399,19 +397,19 @@ int nnp_server_start(const nnp_server_config_t *cfg, nnp_server_t **out)
         return rc;
     }
     s->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        s, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : NNP_SERVER_THREADS),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->max_connections + CONNECTION_MARGIN),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NNP_SERVER_REQUEST_MAX,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NNP_SERVER_IDLE_TIMEOUT_S,
-        MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-        MHD_OPTION_END);
+        flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)(cfg->threads ? cfg->threads : NNP_SERVER_THREADS), MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(s->max_connections + CONNECTION_MARGIN), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)NNP_SERVER_REQUEST_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)NNP_SERVER_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, s, MHD_OPTION_END);
     if (!s->d) {
         nnp__runs_fini(&s->runs);
         nnp__free(s);
-        return nnp__fail(NNP_EIO, "cannot listen on %s port %d (in use, or not an address of "
-                                  "this machine)",
+        return nnp__fail(NNP_EIO,
+                         "cannot listen on %s port %d (in use, or not an address of "
+                         "this machine)",
                          host, cfg->port);
     }
     info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);

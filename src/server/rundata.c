@@ -177,9 +177,8 @@ static int load_tensors(nnp_rank_data_t *d)
         d->tensors[k].name = nnp__svt_cell(t, i, c_name);
         d->tensors[k].size_kb = size;
         d->tensors[k].alloc_ns = at;
-        d->tensors[k].free_ns = nnp__parse_decimal_ns(nnp__svt_cell(t, i, c_dur), 3, &dur)
-                                    ? at + dur
-                                    : INT64_MAX;
+        d->tensors[k].free_ns =
+            nnp__parse_decimal_ns(nnp__svt_cell(t, i, c_dur), 3, &dur) ? at + dur : INT64_MAX;
         k++;
     }
     d->n_tensors = k;
@@ -218,8 +217,8 @@ static void find_rank_dir(const char *dir, int rank, nnp_rank_data_t *d)
     if (fd >= 0) {
         close(fd);
         if (nnp__path_join(d->trace_rel, sizeof(d->trace_rel), rel, "trace_view.json") != NNP_OK ||
-            nnp__path_join(d->overlap_rel, sizeof(d->overlap_rel), rel,
-                           "step_trace_time.csv") != NNP_OK)
+            nnp__path_join(d->overlap_rel, sizeof(d->overlap_rel), rel, "step_trace_time.csv") !=
+                NNP_OK)
             d->trace_rel[0] = d->overlap_rel[0] = '\0';
         return;
     }
@@ -230,8 +229,8 @@ static void find_rank_dir(const char *dir, int rank, nnp_rank_data_t *d)
         if (strncmp(e->d_name, "PROF_", 5) != 0 || prof_rank(dir, e->d_name) != rank)
             continue;
         if (snprintf(d->trace_rel, sizeof(d->trace_rel),
-                     "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", e->d_name) >=
-                (int)sizeof(d->trace_rel) ||
+                     "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
+                     e->d_name) >= (int)sizeof(d->trace_rel) ||
             snprintf(d->overlap_rel, sizeof(d->overlap_rel),
                      "%s/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
                      e->d_name) >= (int)sizeof(d->overlap_rel))

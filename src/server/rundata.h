@@ -14,9 +14,9 @@
 
 /* A CSV output read whole: cells cut in place in the file's text. */
 typedef struct nnp_svt {
-    char *buf;     /* the file text (owned) */
-    char **names;  /* n_cols header names (point into buf) */
-    char **cells;  /* n_rows * n_cols (point into buf; "" for missing cells) */
+    char *buf;    /* the file text (owned) */
+    char **names; /* n_cols header names (point into buf) */
+    char **cells; /* n_rows * n_cols (point into buf; "" for missing cells) */
     size_t n_rows, n_cols;
     bool present; /* the file existed */
 } nnp_svt_t;

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +31,8 @@ extern char **environ;
 /* Files each rank's analysis writes, in the order it writes them: progress counts them. */
 static const char *const stage_files[] = {"step_trace_summary_", "op_statistic_top20_",
                                           "timeline_summary_", "advice_", "profiler_info_"};
-static const char *const stage_names[] = {"step trace",    "operators", "timeline",
-                                          "deeper analyses", "advisor",  "finishing"};
+static const char *const stage_names[] = {"step trace",      "operators", "timeline",
+                                          "deeper analyses", "advisor",   "finishing"};
 
 /* snprintf for messages and paths whose truncation is harmless or checked later. */
 static void fmt_into(char *buf, size_t cap, const char *fmt, ...) NNP_PRINTF(3, 4);
@@ -646,12 +646,11 @@ void nnp__run_status_json(nnp_runs_t *rs, nnp_run_t *r, nnp_jw_t *w)
     nnp__jw_key(w, "total");
     nnp__jw_int(w, total);
     nnp__jw_key(w, "stage");
-    nnp__jw_str(w, r->state == NNP_RUN_ANALYSING
-                       ? stage_names[total ? done * ((int)NNP_ARRAY_LEN(stage_names) - 1) /
-                                                 total
-                                           : 0]
-                   : r->state == NNP_RUN_LOADING ? "loading results"
-                                                 : "");
+    nnp__jw_str(w,
+                r->state == NNP_RUN_ANALYSING
+                    ? stage_names[total ? done * ((int)NNP_ARRAY_LEN(stage_names) - 1) / total : 0]
+                : r->state == NNP_RUN_LOADING ? "loading results"
+                                              : "");
     nnp__jw_obj_end(w);
     nnp__jw_key(w, "error");
     nnp__jw_str(w, r->error);

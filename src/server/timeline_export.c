@@ -29,8 +29,8 @@ typedef struct ex {
     proc_t procs[MAX_PROCS];
     size_t n_procs;
     nnp_jw_t *w;
-    double step_pid;      /* pid of "Step Trace", -1 when none */
-    long long cur_graph;  /* graph of the last step slice (its phases follow it) */
+    double step_pid;     /* pid of "Step Trace", -1 when none */
+    long long cur_graph; /* graph of the last step slice (its phases follow it) */
     long long graphs[MAX_GRAPH_LANES];
     size_t n_graphs;
 } ex_t;
@@ -153,9 +153,8 @@ static void graph_lanes(ex_t *x)
         nnp__jw_key(x->w, "ph");
         nnp__jw_str(x->w, "M");
         nnp__jw_key(x->w, "pid");
-        nnp__jw_double(x->w, x->step_pid + (double)x->rank_index * (x->ch->n_ranks > 1
-                                                                         ? NNP_TL_RANK_PID_STRIDE
-                                                                         : 0));
+        nnp__jw_double(x->w, x->step_pid + (double)x->rank_index *
+                                               (x->ch->n_ranks > 1 ? NNP_TL_RANK_PID_STRIDE : 0));
         nnp__jw_key(x->w, "tid");
         nnp__jw_int(x->w, GRAPH_TID_BASE + x->graphs[i]);
         nnp__jw_key(x->w, "args");
@@ -195,8 +194,8 @@ int nnp__timeline_export(const nnp_run_t *r, const nnp_tl_choice_t *ch, int fd)
         x->step_pid = -1;
         x->cur_graph = -1;
         int tfd;
-        if (!d->trace_rel[0] || nnp__path_join(path, sizeof(path), r->results, d->trace_rel) !=
-                                    NNP_OK) {
+        if (!d->trace_rel[0] ||
+            nnp__path_join(path, sizeof(path), r->results, d->trace_rel) != NNP_OK) {
             rc = nnp__fail(NNP_ENOENT, "rank %d has no timeline", d->rank);
             break;
         }

@@ -18,14 +18,14 @@
 #include "server/server.h"
 #include "test_util.h"
 
-#define SECRET       "TOPSECRET-4f1e"
-#define CONCURRENT   200
-#define IO_TIMEOUT_S 60
+#define SECRET         "TOPSECRET-4f1e"
+#define CONCURRENT     200
+#define IO_TIMEOUT_S   60
 #define ANALYSE_WAIT_S 240
-#define RESP_CAP     (4u << 20)
+#define RESP_CAP       (4u << 20)
 
 typedef struct fixture {
-    char *tmp;           /* holds root/, outside/, cache/ */
+    char *tmp; /* holds root/, outside/, cache/ */
     char root[512], outside[512], cache[512];
     nnp_server_t *s;
     int port;
@@ -316,8 +316,8 @@ static void test_link_in_results(void **state)
 static void test_methods(void **state)
 {
     fixture_t *fx = *state;
-    static const char *const methods[] = {"POST", "PUT", "DELETE", "PATCH", "OPTIONS",
-                                          "TRACE", "CONNECT", "PROPFIND"};
+    static const char *const methods[] = {"POST",    "PUT",   "DELETE",  "PATCH",
+                                          "OPTIONS", "TRACE", "CONNECT", "PROPFIND"};
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
         char req[512], *body;
         int n = snprintf(req, sizeof(req),
@@ -334,9 +334,9 @@ static void test_methods(void **state)
     /* HEAD is allowed and has no body. */
     {
         char req[512], *body;
-        int n = snprintf(req, sizeof(req),
-                         "HEAD /api/runs HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-                         fx->port);
+        int n = snprintf(
+            req, sizeof(req),
+            "HEAD /api/runs HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", fx->port);
         assert_int_equal(raw(fx, req, (size_t)n, &body), 200);
         assert_null(strstr(body, "\"runs\""));
         free(body);
@@ -400,7 +400,8 @@ static void test_foreign_host(void **state)
 {
     fixture_t *fx = *state;
     char *body;
-    const char req[] = "GET /api/runs HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n";
+    const char req[] =
+        "GET /api/runs HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n";
     assert_int_equal(raw(fx, req, sizeof(req) - 1, &body), 403);
     assert_null(strstr(body, "run1"));
     free(body);

@@ -85,8 +85,8 @@ void nnpt_add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
     m->steps.end_ns[i] = end;
 }
 
-size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name,
-                   const char *type, const char *shapes, const char *dtypes)
+size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, const char *type,
+                   const char *shapes, const char *dtypes)
 {
     size_t i = nnp__table_push(&m->ops.t);
     assert_true(i != SIZE_MAX);

@@ -14,27 +14,26 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: nnprof report [--run ID] [--rank N] [--cache DIR] DIR -o FILE.html\n\n"
-               "Writes one HTML file (scripts and data inlined; opens from file:// with no\n"
-               "network) with the overview, step trace, operators, data preparation, memory\n"
-               "and advisor views of the runs under DIR. Runs not analysed yet are analysed\n"
-               "first, into a .nnprof_ui folder in the run or under --cache DIR.\n\n"
-               "  -o, --output FILE  the HTML file to write (replaced atomically)\n"
-               "  --run ID           only this run (its path relative to DIR; '.' for DIR)\n"
-               "  --rank N           only rank N (default: every rank, up to %d)\n"
-               "  --cache DIR        keep analysis results under DIR\n\n"
-               "exit: 0 written, 1 failed, 2 usage error\n",
+    fprintf(f,
+            "usage: nnprof report [--run ID] [--rank N] [--cache DIR] DIR -o FILE.html\n\n"
+            "Writes one HTML file (scripts and data inlined; opens from file:// with no\n"
+            "network) with the overview, step trace, operators, data preparation, memory\n"
+            "and advisor views of the runs under DIR. Runs not analysed yet are analysed\n"
+            "first, into a .nnprof_ui folder in the run or under --cache DIR.\n\n"
+            "  -o, --output FILE  the HTML file to write (replaced atomically)\n"
+            "  --run ID           only this run (its path relative to DIR; '.' for DIR)\n"
+            "  --rank N           only rank N (default: every rank, up to %d)\n"
+            "  --cache DIR        keep analysis results under DIR\n\n"
+            "exit: 0 written, 1 failed, 2 usage error\n",
             NNP_REPORT_MAX_RANKS);
 }
 
 int nnp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"run", required_argument, NULL, 'R'},
-                                             {"rank", required_argument, NULL, 'r'},
-                                             {"cache", required_argument, NULL, 'c'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"run", required_argument, NULL, 'R'},
+        {"rank", required_argument, NULL, 'r'},   {"cache", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *out = NULL, *run = NULL, *cache = NULL;
     char exe[PATH_MAX];
     struct stat st;

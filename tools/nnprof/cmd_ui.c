@@ -41,12 +41,10 @@ static void self_exe(char *buf, size_t cap, const char *argv0)
 
 int nnp_cmd_ui(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"host", required_argument, NULL, 'H'},
-                                             {"port", required_argument, NULL, 'p'},
-                                             {"cache", required_argument, NULL, 'c'},
-                                             {"reanalyse", no_argument, NULL, 'r'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"host", required_argument, NULL, 'H'},  {"port", required_argument, NULL, 'p'},
+        {"cache", required_argument, NULL, 'c'}, {"reanalyse", no_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     nnp_server_config_t cfg;
     nnp_server_t *s;
     char exe[PATH_MAX];
@@ -106,8 +104,9 @@ int nnp_cmd_ui(int argc, char **argv)
     }
     if (strcmp(cfg.host, "127.0.0.1") != 0 && strcmp(cfg.host, "localhost") != 0 &&
         strcmp(cfg.host, "::1") != 0)
-        fprintf(stderr, "nnprof: ui: warning: listening on %s: anyone who can reach this "
-                        "address can read your profiling data\n",
+        fprintf(stderr,
+                "nnprof: ui: warning: listening on %s: anyone who can reach this "
+                "address can read your profiling data\n",
                 cfg.host);
     if (!nnp_server_has_assets())
         fprintf(stderr, "nnprof: ui: warning: built without the web pages (node was not found "

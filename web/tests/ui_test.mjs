@@ -193,11 +193,15 @@ async function demoChecks(page, base, run, results) {
   // Data preparation: the queue click shows the queue's size over time.
   await openPage(page, `${base}/#/run/${run}/data_prep?rank=${rank}&tab=pipeline`, 'data_prep');
   const pipe = readCsv(join(results, `minddata_pipeline_raw_${rank}.csv`));
-  await page.locator('[data-table="pipeline-ops"] tbody tr').first().click();
+  // Click the first op whose output queue was sampled (DeviceQueueOp has none).
+  const sampled = pipe.find((r) => r.output_queue_size !== '');
+  await page.locator('[data-table="pipeline-ops"] tbody tr', { hasText: `(id=${sampled.op_id})` }).click();
   await page.waitForSelector('[data-queue]', { timeout: 30000 });
   await page.waitForFunction(() => (window.__nnpCharts || []).some((c) => c.name === 'queue-size' && c.finished));
   const qid = await page.locator('[data-queue]').getAttribute('data-queue');
-  check(pipe.some((r) => r.op_id === qid), `data prep: clicking a queue shows op ${qid}'s size over time`);
+  const nSamples = sampled.output_queue_size.split(',').length;
+  check(qid === sampled.op_id && (await page.locator('[data-value="queue-samples"]').innerText()) === nSamples.toLocaleString('en-US'),
+    `data prep: clicking op ${sampled.op_id}'s queue shows its ${nSamples} samples over time`);
   await page.screenshot({ path: join(args.out, 'demo-data_prep-queue.png'), fullPage: true });
 
   // Resources: peak equals the summary; hover shows the op; click shows live tensors.

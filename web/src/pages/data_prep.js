@@ -4,6 +4,9 @@
 // output edge) shows its size over time; the bottleneck op is highlighted with its
 // suggestion (MindInsight's rules, docs/OUTPUTS.md "Data pipeline").
 import { h, card, fix, int, notice, kv, tabs } from '../ui.js';
+
+// MindSpore's -1 means "no value" (no queue, no CPU sample).
+const opt = (v, d) => (v === null || v === undefined || v < 0 ? 'n/a' : fix(v, d));
 import { chart } from '../charts.js';
 import { table } from '../table.js';
 
@@ -52,7 +55,8 @@ function pipelineTab(el, d, ctx) {
     rowAt[col] = (rowAt[col] || 0) + 1;
     const isBott = bott && name === bott;
     return { id: String(id), name, x: col * 200, y: rowAt[col] * 90, symbolSize: 54,
-      itemStyle: { color: isBott ? '#ee6666' : '#5470c6' }, label: { show: true, formatter: `${name}\n${p.num_workers[i]} workers` },
+      itemStyle: { color: isBott ? '#ee6666' : '#5470c6', borderColor: isBott ? '#9b1c1c' : '#fff', borderWidth: isBott ? 4 : 1 },
+      label: { show: true, lineHeight: 16, formatter: `${name}\n${p.num_workers[i]} worker${p.num_workers[i] === 1 ? '' : 's'}` },
       value: p.queue_utilization_pct[i] };
   });
   const links = ids.filter((_, i) => p.parent_id[i] !== -1 && byId.has(p.parent_id[i])).map((id) => {
@@ -75,8 +79,9 @@ function pipelineTab(el, d, ctx) {
         series: [{ name: 'queue size', type: 'line', step: 'middle', data: q.size }],
       }, 260);
       queueBox.replaceChildren(h('h3', { 'data-queue': String(opId), text: `Output queue of ${p.pipeline_ops[i]}` }),
-        kv([['samples', int(q.samples)], ['length', q.length ?? '-'], ['average size', fix(p.queue_average_size[i], 2)], ['usage', `${fix(p.queue_utilization_pct[i], 2)}%`],
-          ['empty', `${fix(p.queue_empty_freq_pct[i], 2)}%`], ['sample interval', `${q.sample_interval_ms ?? '-'} ms`]]), c.el);
+        kv([['samples', h('span', { 'data-value': 'queue-samples', text: int(q.samples) })], ['length', q.length ?? '-'], ['average size', opt(p.queue_average_size[i], 2)], ['usage', `${opt(p.queue_utilization_pct[i], 2)}%`],
+          ['empty', `${opt(p.queue_empty_freq_pct[i], 2)}%`], ['sample interval', `${q.sample_interval_ms ?? '-'} ms`]]),
+        q.samples ? c.el : notice('This op has no output queue samples (the device-queue op feeds the device directly).'));
     } catch (e) {
       queueBox.replaceChildren(notice(String(e.message || e), 'warn'));
     }
@@ -94,9 +99,9 @@ function pipelineTab(el, d, ctx) {
   }
   el.append(card('Queue over time', queueBox, { wide: true, id: 'queue' }));
   el.append(card('Ops', table({ id: 'pipeline-ops', columns: [
-    { key: 'name', label: 'op' }, { key: 'workers', label: 'workers', num: true }, { key: 'avg', label: 'avg queue size', num: true, fmt: (v) => fix(v, 2) },
-    { key: 'usage', label: 'usage (%)', num: true, fmt: (v) => fix(v, 2) }, { key: 'empty', label: 'empty (%)', num: true, fmt: (v) => fix(v, 2) },
-    { key: 'cpu', label: 'CPU (% of one)', num: true, fmt: (v) => fix(v, 2) }],
+    { key: 'name', label: 'op' }, { key: 'workers', label: 'workers', num: true }, { key: 'avg', label: 'avg queue size', num: true, fmt: (v) => opt(v, 2) },
+    { key: 'usage', label: 'usage (%)', num: true, fmt: (v) => opt(v, 2) }, { key: 'empty', label: 'empty (%)', num: true, fmt: (v) => opt(v, 2) },
+    { key: 'cpu', label: 'CPU (% of one)', num: true, fmt: (v) => opt(v, 2) }],
   rows: ids.map((id, i) => ({ id, name: p.pipeline_ops[i], workers: p.num_workers[i], avg: p.queue_average_size[i], usage: p.queue_utilization_pct[i],
     empty: p.queue_empty_freq_pct[i], cpu: p.avg_cpu_pct ? p.avg_cpu_pct[i] : null })),
   onRow: (r) => showQueue(r.id) }), { wide: true, id: 'ops' }));

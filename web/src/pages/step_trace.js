@@ -9,9 +9,16 @@ import * as api from '../api.js';
 import { table } from '../table.js';
 
 const RULES = {
-  marks: 'from the framework\'s FP/BP marks recorded in each step',
-  automatic: 'automatically: FP = first op after the data fetch (GetNext); BP = last op ending before the last communication op, else the last Gradients op',
-  override: 'from your override (PROFILING_FP_START / PROFILING_BP_END or fp_point / bp_point)',
+  fp: {
+    marks: 'from the framework\'s FP marks recorded in each step',
+    automatic: 'automatically: the first op after the step\'s data fetch (GetNext), else the step\'s first op',
+    override: 'from your override (PROFILING_FP_START or fp_point)',
+  },
+  bp: {
+    marks: 'from the framework\'s BP marks recorded in each step',
+    automatic: 'automatically: the last op ending before the step\'s last communication op, else the last Gradients op',
+    override: 'from your override (PROFILING_BP_END or bp_point)',
+  },
 };
 
 // In a report, one step's phases come from the curves (every step when <= 2,000).
@@ -79,8 +86,8 @@ export default async function stepTrace(ctx) {
   body.append(card(d.selected === 'average' ? 'Average step' : `Step ${d.selected}`, h('div', {}, sum, pc.el), { wide: true, id: 'phases' }));
 
   const pts = d.points_chosen || {};
-  const point = (p, what) => p ? h('div', { class: 'point' }, h('b', { text: `${what}: ` }), h('code', { text: p.op || '(from marks)' }), h('div', { class: 'muted', text: `chosen ${RULES[p.rule] || p.rule}` })) : null;
-  body.append(card('Forward start and backward end', h('div', {}, point(pts.fp, 'FP start'), d.inference ? null : point(pts.bp, 'BP end')), { id: 'points' }));
+  const point = (p, which, what) => p ? h('div', { class: 'point', 'data-point': which }, h('b', { text: `${what}: ` }), h('code', { text: p.op || '(from marks)' }), h('div', { class: 'muted', text: `chosen ${RULES[which][p.rule] || p.rule}` })) : null;
+  body.append(card('Forward start and backward end', h('div', {}, point(pts.fp, 'fp', 'FP start'), d.inference ? null : point(pts.bp, 'bp', 'BP end')), { id: 'points' }));
 
   const cv = d.curves;
   const curveChart = chart('step-curves', {
