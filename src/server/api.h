@@ -60,9 +60,7 @@ int nnp__api_int_arg(const nnp_api_args_t *a, const char *key, long long def, lo
 size_t nnp__api_step_rows(const nnp_svt_t *t, size_t *rows, size_t cap);
 /* Row of the averages row, SIZE_MAX when none. */
 size_t nnp__api_avg_row(const nnp_svt_t *t);
-/* Writes key: {"x": [...], "<name>": [...], ...} for columns of t over rows, downsampled
- * to NNP_CURVE_MAX_POINTS keeping each series' extremes. x_col gives the x values. */
-int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows, size_t n,
-                    long x_col, const char *const *cols, size_t n_cols);
+/* Writes key, then pre-built JSON text (null when json is NULL). */
+void nnp__api_raw(nnp_jw_t *w, const char *key, const char *json);
 
 #endif /* NNP_SERVER_API_H */

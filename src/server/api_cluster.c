@@ -10,8 +10,6 @@
 #include "server/api.h"
 #include "util/util.h"
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
-
 #define CLUSTER_PENDING                                                                            \
     "cluster analysis not available for this run (the cluster analysis, issue 14, is not "         \
     "built yet)"
@@ -46,11 +44,11 @@ static void rank_row(nnp_jw_t *w, const nnp_rank_data_t *d, const char *step)
     nnp__jw_uint(w, n);
     nnp__jw_key(w, "has_step");
     nnp__jw_bool(w, row != SIZE_MAX);
-    for (size_t k = 0; k < NNP_ARRAY_LEN(phase_cols); k++) {
-        long c = nnp__svt_col(t, phase_cols[k]);
+    for (size_t k = 0; k < NNP_N_PHASES; k++) {
+        long c = nnp__svt_col(t, nnp__phase_cols[k]);
         if (c < 0)
             continue;
-        nnp__jw_key(w, phase_cols[k]);
+        nnp__jw_key(w, nnp__phase_cols[k]);
         if (row == SIZE_MAX)
             nnp__jw_null(w);
         else

@@ -15,10 +15,6 @@
 #define MAX_ROWS 500
 #define KEY_SEP  '\x1f'
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
-static const char *const overlap_cols[] = {"Computing", "Communication(Not Overlapped)",
-                                           "Communication", "Free"};
-
 typedef struct keyed {
     char *key; /* name/type/core joined by KEY_SEP */
     size_t row;
@@ -191,45 +187,30 @@ static int section(nnp_jw_t *w, const char *key, const nnp_svt_t *ta, const nnp_
     return NNP_OK;
 }
 
-static double overlap_mean(const nnp_svt_t *t, const char *col)
-{
-    long c = nnp__svt_col(t, col);
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_rows; i++) {
-        double v = nnp__svt_num(t, i, c);
-        if (!isnan(v)) {
-            sum += v;
-            n++;
-        }
-    }
-    return n ? sum / (double)n : NAN;
-}
-
 static void phases(nnp_jw_t *w, const nnp_rank_data_t *a, const nnp_rank_data_t *b)
 {
     size_t ra = nnp__api_avg_row(&a->steps), rb = nnp__api_avg_row(&b->steps);
-    delta_t d[NNP_ARRAY_LEN(phase_cols) + NNP_ARRAY_LEN(overlap_cols)];
+    delta_t d[NNP_N_PHASES + NNP_N_OVERLAP];
     const char *unit[NNP_ARRAY_LEN(d)];
     size_t n = 0;
 
-    for (size_t k = 0; k < NNP_ARRAY_LEN(phase_cols); k++) {
-        long ca = nnp__svt_col(&a->steps, phase_cols[k]),
-             cb = nnp__svt_col(&b->steps, phase_cols[k]);
+    for (size_t k = 0; k < NNP_N_PHASES; k++) {
+        long ca = nnp__svt_col(&a->steps, nnp__phase_cols[k]),
+             cb = nnp__svt_col(&b->steps, nnp__phase_cols[k]);
         if (ca < 0 && cb < 0)
             continue;
         memset(&d[n], 0, sizeof(d[n]));
-        d[n].a_key = phase_cols[k];
+        d[n].a_key = nnp__phase_cols[k];
         d[n].a = ra == SIZE_MAX ? NAN : nnp__svt_num(&a->steps, ra, ca);
         d[n].b = rb == SIZE_MAX ? NAN : nnp__svt_num(&b->steps, rb, cb);
         unit[n] = "ms";
         n++;
     }
-    for (size_t k = 0; k < NNP_ARRAY_LEN(overlap_cols); k++) {
+    for (size_t k = 0; k < NNP_N_OVERLAP; k++) {
         memset(&d[n], 0, sizeof(d[n]));
-        d[n].a_key = overlap_cols[k];
-        d[n].a = overlap_mean(&a->overlap, overlap_cols[k]) / 1000.0; /* us -> ms */
-        d[n].b = overlap_mean(&b->overlap, overlap_cols[k]) / 1000.0;
+        d[n].a_key = nnp__overlap_cols[k];
+        d[n].a = a->overlap_avg[k] / 1000.0; /* us -> ms */
+        d[n].b = b->overlap_avg[k] / 1000.0;
         unit[n] = "ms";
         n++;
     }

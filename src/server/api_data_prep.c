@@ -13,8 +13,6 @@
 #include "server/downsample.h"
 #include "util/util.h"
 
-static const char *const step_cols[] = {"device_queue_size", "host_queue_size"};
-
 /* The sizes list of output_queue_size ("[0, 1, 0]", possibly ending ", ...]"). */
 static size_t parse_sizes(const char *s, double **out)
 {
@@ -122,16 +120,10 @@ int nnp__api_data_prep(const nnp_api_ctx_t *c, nnp_jw_t *w)
     const nnp_rank_data_t *d = c->d;
     const nnp_svt_t *q = &d->queue_steps, *raw = &d->pipe_raw;
     long long queue;
-    size_t *rows;
     int rc = nnp__api_int_arg(c->args, "queue", INT64_MIN, INT64_MIN + 1, INT64_MAX, &queue);
 
     if (rc != NNP_OK)
         return rc;
-    rows = nnp__malloc((q->n_rows ? q->n_rows : 1) * sizeof(size_t));
-    if (!rows)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < q->n_rows; i++)
-        rows[i] = i;
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "rank");
     nnp__jw_int(w, d->rank);
@@ -141,8 +133,7 @@ int nnp__api_data_prep(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "available");
     nnp__jw_bool(w, q->n_rows > 0);
-    rc = nnp__api_curves(w, "per_step", q, rows, q->n_rows, nnp__svt_col(q, "step_num"), step_cols,
-                         NNP_ARRAY_LEN(step_cols));
+    nnp__api_raw(w, "per_step", d->queue_curves);
     nnp__jw_key(w, "device_queue");
     queue_counts(w, q, "device_queue_size", "device_queue_capacity");
     nnp__jw_key(w, "host_queue");
@@ -159,6 +150,5 @@ int nnp__api_data_prep(const nnp_api_ctx_t *c, nnp_jw_t *w)
     if (rc == NNP_OK && queue != INT64_MIN)
         rc = queue_json(w, d, queue);
     nnp__jw_obj_end(w);
-    nnp__free(rows);
     return rc;
 }

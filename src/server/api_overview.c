@@ -8,8 +8,6 @@
 #include "server/api.h"
 #include "util/util.h"
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
-
 /* Steps whose batch waited on data (minddata_step_queue_{rank}.csv, bottleneck column):
  * "data_process" when the host queue was empty too (the pipeline is slow), "data_transfer"
  * when the host had batches but the device queue was empty (sending is slow). */
@@ -54,14 +52,8 @@ int nnp__api_overview(const nnp_api_ctx_t *c, nnp_jw_t *w)
 {
     const nnp_rank_data_t *d = c->d;
     const nnp_svt_t *t = &d->steps;
-    size_t *rows = nnp__malloc((t->n_rows ? t->n_rows : 1) * sizeof(size_t));
     const cJSON *findings = cJSON_GetObjectItemCaseSensitive(d->advice, "findings");
-    size_t n;
-    int rc;
 
-    if (!rows)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    n = nnp__api_step_rows(t, rows, t->n_rows);
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "run");
     nnp__jw_str(w, c->run->id);
@@ -77,14 +69,12 @@ int nnp__api_overview(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__api_cjson(w, "profiler_info", d->profiler_info);
     nnp__jw_key(w, "inference");
     nnp__jw_bool(w, nnp__svt_col(t, "fp") >= 0);
-    rc = nnp__api_curves(w, "step_trace", t, rows, n, nnp__svt_col(t, "step_num"), phase_cols,
-                         NNP_ARRAY_LEN(phase_cols));
+    nnp__api_raw(w, "step_trace", d->step_curves);
     nnp__api_cjson(w, "step_summary", d->step_summary);
     nnp__api_cjson(w, "op_types", d->top20);
     data_prep(w, d);
     nnp__api_cjson(w, "timeline", d->timeline_summary);
     nnp__api_cjson(w, "findings", findings);
     nnp__jw_obj_end(w);
-    nnp__free(rows);
-    return rc;
+    return NNP_OK;
 }

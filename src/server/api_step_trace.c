@@ -13,10 +13,7 @@
 /* Step ids listed for the page's step selector at most (beyond: the page asks a number). */
 #define MAX_LISTED_STEPS 5000
 
-static const char *const phase_cols[] = {"iteration_interval", "fp_and_bp", "tail", "fp", "total"};
 static const char *const point_cols[] = {"start_point", "end_point", "fp_point", "bp_point"};
-static const char *const overlap_cols[] = {"Computing", "Communication(Not Overlapped)",
-                                           "Overlapped", "Communication", "Free"};
 
 /* Is column c the duration column of a communication op (has _start/_end siblings)? */
 static bool is_comm_col(const nnp_svt_t *t, size_t c)
@@ -30,36 +27,20 @@ static bool is_comm_col(const nnp_svt_t *t, size_t c)
     return nnp__svt_col(t, name) >= 0;
 }
 
-/* Mean start of a communication op after its step's start point, over the steps that
- * have it (the averages row has no points). */
-static double mean_offset(const nnp_svt_t *t, long c_op_start)
-{
-    long c_start = nnp__svt_col(t, "start_point");
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_rows; i++) {
-        double a = nnp__svt_num(t, i, c_op_start), b = nnp__svt_num(t, i, c_start);
-        if (!isnan(a) && !isnan(b)) {
-            sum += a - b;
-            n++;
-        }
-    }
-    return n ? sum / (double)n : NAN;
-}
-
 /* The phases of one row (a step, or the averages row), and its communication ops. */
-static void write_row(nnp_jw_t *w, const nnp_svt_t *t, size_t row, bool is_avg)
+static void write_row(nnp_jw_t *w, const nnp_rank_data_t *d, size_t row, bool is_avg)
 {
+    const nnp_svt_t *t = &d->steps;
     long c_start = nnp__svt_col(t, "start_point");
     double start = nnp__svt_num(t, row, c_start);
 
     nnp__jw_key(w, "phases");
     nnp__jw_obj_begin(w);
-    for (size_t i = 0; i < NNP_ARRAY_LEN(phase_cols); i++) {
-        long c = nnp__svt_col(t, phase_cols[i]);
+    for (size_t i = 0; i < NNP_N_PHASES; i++) {
+        long c = nnp__svt_col(t, nnp__phase_cols[i]);
         if (c < 0)
             continue;
-        nnp__jw_key(w, phase_cols[i]);
+        nnp__jw_key(w, nnp__phase_cols[i]);
         nnp__api_cell_num(w, t, row, c);
     }
     nnp__jw_obj_end(w);
@@ -86,7 +67,7 @@ static void write_row(nnp_jw_t *w, const nnp_svt_t *t, size_t row, bool is_avg)
         nnp__api_cell_num(w, t, row, (long)c);
         snprintf(name, sizeof(name), "%s_start_point", t->names[c]);
         nnp__jw_key(w, "offset_ms"); /* from the step's start point; average: mean offset */
-        nnp__api_num(w, is_avg ? mean_offset(t, nnp__svt_col(t, name))
+        nnp__api_num(w, is_avg ? d->comm_offset[c]
                                : nnp__svt_num(t, row, nnp__svt_col(t, name)) - start);
         nnp__jw_obj_end(w);
     }
@@ -133,19 +114,9 @@ static void overlap_json(nnp_jw_t *w, const nnp_rank_data_t *d, const char *step
     nnp__jw_str(w, "us");
     nnp__jw_key(w, "average");
     nnp__jw_obj_begin(w);
-    for (size_t k = 0; k < NNP_ARRAY_LEN(overlap_cols); k++) {
-        long c = nnp__svt_col(t, overlap_cols[k]);
-        double sum = 0;
-        size_t n = 0;
-        for (size_t i = 0; i < t->n_rows; i++) {
-            double v = nnp__svt_num(t, i, c);
-            if (v == v) {
-                sum += v;
-                n++;
-            }
-        }
-        nnp__jw_key(w, overlap_cols[k]);
-        nnp__api_num(w, n ? sum / (double)n : NAN);
+    for (size_t k = 0; k < NNP_N_OVERLAP; k++) {
+        nnp__jw_key(w, nnp__overlap_cols[k]);
+        nnp__api_num(w, d->overlap_avg[k]);
     }
     nnp__jw_obj_end(w);
     if (step) {
@@ -154,9 +125,9 @@ static void overlap_json(nnp_jw_t *w, const nnp_rank_data_t *d, const char *step
                 continue;
             nnp__jw_key(w, "step");
             nnp__jw_obj_begin(w);
-            for (size_t k = 0; k < NNP_ARRAY_LEN(overlap_cols); k++) {
-                nnp__jw_key(w, overlap_cols[k]);
-                nnp__api_cell_num(w, t, i, nnp__svt_col(t, overlap_cols[k]));
+            for (size_t k = 0; k < NNP_N_OVERLAP; k++) {
+                nnp__jw_key(w, nnp__overlap_cols[k]);
+                nnp__api_cell_num(w, t, i, nnp__svt_col(t, nnp__overlap_cols[k]));
             }
             nnp__jw_obj_end(w);
             break;
@@ -172,7 +143,6 @@ int nnp__api_step_trace(const nnp_api_ctx_t *c, nnp_jw_t *w)
     long c_step = nnp__svt_col(t, "step_num");
     size_t *rows = nnp__malloc((t->n_rows ? t->n_rows : 1) * sizeof(size_t));
     size_t n, sel = SIZE_MAX, avg = nnp__api_avg_row(t);
-    int rc;
 
     if (!rows)
         return nnp__fail(NNP_ENOMEM, "out of memory");
@@ -210,11 +180,11 @@ int nnp__api_step_trace(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__jw_key(w, "selected");
     nnp__jw_str(w, sel == SIZE_MAX ? "average" : nnp__svt_cell(t, sel, c_step));
     if (sel != SIZE_MAX)
-        write_row(w, t, sel, false);
+        write_row(w, c->d, sel, false);
     else if (avg != SIZE_MAX)
-        write_row(w, t, avg, true);
+        write_row(w, c->d, avg, true);
     nnp__api_cjson(w, "summary", c->d->step_summary);
-    rc = nnp__api_curves(w, "curves", t, rows, n, c_step, phase_cols, NNP_ARRAY_LEN(phase_cols));
+    nnp__api_raw(w, "curves", c->d->step_curves);
     nnp__jw_key(w, "points_chosen");
     nnp__jw_obj_begin(w);
     how_chosen(w, c->d, "fp", "fp_start", "fp_point");
@@ -223,5 +193,5 @@ int nnp__api_step_trace(const nnp_api_ctx_t *c, nnp_jw_t *w)
     overlap_json(w, c->d, sel == SIZE_MAX ? NULL : nnp__svt_cell(t, sel, c_step));
     nnp__jw_obj_end(w);
     nnp__free(rows);
-    return rc;
+    return NNP_OK;
 }

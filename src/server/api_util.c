@@ -7,7 +7,6 @@
 
 #include "server/api.h"
 #include "server/assets.h"
-#include "server/downsample.h"
 #include "util/util.h"
 
 #define HTTP_OK          200
@@ -45,47 +44,9 @@ void nnp__api_cjson(nnp_jw_t *w, const char *key, const cJSON *j)
     cJSON_free(text);
 }
 
-/* A JSON number: -?digits[.digits][e[+-]digits], no leading zeros beyond one. */
-static bool is_json_number(const char *s)
-{
-    const char *p = s;
-    if (*p == '-')
-        p++;
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        while (*p >= '0' && *p <= '9')
-            p++;
-    else
-        return false;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (*p < '0' || *p > '9')
-            return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return *p == '\0';
-}
-
 void nnp__api_cell_num(nnp_jw_t *w, const nnp_svt_t *t, size_t row, long col)
 {
-    const char *s = nnp__svt_cell(t, row, col);
-    if (is_json_number(s)) {
-        nnp__jw_raw(w, s);
-    } else {
-        double v = nnp__svt_num(t, row, col);
-        nnp__api_num(w, v);
-    }
+    nnp__svt_json_num(w, t, row, col);
 }
 
 void nnp__api_num(nnp_jw_t *w, double v)
@@ -135,61 +96,13 @@ size_t nnp__api_avg_row(const nnp_svt_t *t)
     return SIZE_MAX;
 }
 
-int nnp__api_curves(nnp_jw_t *w, const char *key, const nnp_svt_t *t, const size_t *rows, size_t n,
-                    long x_col, const char *const *cols, size_t n_cols)
+void nnp__api_raw(nnp_jw_t *w, const char *key, const char *json)
 {
-    double **ys = nnp__calloc(n_cols ? n_cols : 1, sizeof(double *));
-    long *ci = nnp__calloc(n_cols ? n_cols : 1, sizeof(long));
-    size_t *keep = nnp__malloc((n ? n : 1) * sizeof(size_t));
-    size_t k = 0, used = 0;
-    int rc = NNP_OK;
-
-    if (!ys || !ci || !keep) {
-        rc = nnp__fail(NNP_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t s = 0; s < n_cols; s++) {
-        ci[s] = nnp__svt_col(t, cols[s]);
-        if (ci[s] < 0)
-            continue;
-        ys[used] = nnp__malloc((n ? n : 1) * sizeof(double));
-        if (!ys[used]) {
-            rc = nnp__fail(NNP_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < n; i++)
-            ys[used][i] = nnp__svt_num(t, rows[i], ci[s]);
-        used++;
-    }
-    k = nnp__downsample_multi((const double *const *)ys, used, n, NNP_CURVE_MAX_POINTS, keep);
     nnp__jw_key(w, key);
-    nnp__jw_obj_begin(w);
-    nnp__jw_key(w, "points");
-    nnp__jw_uint(w, n);
-    nnp__jw_key(w, "downsampled");
-    nnp__jw_bool(w, k < n);
-    nnp__jw_key(w, "x");
-    nnp__jw_arr_begin(w);
-    for (size_t i = 0; i < k; i++)
-        nnp__api_cell_num(w, t, rows[keep[i]], x_col);
-    nnp__jw_arr_end(w);
-    for (size_t s = 0; s < n_cols; s++) {
-        if (ci[s] < 0)
-            continue;
-        nnp__jw_key(w, cols[s]);
-        nnp__jw_arr_begin(w);
-        for (size_t i = 0; i < k; i++)
-            nnp__api_cell_num(w, t, rows[keep[i]], ci[s]);
-        nnp__jw_arr_end(w);
-    }
-    nnp__jw_obj_end(w);
-out:
-    for (size_t s = 0; ys && s < used; s++)
-        nnp__free(ys[s]);
-    nnp__free(ys);
-    nnp__free(ci);
-    nnp__free(keep);
-    return rc;
+    if (json)
+        nnp__jw_raw(w, json);
+    else
+        nnp__jw_null(w);
 }
 
 /* ---- dispatch ---- */

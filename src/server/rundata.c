@@ -4,14 +4,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "read/csv_reader.h"
+#include "server/downsample.h"
 #include "server/rundata.h"
 #include "server/safe_open.h"
+#include "util/json_writer.h"
 #include "util/util.h"
 
 /* Largest CSV / JSON output loaded. kernel_details is never loaded (it has a row per
@@ -102,6 +105,53 @@ int nnp__svt_parse(nnp_svt_t *t, char *text, size_t len, const char *name)
     }
     nnp__free(r.f);
     return rc < 0 ? rc : NNP_OK;
+}
+
+/* A JSON number: -?digits[.digits][e[+-]digits], no leading zeros beyond one. */
+static bool is_json_number(const char *s)
+{
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return false;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+void nnp__svt_json_num(nnp_jw_t *w, const nnp_svt_t *t, size_t row, long col)
+{
+    const char *s = nnp__svt_cell(t, row, col);
+    double v;
+    if (is_json_number(s)) {
+        nnp__jw_raw(w, s);
+        return;
+    }
+    v = nnp__svt_num(t, row, col);
+    if (isnan(v) || isinf(v))
+        nnp__jw_null(w);
+    else
+        nnp__jw_double(w, v);
 }
 
 /* Loads dir/name into t; a missing file is not an error (t stays empty). */
@@ -240,6 +290,167 @@ static void find_rank_dir(const char *dir, int rank, nnp_rank_data_t *d)
     closedir(dp);
 }
 
+/* ---- what the pages need of the big tables, computed once at load (a call on a
+ * 10 M-event run then costs no pass over 100 k steps) ---- */
+
+const char *const nnp__phase_cols[NNP_N_PHASES] = {"iteration_interval", "fp_and_bp", "tail", "fp",
+                                                   "total"};
+const char *const nnp__overlap_cols[NNP_N_OVERLAP] = {"Computing", "Communication(Not Overlapped)",
+                                                      "Overlapped", "Communication", "Free"};
+static const char *const queue_cols[] = {"device_queue_size", "host_queue_size"};
+
+/* {"points": N, "downsampled": b, "x": [...], "<col>": [...], ...}: cols of t over rows,
+ * downsampled to NNP_CURVE_MAX_POINTS keeping every series' extremes, with the file's
+ * own digits. Returns the text (nnp__free) in *out. */
+static int curves_json(const nnp_svt_t *t, const size_t *rows, size_t n, long x_col,
+                       const char *const *cols, size_t n_cols, char **out)
+{
+    double **ys = nnp__calloc(n_cols ? n_cols : 1, sizeof(double *));
+    long *ci = nnp__calloc(n_cols ? n_cols : 1, sizeof(long));
+    size_t *keep = nnp__malloc((n ? n : 1) * sizeof(size_t));
+    size_t k = 0, used = 0;
+    nnp_jw_t w;
+    int rc = NNP_OK;
+
+    *out = NULL;
+    if (!ys || !ci || !keep) {
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t s = 0; s < n_cols; s++) {
+        ci[s] = nnp__svt_col(t, cols[s]);
+        if (ci[s] < 0)
+            continue;
+        ys[used] = nnp__malloc((n ? n : 1) * sizeof(double));
+        if (!ys[used]) {
+            rc = nnp__fail(NNP_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            ys[used][i] = nnp__svt_num(t, rows[i], ci[s]);
+        used++;
+    }
+    k = nnp__downsample_multi((const double *const *)ys, used, n, NNP_CURVE_MAX_POINTS, keep);
+    rc = nnp__jw_init(&w, -1, false, CSV_MAX_BYTES);
+    if (rc != NNP_OK)
+        goto out;
+    nnp__jw_obj_begin(&w);
+    nnp__jw_key(&w, "points");
+    nnp__jw_uint(&w, n);
+    nnp__jw_key(&w, "downsampled");
+    nnp__jw_bool(&w, k < n);
+    nnp__jw_key(&w, "x");
+    nnp__jw_arr_begin(&w);
+    for (size_t i = 0; i < k; i++)
+        nnp__svt_json_num(&w, t, rows[keep[i]], x_col);
+    nnp__jw_arr_end(&w);
+    for (size_t s = 0; s < n_cols; s++) {
+        if (ci[s] < 0)
+            continue;
+        nnp__jw_key(&w, cols[s]);
+        nnp__jw_arr_begin(&w);
+        for (size_t i = 0; i < k; i++)
+            nnp__svt_json_num(&w, t, rows[keep[i]], ci[s]);
+        nnp__jw_arr_end(&w);
+    }
+    nnp__jw_obj_end(&w);
+    rc = w.err;
+    if (rc == NNP_OK && !(*out = nnp__jw_take(&w, NULL)))
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    nnp__jw_fini(&w);
+out:
+    for (size_t s = 0; ys && s < used; s++)
+        nnp__free(ys[s]);
+    nnp__free(ys);
+    nnp__free(ci);
+    nnp__free(keep);
+    return rc;
+}
+
+/* Rows of the step trace that are steps (not the "-" averages row). */
+static size_t step_rows(const nnp_svt_t *t, size_t *rows)
+{
+    long c = nnp__svt_col(t, "step_num");
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_rows; i++) {
+        if (strcmp(nnp__svt_cell(t, i, c), "-") != 0)
+            rows[n++] = i;
+    }
+    return n;
+}
+
+/* Means over the rows that have a value; NAN for a column with none. */
+static void column_means(const nnp_svt_t *t, const char *const *cols, size_t n_cols, double *out)
+{
+    for (size_t k = 0; k < n_cols; k++) {
+        long c = nnp__svt_col(t, cols[k]);
+        double sum = 0;
+        size_t n = 0;
+        for (size_t i = 0; c >= 0 && i < t->n_rows; i++) {
+            double v = nnp__svt_num(t, i, c);
+            if (!isnan(v)) {
+                sum += v;
+                n++;
+            }
+        }
+        out[k] = n ? sum / (double)n : NAN;
+    }
+}
+
+/* Mean start of each communication op after its step's start point (the averages row has
+ * no points), per duration column; NAN for other columns. */
+static int comm_offsets(nnp_rank_data_t *d)
+{
+    const nnp_svt_t *t = &d->steps;
+    long c_start = nnp__svt_col(t, "start_point");
+    d->comm_offset = nnp__malloc((t->n_cols ? t->n_cols : 1) * sizeof(double));
+    if (!d->comm_offset)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (size_t c = 0; c < t->n_cols; c++) {
+        char name[NAME_CAP + 32];
+        long c_op;
+        double sum = 0;
+        size_t n = 0;
+        d->comm_offset[c] = NAN;
+        if (snprintf(name, sizeof(name), "%s_start_point", t->names[c]) >= (int)sizeof(name) ||
+            (c_op = nnp__svt_col(t, name)) < 0)
+            continue;
+        for (size_t i = 0; i < t->n_rows; i++) {
+            double a = nnp__svt_num(t, i, c_op), b = nnp__svt_num(t, i, c_start);
+            if (!isnan(a) && !isnan(b)) {
+                sum += a - b;
+                n++;
+            }
+        }
+        d->comm_offset[c] = n ? sum / (double)n : NAN;
+    }
+    return NNP_OK;
+}
+
+static int derive(nnp_rank_data_t *d)
+{
+    size_t cap = d->steps.n_rows > d->queue_steps.n_rows ? d->steps.n_rows : d->queue_steps.n_rows;
+    size_t *rows = nnp__malloc((cap ? cap : 1) * sizeof(size_t)), n;
+    int rc;
+    if (!rows)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    n = step_rows(&d->steps, rows);
+    d->n_steps = n;
+    rc = curves_json(&d->steps, rows, n, nnp__svt_col(&d->steps, "step_num"), nnp__phase_cols,
+                     NNP_N_PHASES, &d->step_curves);
+    for (size_t i = 0; i < d->queue_steps.n_rows; i++)
+        rows[i] = i;
+    if (rc == NNP_OK)
+        rc = curves_json(&d->queue_steps, rows, d->queue_steps.n_rows,
+                         nnp__svt_col(&d->queue_steps, "step_num"), queue_cols,
+                         NNP_ARRAY_LEN(queue_cols), &d->queue_curves);
+    if (rc == NNP_OK)
+        rc = comm_offsets(d);
+    column_means(&d->overlap, nnp__overlap_cols, NNP_N_OVERLAP, d->overlap_avg);
+    nnp__free(rows);
+    return rc;
+}
+
 int nnp__rank_data_load(const char *dir, int rank, nnp_rank_data_t **out)
 {
     static const struct {
@@ -299,6 +510,8 @@ int nnp__rank_data_load(const char *dir, int rank, nnp_rank_data_t **out)
         rc = load_csv(dir, d->overlap_rel, &d->overlap);
     if (rc == NNP_OK)
         rc = load_tensors(d);
+    if (rc == NNP_OK)
+        rc = derive(d);
     if (rc != NNP_OK) {
         nnp__rank_data_free(d);
         return rc;
@@ -334,6 +547,9 @@ void nnp__rank_data_free(nnp_rank_data_t *d)
     cJSON_Delete(d->flops_summary);
     cJSON_Delete(d->dyn_shape);
     nnp__free(d->tensors);
+    nnp__free(d->step_curves);
+    nnp__free(d->queue_curves);
+    nnp__free(d->comm_offset);
     nnp__free(d);
 }
 

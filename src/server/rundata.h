@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "nnprof/nnprof.h"
+#include "util/json_writer.h"
 
 /* A CSV output read whole: cells cut in place in the file's text. */
 typedef struct nnp_svt {
@@ -49,7 +50,23 @@ typedef struct nnp_rank_data {
     /* trace_view.json of this rank, relative to the results directory ("" if none). */
     char trace_rel[NNP_PATH_MAX];
     char overlap_rel[NNP_PATH_MAX];
+    /* Derived at load, so no call passes over every step (rundata.c "derive"). */
+    size_t n_steps;        /* step rows (the averages row excluded) */
+    char *step_curves;     /* phase curves over the steps, downsampled JSON */
+    char *queue_curves;    /* device/host queue per step, downsampled JSON */
+    double *comm_offset;   /* per steps column: mean offset (ms) of that comm op, else NAN */
+    double overlap_avg[5]; /* means of nnp__overlap_cols, us (NAN: no value) */
 } nnp_rank_data_t;
+
+/* Step-phase columns of step_trace_raw and the overlap columns of step_trace_time. */
+#define NNP_N_PHASES  5
+#define NNP_N_OVERLAP 5
+extern const char *const nnp__phase_cols[NNP_N_PHASES];
+extern const char *const nnp__overlap_cols[NNP_N_OVERLAP];
+
+/* Writes a cell as a JSON number with the file's own digits (so a page shows the CSV's
+ * exact value), or null when it is not a number. */
+void nnp__svt_json_num(nnp_jw_t *w, const nnp_svt_t *t, size_t row, long col);
 
 /* Loads rank's files from dir (absolute, trusted). A missing file leaves its table empty
  * (present false) or its JSON NULL: analyses without data write nothing. Returns NNP_OK,
