@@ -44,3 +44,15 @@ export function resetCharts() {
   for (const s of window.__nnpCharts) echarts.getInstanceByDom(s.el)?.dispose();
   window.__nnpCharts.length = 0;
 }
+
+// Legend text for long op names: the last scope component, cut to fit (the tooltip has
+// the whole name).
+export function shortName(name, max = 38) {
+  const core = name.replace(/^(.*\/)/, '');
+  return core.length > max ? `${core.slice(0, max - 1)}…` : core;
+}
+
+export function pieLegend() {
+  return { type: 'scroll', orient: 'vertical', right: 0, top: 10, bottom: 10, width: '48%',
+    formatter: (n) => shortName(n), tooltip: { show: true } };
+}

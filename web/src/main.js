@@ -83,7 +83,7 @@ async function renderRun(runId, pageId, params) {
   const page = PAGES.find((p) => p.id === pageId) || PAGES[0];
   const body = h('div', { class: 'page-body' });
   const nav = h('nav', { class: 'side' },
-    h('div', { class: 'run-name', title: run.path, text: run.id }),
+    h('div', { class: 'run-name', title: run.path, text: run.id === '.' ? run.path.split('/').pop() || run.path : run.id }),
     ...PAGES.filter((p) => !(api.report && p.server)).map((p) => h('a', {
       href: link(run.id, p.id, params.rank !== undefined ? { rank: params.rank } : {}),
       class: p.id === page.id ? 'active' : '', 'data-page': p.id, text: p.label,

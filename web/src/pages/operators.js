@@ -3,7 +3,7 @@
 // clicking a type lists its ops, an op's detail with shapes, dtypes and FLOPs, and the
 // model's FLOPs.
 import { h, card, fix, int, notice, kv, tabs } from '../ui.js';
-import { chart } from '../charts.js';
+import { chart, pieLegend, shortName } from '../charts.js';
 import { table } from '../table.js';
 
 const STAT_COLS = [
@@ -21,8 +21,8 @@ function typeChart(top, kind) {
   if (kind === 'pie') {
     return chart('op-types-pie', {
       tooltip: { trigger: 'item', formatter: tip },
-      legend: { type: 'scroll', orient: 'vertical', right: 0, top: 10, bottom: 10 },
-      series: [{ type: 'pie', radius: ['30%', '65%'], center: ['35%', '50%'], data,
+      legend: pieLegend(),
+      series: [{ type: 'pie', radius: ['30%', '65%'], center: ['25%', '50%'], data,
         label: { formatter: (p) => `${fix(p.data.ratio, 2)}%` } }],
     }, 340);
   }
@@ -30,7 +30,7 @@ function typeChart(top, kind) {
     tooltip: { trigger: 'item', formatter: tip },
     grid: { left: 220, right: 80, top: 10, bottom: 30 },
     xAxis: { type: 'value', name: 'us' },
-    yAxis: { type: 'category', inverse: true, data: data.map((x) => x.name) },
+    yAxis: { type: 'category', inverse: true, data: data.map((x) => x.name), axisLabel: { formatter: (n) => shortName(n, 30) } },
     series: [{ type: 'bar', data, label: { show: true, position: 'right', formatter: (p) => `${fix(p.data.ratio, 2)}%` } }],
   }, Math.max(200, 40 + data.length * 22));
 }

@@ -2,7 +2,7 @@
 // op-type pie, steps with a data-preparation bottleneck, timeline summary, and the
 // advisor's findings as the "Helper" panel, each linked to the page with its evidence.
 import { h, card, fix, int, notice, kv } from '../ui.js';
-import { chart } from '../charts.js';
+import { chart, pieLegend } from '../charts.js';
 import { stepBarsOption } from './common.js';
 
 // Which page shows the evidence of each advisor rule (docs/OUTPUTS.md "Advisor").
@@ -59,8 +59,8 @@ export default async function overview(ctx) {
   const opCard = types.length ? (() => {
     const c = chart('overview-op-types', {
       tooltip: { trigger: 'item', formatter: (p) => `${p.name}<br>${fix(p.value, 3)} us (${fix(p.data.ratio, 2)}%)` },
-      legend: { type: 'scroll', orient: 'vertical', right: 0, top: 10, bottom: 10 },
-      series: [{ type: 'pie', radius: ['35%', '65%'], center: ['35%', '50%'], label: { show: false },
+      legend: pieLegend(),
+      series: [{ type: 'pie', radius: ['35%', '65%'], center: ['25%', '50%'], label: { show: false },
         data: types.map((t) => ({ name: `${t.op_type} (${t.core_type})`, value: t.total_time_us, ratio: t.ratio_percent })) }],
     }, 260);
     return card('Op types (top 20 by time)', c.el, { link: `#/run/${encodeURIComponent(ctx.run.id)}/operators?rank=${d.rank}`, id: 'op-types' });

@@ -46,10 +46,16 @@ function memoryCards(body, m, ctx) {
     ['never freed', int(s.never_freed)]]), { id: 'memory-summary' }));
   const lines = m.lines || [];
   const xs = lines.map((p) => p.op_index ?? 0);
+  // FP/BP marks: every step's when there are few, else the step around the peak (a mark
+  // per step of a long run would hide the curve).
+  const all = m.marks || [];
+  const peakIdx = m.peak ? m.peak.op_index : null;
+  const around = all.find((mk) => peakIdx !== null && mk.fp !== null && mk.bp !== null && mk.fp <= peakIdx && peakIdx <= mk.bp);
+  const shown = all.length <= 6 ? all : [around || all[0]].filter(Boolean);
   const marks = [];
-  for (const mk of m.marks || []) {
-    if (mk.fp !== null) marks.push({ xAxis: mk.fp, name: `FP ${mk.step}`, lineStyle: { color: '#3ba272' }, label: { formatter: 'FP', color: '#3ba272' } });
-    if (mk.bp !== null) marks.push({ xAxis: mk.bp, name: `BP ${mk.step}`, lineStyle: { color: '#ee6666' }, label: { formatter: 'BP', color: '#ee6666' } });
+  for (const mk of shown) {
+    if (mk.fp !== null) marks.push({ xAxis: mk.fp, name: `FP ${mk.step}`, lineStyle: { color: '#3ba272' }, label: { formatter: `FP ${mk.step}`, color: '#3ba272' } });
+    if (mk.bp !== null) marks.push({ xAxis: mk.bp, name: `BP ${mk.step}`, lineStyle: { color: '#ee6666' }, label: { formatter: `BP ${mk.step}`, color: '#ee6666' } });
   }
   const breakdown = h('div', { 'data-breakdown': '' }, h('p', { class: 'muted', text: api.report ? 'The live tensors at the peak (the report holds the peak only).' : 'Click the curve to see the live tensors at that point.' }));
   const c = chart('memory-line', {
@@ -74,7 +80,7 @@ function memoryCards(body, m, ctx) {
         table({ id: 'live-tensors', sortKey: 'size_kb', search: ['name'], columns: [{ key: 'name', label: 'tensor (or owner op)' },
           { key: 'size_kb', label: 'size (KB)', num: true, fmt: (v) => fix(v, 3) }, { key: 'alloc_us', label: 'allocated (us)', num: true, fmt: (v) => fix(v, 3) },
           { key: 'free_us', label: 'freed (us)', num: true, fmt: (v) => (v === null ? 'never' : fix(v, 3)) }], rows: b.tensors }),
-        b.others_count ? h('p', { class: 'muted', text: `and ${int(b.others_count)} smaller tensors, ${fix(b.others_kb, 3)} KB` }) : null);
+        ...(b.others_count ? [h('p', { class: 'muted', text: `and ${int(b.others_count)} smaller tensors, ${fix(b.others_kb, 3)} KB` })] : []));
     } catch (e) {
       breakdown.replaceChildren(notice(String(e.message || e), 'warn'));
     }
@@ -83,7 +89,7 @@ function memoryCards(body, m, ctx) {
     const pt = ch.convertFromPixel({ seriesIndex: 0 }, [ev.offsetX, ev.offsetY]);
     if (pt && pt[0] >= 0 && pt[0] < lines.length && !api.report) showAt(Math.round(pt[0]));
   }));
-  body.append(card('Memory over execution order (FP/BP marks per step)', c.el, { wide: true, id: 'memory-line' }));
+  body.append(card(`Memory over execution order${marks.length ? (shown.length < all.length ? ` (FP/BP of step ${shown[0].step}, around the peak)` : ' (FP/BP of each step)') : ''}`, c.el, { wide: true, id: 'memory-line' }));
   if (api.report && m.peak) {
     breakdown.append(table({ id: 'live-tensors', sortKey: 'size', columns: [{ key: 'name', label: 'tensor' }, { key: 'owner_op', label: 'owner op' },
       { key: 'size', label: 'bytes', num: true, fmt: int }], rows: m.peak.breakdown || [] }));
