@@ -18,7 +18,9 @@ export function table({ columns, rows, sortKey, sortDesc = true, search, limit =
       out.sort((a, b) => {
         const x = a[key], y = b[key];
         let c;
-        if (col && col.num) c = (x ?? -Infinity) - (y ?? -Infinity);
+        // A sort key that is no column (e.g. "impact") sorts numbers as numbers.
+        const numeric = col ? col.num : typeof x === 'number' || typeof y === 'number';
+        if (numeric) c = (x ?? -Infinity) - (y ?? -Infinity);
         else c = String(x ?? '').localeCompare(String(y ?? ''));
         return desc ? -c : c;
       });

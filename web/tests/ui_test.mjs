@@ -230,6 +230,8 @@ async function demoChecks(page, base, run, results) {
   // Compare: a run against itself has no delta; rank 0 vs rank 1 lists changes.
   await openPage(page, `${base}/#/compare?a=${run}&b=${run}&rank_a=0&rank_b=1`, 'compare');
   check(await page.locator('[data-table="compare-types"] tbody tr').count() > 0, 'compare: op type deltas listed');
+  const deltas = (await page.locator('[data-table="compare-types"] tbody td[data-col="delta"]').allInnerTexts()).map((t) => Math.abs(Number(t.replace('+', ''))));
+  check(deltas.every((v, i) => i === 0 || v <= deltas[i - 1]), 'compare: op types sorted by impact (|b - a|, largest first)', deltas.join(','));
   await page.screenshot({ path: join(args.out, 'demo-compare.png'), fullPage: true });
 }
 
