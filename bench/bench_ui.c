@@ -66,7 +66,7 @@ static int http_get(int port, const char *target, char **body, size_t *len)
     close(fd);
     buf[n] = '\0';
     if (n > 12)
-        status = atoi(buf + 9);
+        status = (int)strtol(buf + 9, NULL, 10);
     p = strstr(buf, "\r\n\r\n");
     *len = p ? n - (size_t)(p + 4 - buf) : 0;
     if (p)
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     };
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : DEFAULT_EVENTS;
     const char *work = argc > 2 ? argv[2] : "/tmp/nnprof-bench-ui";
-    int reps = argc > 3 ? atoi(argv[3]) : DEFAULT_REPS;
+    int reps = argc > 3 ? (int)strtol(argv[3], NULL, 10) : DEFAULT_REPS;
     char run[1024], cache[1024], report[1024], cmd[2300], *body;
     double t0, times[MAX_REPS], base[MAX_REPS], base_med, worst = 0;
     nnp_server_config_t cfg;

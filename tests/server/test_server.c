@@ -156,7 +156,7 @@ static int read_response(int fd, char **body)
     }
     buf[len] = '\0';
     if (len > 12 && strncmp(buf, "HTTP/1.", 7) == 0)
-        status = atoi(buf + 9);
+        status = (int)strtol(buf + 9, NULL, 10);
     *body = buf;
     return status;
 }
