@@ -122,8 +122,7 @@ static void write_delta_fields(nnp_jw_t *w, double a, double b, bool has_a, bool
 }
 
 static int section(nnp_jw_t *w, const char *key, const nnp_svt_t *ta, const nnp_svt_t *tb,
-                   const char *const *cols, const char *const *names, size_t n_cols,
-                   const char *filter)
+                   const char *const *cols, const char *const *names, size_t n_cols)
 {
     keyed_t *ka = keys(ta, cols, n_cols), *kb = keys(tb, cols, n_cols);
     delta_t *d = nnp__calloc(ta->n_rows + tb->n_rows + 1, sizeof(delta_t));
@@ -142,8 +141,6 @@ static int section(nnp_jw_t *w, const char *key, const nnp_svt_t *ta, const nnp_
         bool has_a = d[i].a_row != SIZE_MAX, has_b = d[i].b_row != SIZE_MAX;
         const nnp_svt_t *t = has_b ? tb : ta;
         size_t row = has_b ? d[i].b_row : d[i].a_row;
-        if (filter && strcmp(filter, has_a && has_b ? "both" : "changed_set") == 0)
-            continue;
         total++;
         if (listed >= MAX_ROWS)
             continue;
@@ -281,12 +278,12 @@ int nnp__api_compare(const nnp_api_ctx_t *c, nnp_jw_t *w)
     side(w, "a", c->run, a);
     side(w, "b", rb, b);
     rc = section(w, "op_types", &a->op_stat, &b->op_stat, type_cols, type_names,
-                 NNP_ARRAY_LEN(type_cols), NULL);
+                 NNP_ARRAY_LEN(type_cols));
     if (rc == NNP_OK)
         phases(w, a, b);
     if (rc == NNP_OK)
         rc = section(w, "ops", &a->op_detail, &b->op_detail, op_cols, op_names,
-                     NNP_ARRAY_LEN(op_cols), NULL);
+                     NNP_ARRAY_LEN(op_cols));
     nnp__jw_obj_end(w);
     return rc;
 }

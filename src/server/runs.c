@@ -138,8 +138,6 @@ static void place_results(nnp_runs_t *rs, nnp_run_t *r, const char *outputs_dir)
     } else {
         fmt_into(r->results, sizeof(r->results), "%s/%s", r->path, NNP_UI_CACHE_NAME);
     }
-    if (!rs->reanalyse && has_profiler_info(r->results))
-        r->state = NNP_RUN_NEW; /* cached: loading needs no analysis (see want) */
 }
 
 static int add_run(scan_t *s, const char *dir, const char *kind, int n_inputs,
