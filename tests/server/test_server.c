@@ -33,7 +33,8 @@ typedef struct fixture {
 
 static fixture_t fx_g;
 
-/* Records a small run (3 steps of 2 ops) into dir with the public API. */
+/* Records a small run (3 steps of 2 ops) into dir with the public API. MatMul's input
+ * shapes change at step 3 (a dynamic-shape op). */
 static void record_run(const char *dir)
 {
     nnp_options_t o;
@@ -47,9 +48,12 @@ static void record_run(const char *dir)
         nnp_step_begin_at(step, 0, t0);
         op.name = nnp_intern("Default/net/MatMul-op1");
         op.type = nnp_intern("MatMul");
+        op.input_shapes = nnp_intern(step < 3 ? "32,64;64,128" : "16,64;64,128");
+        op.input_dtypes = nnp_intern("float32;float32");
         nnp_op_at(&op, t0 + 1000, t0 + 5000);
         op.name = nnp_intern("Default/net/ReLU-op2");
         op.type = nnp_intern("ReLU");
+        op.input_shapes = op.input_dtypes = 0;
         nnp_op_at(&op, t0 + 6000, t0 + 7000);
         nnp_step_end_at(step, 0, t0 + 10000);
     }
@@ -229,6 +233,14 @@ static void test_analysis_on_demand(void **state)
     }
     assert_int_equal(get(fx, "/api/operators?run=run1&rank=0", &body), 200);
     assert_non_null(strstr(body, "\"type\":\"MatMul\""));
+    /* op_shapes: the two variants of MatMul, the commoner first. */
+    assert_non_null(strstr(body, "\"shapes\":[{\"shapes\":\"32,64;64,128\",\"dtypes\":"
+                                 "\"float32;float32\",\"count\":2},{\"shapes\":\"16,64;64,128\""));
+    free(body);
+    assert_int_equal(get(fx, "/api/dynamic_shape?run=run1&step=3", &body), 200);
+    assert_non_null(strstr(body, "\"available\":true"));
+    assert_non_null(strstr(body, "\"shapes_at_step\":\"16,64;64,128\""));
+    assert_non_null(strstr(body, "\"op_curves\":{\"Default/net/MatMul-op1\":{\"x\":[1,2,3]"));
     free(body);
     assert_int_equal(get(fx, "/api/operators?run=run1&rank=7", &body), 404);
     free(body);
