@@ -256,6 +256,8 @@ static int spawn_analysis(nnp_runs_t *rs, nnp_run_t *r)
     char log[NNP_PATH_MAX];
     char *argv[] = {rs->exe, "analyse", "--quiet", "-o", r->results, r->path, NULL};
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, dfl;
     int rc;
 
     rc = nnp__mkdir_p(r->results, 0700);
@@ -267,8 +269,19 @@ static int spawn_analysis(nnp_runs_t *rs, nnp_run_t *r)
     posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+    /* `nnprof ui` blocks SIGINT/SIGTERM in every thread (it waits for them with sigwait):
+     * the child must not inherit that mask, or it could never be stopped. */
+    posix_spawnattr_init(&attr);
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGINT);
+    sigaddset(&dfl, SIGTERM);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     r->t_start = time(NULL);
-    rc = posix_spawn(&r->pid, rs->exe, &fa, NULL, argv, environ);
+    rc = posix_spawn(&r->pid, rs->exe, &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         r->pid = -1;
