@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,16 @@ static enum MHD_Result api(nnp_server_t *s, struct MHD_Connection *c, const char
     return send_buffer(c, (unsigned)status, "application/json", text, len);
 }
 
+/* How many connections were open when c arrived (itself included): the first
+ * max_connections at any moment are served, later ones told to retry, whatever order the
+ * threads take their requests in. */
+static uintptr_t ticket(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? (uintptr_t)ci->socket_context : 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
@@ -288,7 +299,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
                           "read-only server: only GET and HEAD are allowed");
-    if (atomic_load(&s->active) > s->max_connections)
+    if (ticket(c) > s->max_connections)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many connections; retry");
     if (!host_ok(s, c))
         return send_error(c, MHD_HTTP_FORBIDDEN, "Host header does not name this server");
@@ -310,9 +321,8 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 {
     nnp_server_t *s = cls;
     (void)c;
-    (void)socket_ctx;
     if (code == MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_add(&s->active, 1);
+        *socket_ctx = (void *)(uintptr_t)(atomic_fetch_add(&s->active, 1) + 1);
     else
         atomic_fetch_sub(&s->active, 1);
 }

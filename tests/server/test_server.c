@@ -386,7 +386,6 @@ static void test_oversized_and_malformed(void **state)
             "GET / HTTP/9.9\r\nHost: x\r\n\r\n",
             "GET /api/runs HTTP/1.1\r\n\r\n", /* HTTP/1.1 without Host */
             "GET /api/runs HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: -1\r\n\r\n",
-            "\x16\x03\x01\x02\x10\x01\x10\x01\xfc\x03\x03", /* a TLS hello (no NUL: strlen) */
             "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Without Colon\r\n\r\n",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -396,14 +395,19 @@ static void test_oversized_and_malformed(void **state)
             free(body);
         }
     }
-    /* A client that connects and says nothing, then one that stops mid-request: both are
-     * closed by the server's timeout or our close, and others are served meanwhile. */
+    /* A client that connects and says nothing, one that stops mid-request and one that
+     * speaks TLS: the server holds each until its idle timeout (30 s) or our close, and
+     * serves others meanwhile. */
     {
-        int idle = connect_to(fx->port), half = connect_to(fx->port);
+        static const char tls_hello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+        int idle = connect_to(fx->port), half = connect_to(fx->port), tls = connect_to(fx->port);
         send_all(half, "GET /api/ru", 11);
+        send_all(tls, tls_hello, sizeof(tls_hello) - 1);
+        shutdown(tls, SHUT_WR);
         still_serving(fx);
         close(idle);
         close(half);
+        close(tls);
     }
     still_serving(fx);
 }
@@ -446,7 +450,8 @@ static void test_concurrent(void **state)
         close(fds[i]);
     }
     assert_int_equal(ok + busy, CONCURRENT);
-    assert_true(ok >= NNP_SERVER_MAX_CONNECTIONS / 2);
+    /* The first NNP_SERVER_MAX_CONNECTIONS connections open at once are all served. */
+    assert_true(ok >= NNP_SERVER_MAX_CONNECTIONS);
     print_message("200 concurrent connections: %d served, %d told to retry (503)\n", ok, busy);
     still_serving(fx);
 }
