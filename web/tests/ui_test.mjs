@@ -218,6 +218,20 @@ async function demoChecks(page, base, run, results) {
   check(await page.locator('[data-table="live-tensors"] tbody tr').count() > 0, 'resources: clicking the curve lists the live tensors');
   await page.screenshot({ path: join(args.out, 'demo-resources-breakdown.png'), fullPage: true });
 
+  // Timeline: the download link of the default choice (every rank, summary) is a merged
+  // Chrome trace holding both ranks' Step Trace and nothing else; detail of rank 1 alone.
+  await openPage(page, `${base}/#/run/${run}/timeline`, 'timeline');
+  const href = await page.locator('[data-link="download"]').getAttribute('href');
+  const trace = await (await page.request.get(`${base}${href}`)).json();
+  const procs = trace.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args.name);
+  check(procs.includes('Rank 0: Step Trace') && procs.includes('Rank 1: Step Trace') && procs.every((n) => /Step Trace|Overlap Analysis/.test(n)),
+    'timeline: download merges both ranks, summary processes only', procs.join(','));
+  await page.locator('[data-rank="0"]').uncheck();
+  await page.selectOption('[data-select="kind"]', 'detail');
+  const href1 = await page.locator('[data-link="download"]').getAttribute('href');
+  const trace1 = await (await page.request.get(`${base}${href1}`)).json();
+  check(trace1.some((e) => e.ph === 'X' && e.cat === 'host_op'), 'timeline: detail of rank 1 holds its ops');
+
   // Cluster: each rank's average equals its CSV.
   await openPage(page, `${base}/#/run/${run}/cluster`, 'cluster');
   for (const r of [0, 1]) {
