@@ -277,6 +277,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     }
     progress(o, "operator statistics", 2, STAGES);
     stage(&first, nnp__op_stats_write_all(&c, &st), "operator statistics", in->path);
+    stage(&first, nnp__op_shapes_write(&c), "op shapes", in->path);
     nnp__findings_from_core(&findings, &c, &st, &ov);
     progress(o, "timeline", 3, STAGES);
     stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
@@ -287,6 +288,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
     progress(o, "data pipeline", 6, STAGES);
     stage(&first, nnp__pipeline_write(&c, &findings), "data pipeline", in->path);
+    stage(&first, nnp__queue_steps_write(&c, &st), "data queues per step", in->path);
     progress(o, "CPU utilisation", 7, STAGES);
     stage(&first, nnp__cpu_write(&c, &findings), "CPU utilisation", in->path);
     progress(o, "FLOPs", 8, STAGES);

@@ -241,6 +241,10 @@ int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
 bool nnp__gpu_present(const nnp_model_t *m);
 int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__gpu_timeline_write(const nnp_actx_t *c);
+/* Outputs the UI pages read (issue 11): queues per step (queue_steps.c) and each op's
+ * input shapes and dtypes (op_shapes.c). */
+int nnp__queue_steps_write(const nnp_actx_t *c, const nnp_step_trace_t *st);
+int nnp__op_shapes_write(const nnp_actx_t *c);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);

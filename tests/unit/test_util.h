@@ -75,4 +75,17 @@ bool nnpt_have_corpus(void);
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL when unreadable. */
 char *nnpt_read_file(const char *path);
 
+/* ---- model builders (grow these instead of copying them into each test) ---- */
+struct nnp_model;
+/* A step of graph 1 over [begin, end). */
+void nnpt_add_step(struct nnp_model *m, uint64_t id, int64_t begin, int64_t end);
+/* A host op; shapes/dtypes may be NULL (not recorded). Returns its row. */
+size_t nnpt_add_op(struct nnp_model *m, int64_t start, int64_t end, const char *name,
+                   const char *type, const char *shapes, const char *dtypes);
+/* A data-pipeline op registration. */
+void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const char *type,
+                      uint32_t workers);
+/* A queue sample (op_id -1: the device queue). */
+void nnpt_add_queue(struct nnp_model *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap);
+
 #endif
