@@ -86,6 +86,7 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->sys_cpu.t, true};
     out[n++] = (table_ref_t){&m->task_cpu.t, true};
     out[n++] = (table_ref_t){&m->proc_rss.t, true};
+    out[n++] = (table_ref_t){&m->launches.t, true};
     return n;
 }
 #define MAX_TABLES 24
@@ -116,6 +117,14 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->kernels, device_id);
     COL(m->kernels, stream_id);
     COL(m->kernels, corr);
+    COL(m->kernels, launch);
+
+    COL(m->launches, start_ns);
+    COL(m->launches, end_ns);
+    COL(m->launches, name);
+    COL(m->launches, thread);
+    COL(m->launches, id);
+    COL(m->launches, corr);
 
     COL(m->host, ts_ns);
     COL(m->host, kind);
@@ -232,6 +241,24 @@ int nnp__model_ops_want_flops(nnp_model_t *m)
     COL(m->ops, flops_matrix);
     COL(m->ops, flops_vector);
     return NNP_OK;
+}
+
+/* Adds a zeroed uint16 column to t at its current capacity (NULL col: allocate lazily). */
+static int want_u16(nnp_table_t *t, uint16_t **colp)
+{
+    if (*colp)
+        return NNP_OK;
+    /* At least one slot, so that a non-NULL pointer marks the column as registered. */
+    if (!(*colp = nnp__calloc(t->cap ? t->cap : 1, sizeof(uint16_t))))
+        return NNP_ENOMEM;
+    col(t, colp, sizeof(uint16_t));
+    return NNP_OK;
+}
+
+int nnp__model_want_end_ps(nnp_model_t *m)
+{
+    int rc = want_u16(&m->kernels.t, &m->kernels.end_ps);
+    return rc == NNP_OK ? want_u16(&m->comms.t, &m->comms.end_ps) : rc;
 }
 
 void nnp__model_fini(nnp_model_t *m)

@@ -59,8 +59,23 @@ typedef struct nnp_kernels {
     int64_t *start_ns, *end_ns;
     uint32_t *name, *type; /* kernel name; task type, e.g. "KERNEL", "AI_CORE", "MEMCPY" */
     uint32_t *device_id, *stream_id;
-    uint64_t *corr; /* the launching op's correlation id */
+    uint64_t *corr;   /* the launching op's correlation id */
+    uint64_t *launch; /* launches.id of the host call that launched it, 0 = none */
+    uint16_t *end_ps; /* NULL unless some kernel has it: picoseconds past end_ns (0..999),
+                       * for tools whose durations keep sub-ns digits (torch_npu) */
 } nnp_kernels_t;
+
+/* Host-side launches of device work: CUDA runtime/driver calls (Kineto "cuda_runtime",
+ * "cuda_driver"), torch_npu's host-to-device task flows. HTA calls them runtime events;
+ * kernels.launch == launches.id links a kernel to the call that queued it. */
+typedef struct nnp_launches {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name;   /* e.g. "cudaLaunchKernel" */
+    uint32_t *thread; /* index into threads */
+    uint64_t *id;     /* the link to its kernel(s) (CUDA correlation id), never 0 */
+    uint64_t *corr;   /* the launching op's correlation id (ops.corr), 0 = none */
+} nnp_launches_t;
 
 /* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
  * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
@@ -102,6 +117,7 @@ typedef struct nnp_comms {
     uint32_t *name, *kind, *group, *stream_id, *thread;
     int32_t *peer;
     uint64_t *bytes;
+    uint16_t *end_ps; /* as kernels.end_ps */
 } nnp_comms_t;
 
 /* Tensor memory events (is_alloc 1 = allocation, 0 = free). */
@@ -180,10 +196,12 @@ typedef struct nnp_run_info {
     size_t n_windows;
     /* What the importer met. */
     uint64_t events_lost, chunks_corrupt, chunks_truncated, files_aged_out;
-    char *source;             /* the directory or file imported */
-    char *source_format;      /* "nnprof-raw", "mindspore-host-info", ... */
-    bool step_avg_skip_first; /* MindSpore 1.x data: step-trace averages leave out step 1
-                               * (formats.md 1.1); set by the importer */
+    char *source;              /* the directory or file imported */
+    char *source_format;       /* "nnprof-raw", "mindspore-host-info", ... */
+    bool step_avg_skip_first;  /* MindSpore 1.x data: step-trace averages leave out step 1
+                                * (formats.md 1.1); set by the importer */
+    bool overlap_device_steps; /* the tool measures each step's overlap over its device
+                                * activity (torch_npu, Kineto): see overlap.c */
 } nnp_run_info_t;
 
 typedef struct nnp_model {
@@ -210,6 +228,7 @@ typedef struct nnp_model {
     nnp_cpu_samples_t sys_cpu;
     nnp_task_samples_t task_cpu;
     nnp_series_t proc_rss; /* value = RSS bytes */
+    nnp_launches_t launches;
 } nnp_model_t;
 
 /* Initialises an empty model (caller-allocated). Returns NNP_OK or NNP_ENOMEM. */
@@ -233,6 +252,9 @@ size_t nnp__table_push(nnp_table_t *t);
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_flops(nnp_model_t *m);
+/* Makes sure kernels and comms have their end_ps columns (zero for rows so far). Returns
+ * NNP_OK or NNP_ENOMEM. */
+int nnp__model_want_end_ps(nnp_model_t *m);
 /* Sorts every table by start time (stable) and builds nothing else; call once after
  * importing. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_finish(nnp_model_t *m);
