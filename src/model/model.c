@@ -280,6 +280,7 @@ void nnp__model_fini(nnp_model_t *m)
     nnp__free(m->info.windows);
     nnp__free(m->info.source);
     nnp__free(m->info.source_format);
+    nnp__free(m->info.device_name);
     memset(m, 0, sizeof(*m));
 }
 

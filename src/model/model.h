@@ -196,12 +196,14 @@ typedef struct nnp_run_info {
     size_t n_windows;
     /* What the importer met. */
     uint64_t events_lost, chunks_corrupt, chunks_truncated, files_aged_out;
-    char *source;              /* the directory or file imported */
-    char *source_format;       /* "nnprof-raw", "mindspore-host-info", ... */
-    bool step_avg_skip_first;  /* MindSpore 1.x data: step-trace averages leave out step 1
-                                * (formats.md 1.1); set by the importer */
-    bool overlap_device_steps; /* the tool measures each step's overlap over its device
-                                * activity (torch_npu, Kineto): see overlap.c */
+    char *source;                 /* the directory or file imported */
+    char *source_format;          /* "nnprof-raw", "mindspore-host-info", ... */
+    bool step_avg_skip_first;     /* MindSpore 1.x data: step-trace averages leave out step 1
+                                   * (formats.md 1.1); set by the importer */
+    char *device_name;            /* the accelerator's name, NULL when unknown (Kineto) */
+    uint64_t device_memory_bytes; /* its memory, 0 when unknown (Kineto deviceProperties) */
+    bool overlap_device_steps;    /* the tool measures each step's overlap over its device
+                                   * activity (torch_npu, Kineto): see overlap.c */
 } nnp_run_info_t;
 
 typedef struct nnp_model {

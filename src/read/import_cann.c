@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "nnprof/nnprof.h"
-#include "read/ascend.h"
+#include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
 #include "util/util.h"
@@ -248,7 +248,7 @@ static int read_rank(const char *dev_dir)
     char path[NNP_PATH_MAX];
     cJSON *j = read_small_json(dev_dir, INFO_PREFIX, path, sizeof(path));
     int64_t r = -1;
-    if (j && !nnp__ascend_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
+    if (j && !nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
         r = -1;
     cJSON_Delete(j);
     return r >= 0 && r <= INT32_MAX ? (int)r : -1;
@@ -280,12 +280,12 @@ static void read_info(cann_t *x, const char *dev_dir)
     if (!j) {
         NNP_LOG_W("cann: %s: no readable info.json*: rank unknown, using 0", dev_dir);
     } else {
-        if (nnp__ascend_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
             v <= INT32_MAX)
             info->rank_id = (int)v;
         else
             NNP_LOG_W("cann: %s: key 'rank_id' missing or not a number: using 0", path);
-        if (nnp__ascend_json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
             v <= INT32_MAX)
             dev = (int)v;
     }
@@ -295,10 +295,10 @@ static void read_info(cann_t *x, const char *dev_dir)
     j = read_small_json(dev_dir, START_PREFIX, path, sizeof(path));
     if (j) {
         int64_t begin_us, raw_ns;
-        if (nnp__ascend_json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"),
-                                 &begin_us) &&
-            nnp__ascend_json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"),
-                                 &raw_ns)) {
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"),
+                                  &begin_us) &&
+            nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"),
+                                  &raw_ns)) {
             info->start_wall_us = begin_us;
             info->diff_time_us = begin_us - raw_ns / NS_PER_US;
         }
@@ -438,7 +438,7 @@ static int add_kernel(cann_t *x, const cJSON *args, const thread_meta_t *t, cons
     int64_t stream = -1;
     uint32_t name_id = nnp__model_intern_cstr(m, name), type_id = nnp__model_intern_cstr(m, type);
     size_t i;
-    if (!nnp__ascend_json_int(nnp__ascend_get_any(args, stream_keys), &stream) && t && t->name &&
+    if (!nnp__foreign_json_int(nnp__foreign_get_any(args, stream_keys), &stream) && t && t->name &&
         starts_with(t->name, "Stream "))
         stream = strtol(t->name + strlen("Stream "), NULL, 10);
     if (stream < 0 || stream > UINT32_MAX)
@@ -465,7 +465,7 @@ static int add_comm(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
 {
     static const char *const group_keys[] = {"group", "Group", "group_name", "Group Name", NULL};
     nnp_model_t *m = x->m;
-    const cJSON *g = nnp__ascend_get_any(args, group_keys);
+    const cJSON *g = nnp__foreign_get_any(args, group_keys);
     uint32_t name_id = nnp__model_intern_cstr(m, name), group_id = 0;
     size_t i;
     /* Newer CANN names the op-level thread after the group ("Group <name> Communication");
@@ -483,7 +483,7 @@ static int add_comm(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     m->comms.start_ns[i] = s;
     m->comms.end_ns[i] = end;
     m->comms.name[i] = name_id;
-    m->comms.kind[i] = nnp__ascend_comm_kind(name);
+    m->comms.kind[i] = nnp__foreign_comm_kind(name);
     m->comms.group[i] = group_id;
     m->comms.peer[i] = -1;
     x->n_comms++;
@@ -494,7 +494,7 @@ static int add_mark(cann_t *x, nnp_marks_t *mk, uint64_t id, const cJSON *v)
 {
     int64_t ts;
     size_t i;
-    if (!v || !nnp__ascend_json_us_ns(v, &ts) || ts <= 0)
+    if (!v || !nnp__foreign_json_us_ns(v, &ts) || ts <= 0)
         return NNP_OK; /* inference steps have no BP End: not an error */
     if ((i = nnp__table_push(&mk->t)) == SIZE_MAX)
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", x->file);
@@ -513,7 +513,7 @@ static int add_step(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     int64_t id = -1, graph = 0;
     const char *mid = t && t->name ? strstr(t->name, MODEL_ID_KEY) : NULL;
     size_t i;
-    if (!nnp__ascend_json_int(nnp__ascend_get_any(args, id_keys), &id))
+    if (!nnp__foreign_json_int(nnp__foreign_get_any(args, id_keys), &id))
         id = strtoll(name + strlen("Iteration "), NULL, 10);
     if (id <= 0)
         return NNP_OK;
@@ -576,18 +576,18 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(x, index, name, "key 'pid' missing or not a number");
         return 0;
     }
-    if (!nnp__ascend_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
+    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
         bad_event(x, index, name, "key 'ts' missing or not a time in us");
         return 0;
     }
-    if (!nnp__ascend_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
+    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
         bad_event(x, index, name, "key 'dur' missing, negative or not a time in us");
         return 0;
     }
     proc = meta_find(x, pid->valuedouble, 0, true);
     t = meta_find(x, pid->valuedouble, cJSON_IsNumber(tid) ? tid->valuedouble : 0, false);
     kind = proc ? proc->kind : PROC_OTHER;
-    type = nnp__ascend_get_any(args, type_keys);
+    type = nnp__foreign_get_any(args, type_keys);
     if (kind == PROC_OTHER && cJSON_IsString(type) &&
         nnp__ascend_is_compute_task(type->valuestring))
         kind = PROC_HW; /* no process_name (a cut file): a task is a task */

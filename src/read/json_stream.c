@@ -318,6 +318,7 @@ int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_
         if (rc == NNP_OK && !closed)
             rep->truncated = 1;
     } else if (c == '{') {
+        rep->object = 1;
         rc = stream_object(&s, array_key ? array_key : TRACE_EVENTS_KEY, cb, mcb, user, &b, path);
     }
     rep->no_array = !rep->has_array;

@@ -20,6 +20,7 @@ typedef struct nnp_json_stream_report {
     int truncated;        /* the file ended inside the array */
     int no_array;         /* no top-level array / traceEvents array found */
     int has_array;        /* the array was found (the complement of no_array) */
+    int object;           /* the document is an object (else an array, or nothing usable) */
     int doc_truncated;    /* the object document ends, or breaks, after its array */
     uint64_t bad_members; /* top-level members that are not valid JSON (skipped) */
     int gzip;             /* the file is gzip-compressed */

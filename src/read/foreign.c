@@ -1,39 +1,42 @@
-/* ascend.c - conventions every importer of Ascend tools' data shares (ascend.h): µs times
- * as exact ns, integers that may be strings, keys spelt several ways, which hardware task
- * types are compute, and a communication op's kind from its name. Used by the CANN msprof
- * and torch_npu importers, so that both classify the same task the same way. */
+/* foreign.c - conventions that importers of other tools' data share (foreign.h): µs times
+ * as exact ns, integers that may be strings, keys spelt several ways, a communication op's
+ * kind from its name, and which Ascend hardware task types are compute. Used by the CANN
+ * msprof, torch_npu and Kineto importers, so that they read and classify alike. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nnprof/nnprof.h"
-#include "read/ascend.h"
+#include "read/foreign.h"
 #include "util/util.h"
 
-/* ns per us: msprof writes ts/dur in us with up to 3 decimals (formats.md 1.4). */
+/* ns per us: Chrome-trace files write ts/dur in us with up to 3 decimals (formats.md 1.4). */
 #define NS_PER_US    1000
 #define US_DECIMALS  3
 #define NUM_TEXT_MAX 64
 /* Shortest round-trip text of a double needs at most 17 significant digits (IEEE 754). */
 #define DBL_MIN_DIGITS 15
 #define DBL_MAX_DIGITS 17
+/* Largest |time| in us accepted from a JSON number: 9e15 us (285 years) holds wall-clock
+ * (Kineto, torch_npu: ~1.7e15) and device clocks, and keeps ns within int64. */
+#define MAX_US 9e15
 
 /* Microseconds (a JSON number, or a string in newer CANN: formats.md 1.4) to integer ns.
  * The decimal text is converted digit by digit, so "0.005" is 5 ns exactly; a number is
  * first turned back into its shortest round-trip text (what the writer printed), which
  * avoids a second rounding in double arithmetic. Digits past ns round half up. */
-bool nnp__ascend_us_text_ns(const char *s, int64_t *out)
+bool nnp__foreign_us_text_ns(const char *s, int64_t *out)
 {
     return nnp__parse_decimal_ns(s, US_DECIMALS, out);
 }
 
-bool nnp__ascend_json_us_ns(const cJSON *v, int64_t *out)
+bool nnp__foreign_json_us_ns(const cJSON *v, int64_t *out)
 {
     char buf[NUM_TEXT_MAX];
     if (cJSON_IsString(v) && v->valuestring)
-        return nnp__ascend_us_text_ns(v->valuestring, out);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 9e12)
+        return nnp__foreign_us_text_ns(v->valuestring, out);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > MAX_US)
         return false;
     for (int p = DBL_MIN_DIGITS; p <= DBL_MAX_DIGITS; p++) {
         snprintf(buf, sizeof(buf), "%.*g", p, v->valuedouble);
@@ -44,11 +47,11 @@ bool nnp__ascend_json_us_ns(const cJSON *v, int64_t *out)
         *out = llround(v->valuedouble * NS_PER_US);
         return true;
     }
-    return nnp__ascend_us_text_ns(buf, out);
+    return nnp__foreign_us_text_ns(buf, out);
 }
 
 /* An integer from a number or a decimal string ("N/A" and others are false). */
-bool nnp__ascend_json_int(const cJSON *v, int64_t *out)
+bool nnp__foreign_json_int(const cJSON *v, int64_t *out)
 {
     /* Out-of-range doubles would make the cast undefined: 2^62 is far above any id. */
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 0x1p62) {
@@ -68,7 +71,7 @@ bool nnp__ascend_json_int(const cJSON *v, int64_t *out)
 
 /* The first of several spellings of a key (versions differ in case: "Stream Id" in the
  * hardware tasks, "stream id" in HCCL tasks). */
-const cJSON *nnp__ascend_get_any(const cJSON *o, const char *const *keys)
+const cJSON *nnp__foreign_get_any(const cJSON *o, const char *const *keys)
 {
     for (; o && *keys; keys++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
@@ -77,14 +80,18 @@ const cJSON *nnp__ascend_get_any(const cJSON *o, const char *const *keys)
     }
     return NULL;
 }
+
 /* Compute task types (formats.md 2.3, MSP section_calculator): these are msprof's own
  * "Computing". Every other hardware task (NOTIFY_*, EVENT_*, MEMCPY_ASYNC, REDUCE_ASYNC*,
  * ...) is synchronisation, copying or the data movement of an HCCL op, which msprof counts
  * inside the op's span and not as compute. */
 bool nnp__ascend_is_compute_task(const char *t)
 {
-    static const char *const types[] = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "FFTS+",
-                                        "MIX_AIC", "MIX_AIV",        "AIV",    NULL};
+    /* "Other": older CANN (torch_npu 2023) types AI Core kernels whose type it did not
+     * resolve so; its own Overlap Analysis counts them as Computing (the corpus trace_view:
+     * the first Computing event is the first "Other" task, to the ns). */
+    static const char *const types[] = {
+        "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "FFTS+", "MIX_AIC", "MIX_AIV", "AIV", "Other", NULL};
     for (const char *const *p = types; *p; p++)
         if (strcmp(t, *p) == 0)
             return true;
@@ -92,19 +99,23 @@ bool nnp__ascend_is_compute_task(const char *t)
 }
 
 /* Kind of a communication op from its name ("Default/AllReduce-op534_0",
- * "hcom_allReduce__123_1"), case-insensitively; "reduce" alone is tried last so that
- * allreduce and reducescatter win. */
-uint32_t nnp__ascend_comm_kind(const char *name)
+ * "hcom_allReduce__123_1", "ncclKernel_AllGather_RING_LL_Sum_float", PyTorch's collective
+ * names "all_to_all", "_reduce_scatter_base"), case-insensitively; "reduce" alone is tried
+ * last so that allreduce and reducescatter win. */
+uint32_t nnp__foreign_comm_kind(const char *name)
 {
     static const struct {
         const char *needle;
         nnp_comm_kind_t kind;
     } map[] = {{"allreduce", NNP_COMM_ALLREDUCE},
+               {"all_reduce", NNP_COMM_ALLREDUCE},
                {"allgather", NNP_COMM_ALLGATHER},
+               {"all_gather", NNP_COMM_ALLGATHER},
                {"reducescatter", NNP_COMM_REDUCESCATTER},
                {"reduce_scatter", NNP_COMM_REDUCESCATTER},
                {"broadcast", NNP_COMM_BROADCAST},
                {"alltoall", NNP_COMM_ALLTOALL},
+               {"all_to_all", NNP_COMM_ALLTOALL},
                {"send", NNP_COMM_SEND},
                {"receive", NNP_COMM_RECV},
                {"recv", NNP_COMM_RECV},
