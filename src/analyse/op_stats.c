@@ -69,6 +69,7 @@ static bool spans_keep(const spans_t *s, int64_t t)
 typedef struct ctx {
     const nnp_model_t *m;
     nnp_op_index_t corr;
+    nnp_launch_index_t launches; /* a kernel's step is its launch's (nnp__kernel_step) */
     spans_t spans;
     uint32_t kernel_core; /* core key of kernels without a type */
 } ctx_t;
@@ -85,13 +86,28 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
         x->kernel_core = CORE_KERNEL;
     rc = nnp__op_index_build(c->m, &x->corr);
     if (rc == NNP_OK)
+        rc = nnp__launch_index_build(c->m, &x->launches);
+    if (rc == NNP_OK)
         rc = spans_init(c, st, &x->spans);
     return rc;
+}
+
+/* The step row of kernel i (by its launch when known), NULL when none. */
+static const nnp_step_row_t *kernel_step(const ctx_t *x, size_t i)
+{
+    size_t k = nnp__kernel_step(&x->spans.s, x->m, &x->launches, i);
+    return k == SIZE_MAX ? NULL : &x->spans.s.rows[k];
+}
+
+static bool kernel_keep(const ctx_t *x, size_t i)
+{
+    return !x->spans.filter || kernel_step(x, i) != NULL;
 }
 
 static void ctx_fini(ctx_t *x)
 {
     nnp__op_index_fini(&x->corr);
+    nnp__launch_index_fini(&x->launches);
     nnp__step_spans_fini(&x->spans.s);
 }
 
@@ -301,7 +317,7 @@ static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_tot
     for (size_t i = 0; i < m->kernels.t.n; i++) {
         size_t op;
         int64_t dur = kernel_dur(&m->kernels, i);
-        if (!spans_keep(&x->spans, m->kernels.start_ns[i]))
+        if (!kernel_keep(x, i))
             continue;
         v[n++] = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i),
                           SIDE_DEVICE, dur};
@@ -451,10 +467,14 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
         size_t op;
         uint32_t type;
         int64_t t = m->kernels.start_ns[i];
-        if (!spans_keep(&x->spans, t))
+        const nnp_step_row_t *r = x->spans.s.n ? kernel_step(x, i) : NULL;
+        if (x->spans.filter && !r)
             continue;
         type = kernel_type(x, i, &op);
-        csv_step(&w, x, t);
+        if (r)
+            nnp__csv_uint(&w, r->step_id);
+        else
+            nnp__csv_empty(&w);
         nnp__csv_str(&w, nnp__model_str(m, m->kernels.name[i]));
         nnp__csv_str(&w, nnp__model_str(m, type));
         nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
