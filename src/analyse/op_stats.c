@@ -136,12 +136,15 @@ static int64_t kernel_dur(const nnp_kernels_t *k, size_t i)
     return k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
 }
 
-/* A kernel's op type: its launching op's type, else (no launcher known) its own name,
- * so unattributed kernels still get a row of their own. */
+/* A kernel's op type: the one its tool gave it (torch_npu kernel_details), else its
+ * launching op's type, else (no launcher known) its own name, so unattributed kernels
+ * still get a row of their own. */
 static uint32_t kernel_type(const ctx_t *x, size_t i, size_t *op)
 {
     const nnp_model_t *m = x->m;
     *op = nnp__op_index_find(&x->corr, m->kernels.corr[i]);
+    if (m->kernels.op_type[i])
+        return m->kernels.op_type[i];
     if (*op != SIZE_MAX && m->ops.type[*op])
         return m->ops.type[*op];
     return m->kernels.name[i];

@@ -118,6 +118,7 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->kernels, stream_id);
     COL(m->kernels, corr);
     COL(m->kernels, launch);
+    COL(m->kernels, op_type);
 
     COL(m->launches, start_ns);
     COL(m->launches, end_ns);

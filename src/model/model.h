@@ -59,10 +59,12 @@ typedef struct nnp_kernels {
     int64_t *start_ns, *end_ns;
     uint32_t *name, *type; /* kernel name; task type, e.g. "KERNEL", "AI_CORE", "MEMCPY" */
     uint32_t *device_id, *stream_id;
-    uint64_t *corr;   /* the launching op's correlation id */
-    uint64_t *launch; /* launches.id of the host call that launched it, 0 = none */
-    uint16_t *end_ps; /* NULL unless some kernel has it: picoseconds past end_ns (0..999),
-                       * for tools whose durations keep sub-ns digits (torch_npu) */
+    uint64_t *corr;    /* the launching op's correlation id */
+    uint64_t *launch;  /* launches.id of the host call that launched it, 0 = none */
+    uint32_t *op_type; /* the op type the tool gives the kernel itself (torch_npu
+                        * kernel_details "Type"), 0 = none */
+    uint16_t *end_ps;  /* NULL unless some kernel has it: picoseconds past end_ns (0..999),
+                        * for tools whose durations keep sub-ns digits (torch_npu) */
 } nnp_kernels_t;
 
 /* Host-side launches of device work: CUDA runtime/driver calls (Kineto "cuda_runtime",

@@ -131,3 +131,62 @@ uint32_t nnp__foreign_comm_kind(const char *name)
             return (uint32_t)map[i].kind;
     return NNP_COMM_OTHER;
 }
+
+/* ---- flow map: (pid, tid, ts) of a flow's end -> the flow's id ---- */
+
+/* Slots of a new map; it doubles at half full (open addressing, linear probing). */
+#define FLOW_INITIAL 1024
+
+uint64_t nnp__flow_key(uint64_t pid, uint64_t tid, int64_t ts_ns)
+{
+    uint64_t h = pid * 0xD6E8FEB86659FD93ull ^ tid * 0x9E3779B97F4A7C15ull ^
+                 (uint64_t)ts_ns * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 31;
+    return h ? h : 1; /* 0 marks an empty slot */
+}
+
+int nnp__flow_put(nnp_flow_map_t *f, uint64_t key, uint64_t id)
+{
+    size_t mask, i;
+    if ((f->n + 1) * 2 > f->cap) {
+        size_t ncap = f->cap ? f->cap * 2 : FLOW_INITIAL;
+        nnp_flow_slot_t *nv = nnp__calloc(ncap, sizeof(nnp_flow_slot_t));
+        if (!nv)
+            return nnp__fail(NNP_ENOMEM, "out of memory indexing flows");
+        for (size_t j = 0; j < f->cap; j++) {
+            if (!f->v[j].key)
+                continue;
+            for (i = f->v[j].key & (ncap - 1); nv[i].key; i = (i + 1) & (ncap - 1))
+                ;
+            nv[i] = f->v[j];
+        }
+        nnp__free(f->v);
+        f->v = nv;
+        f->cap = ncap;
+    }
+    mask = f->cap - 1;
+    for (i = key & mask; f->v[i].key && f->v[i].key != key; i = (i + 1) & mask)
+        ;
+    if (!f->v[i].key)
+        f->n++;
+    f->v[i].key = key;
+    f->v[i].id = id;
+    return NNP_OK;
+}
+
+uint64_t nnp__flow_get(const nnp_flow_map_t *f, uint64_t key)
+{
+    size_t mask = f->cap - 1;
+    if (!f->cap)
+        return 0;
+    for (size_t i = key & mask; f->v[i].key; i = (i + 1) & mask)
+        if (f->v[i].key == key)
+            return f->v[i].id;
+    return 0;
+}
+
+void nnp__flow_fini(nnp_flow_map_t *f)
+{
+    nnp__free(f->v);
+    memset(f, 0, sizeof(*f));
+}

@@ -23,4 +23,23 @@ uint32_t nnp__foreign_comm_kind(const char *name);
  * docs/IMPORT.md, "Ascend task types". */
 bool nnp__ascend_is_compute_task(const char *type);
 
+/* A map from the (pid, tid, ts) where a flow ends (the device task it points at) to the
+ * flow's id, for linking tasks to their launches; also any hashed key to a 64-bit value.
+ * Zero-initialise; nnp__flow_fini frees. Memory grows with the entries, not the file. */
+typedef struct nnp_flow_slot {
+    uint64_t key, id;
+} nnp_flow_slot_t;
+
+typedef struct nnp_flow_map {
+    nnp_flow_slot_t *v;
+    size_t cap, n;
+} nnp_flow_map_t;
+
+uint64_t nnp__flow_key(uint64_t pid, uint64_t tid, int64_t ts_ns);
+/* Sets key's id (replacing an earlier one). NNP_OK or NNP_ENOMEM. */
+int nnp__flow_put(nnp_flow_map_t *f, uint64_t key, uint64_t id);
+/* key's id, 0 when absent. */
+uint64_t nnp__flow_get(const nnp_flow_map_t *f, uint64_t key);
+void nnp__flow_fini(nnp_flow_map_t *f);
+
 #endif /* NNP_FOREIGN_H */

@@ -50,24 +50,18 @@
 #define MAX_EVENT_WARNINGS 20
 /* Trace files in one folder (one per rank and capture): far above any job's rank count. */
 #define MAX_FILES 4096
-/* Flows of kernels without a "correlation" arg, resolved after the pass; hash slots. */
-#define FLOW_INITIAL 1024
+/* Kernels without a "correlation" arg remembered for the flows, first capacity. */
+#define UNLINKED_INITIAL 256
 /* Bytes of one element of the dtypes PyTorch names in NCCL kernel args ("Float", ...). */
 #define DTYPE_MAX_BYTES 8
-
-typedef struct flow {
-    uint64_t key; /* (tid, ts) of the flow's end: the kernel it points at */
-    uint64_t id;  /* the correlation id */
-} flow_t;
 
 typedef struct kin {
     nnp_model_t *m;
     const char *path;
     uint64_t bad, warnings;
     uint64_t n_ops, n_steps, n_markers, n_launches, n_kernels, n_comms, n_mem, n_skipped;
-    flow_t *flows; /* ac2g flow ends, open addressing keyed by (tid, ts) */
-    size_t flows_cap, n_flows;
-    size_t *unlinked; /* kernel rows without a correlation arg */
+    nnp_flow_map_t flows; /* ac2g flow ends (pid, tid, ts) -> correlation id */
+    size_t *unlinked;     /* kernel rows without a correlation arg */
     size_t n_unlinked, unlinked_cap;
     uint64_t *unlinked_key;
     bool have_rank;
@@ -170,56 +164,10 @@ static uint64_t dtype_bytes(const char *t)
 
 /* ---- flows (ac2g): the link of a GPU event that carries no "correlation" arg ---- */
 
-static uint64_t flow_key(uint64_t tid, int64_t ts_ns)
-{
-    uint64_t h = tid * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts_ns * 0xC2B2AE3D27D4EB4Full;
-    return h ? h : 1;
-}
-
-static int flow_put(kin_t *k, uint64_t key, uint64_t id)
-{
-    size_t mask, i;
-    if ((k->n_flows + 1) * 2 > k->flows_cap) {
-        size_t ncap = k->flows_cap ? k->flows_cap * 2 : FLOW_INITIAL;
-        flow_t *nf = nnp__calloc(ncap, sizeof(flow_t));
-        if (!nf)
-            return oom(k);
-        for (size_t j = 0; j < k->flows_cap; j++) {
-            if (!k->flows[j].key)
-                continue;
-            for (i = k->flows[j].key & (ncap - 1); nf[i].key; i = (i + 1) & (ncap - 1))
-                ;
-            nf[i] = k->flows[j];
-        }
-        nnp__free(k->flows);
-        k->flows = nf;
-        k->flows_cap = ncap;
-    }
-    mask = k->flows_cap - 1;
-    for (i = key & mask; k->flows[i].key && k->flows[i].key != key; i = (i + 1) & mask)
-        ;
-    if (!k->flows[i].key)
-        k->n_flows++;
-    k->flows[i].key = key;
-    k->flows[i].id = id;
-    return NNP_OK;
-}
-
-static uint64_t flow_get(const kin_t *k, uint64_t key)
-{
-    size_t mask = k->flows_cap - 1;
-    if (!k->flows_cap)
-        return 0;
-    for (size_t i = key & mask; k->flows[i].key; i = (i + 1) & mask)
-        if (k->flows[i].key == key)
-            return k->flows[i].id;
-    return 0;
-}
-
 static int remember_unlinked(kin_t *k, size_t row, uint64_t key)
 {
     if (k->n_unlinked == k->unlinked_cap) {
-        size_t ncap = k->unlinked_cap ? k->unlinked_cap * 2 : FLOW_INITIAL;
+        size_t ncap = k->unlinked_cap ? k->unlinked_cap * 2 : UNLINKED_INITIAL;
         size_t *nr = nnp__realloc(k->unlinked, ncap * sizeof(size_t));
         uint64_t *nk;
         if (!nr)
@@ -401,7 +349,7 @@ static int add_kernel(kin_t *k, const cJSON *e, const char *name, const char *ty
 {
     nnp_model_t *m = k->m;
     const cJSON *args = get(e, "args");
-    uint64_t v = 0, tid = 0;
+    uint64_t v = 0, pid = 0, tid = 0;
     size_t i;
     if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
         return oom(k);
@@ -415,10 +363,14 @@ static int add_kernel(kin_t *k, const cJSON *e, const char *name, const char *ty
         m->kernels.device_id[i] = (uint32_t)v;
     if (json_u64(get(args, "External id"), &v))
         m->kernels.corr[i] = v;
-    if (json_u64(get(args, "correlation"), &v) && v)
+    if (json_u64(get(args, "correlation"), &v) && v) {
         m->kernels.launch[i] = v;
-    else if (json_u64(get(e, "tid"), &tid) && remember_unlinked(k, i, flow_key(tid, ts)) != NNP_OK)
-        return k->rc;
+    } else {
+        json_u64(get(e, "pid"), &pid);
+        json_u64(get(e, "tid"), &tid);
+        if (remember_unlinked(k, i, nnp__flow_key(pid, tid, ts)) != NNP_OK)
+            return k->rc;
+    }
     k->n_kernels++;
     if (strcmp(type, TYPE_KERNEL) == 0 && contains_ci(name, NCCL_TAG))
         return add_nccl_comm(k, args, name, ts, dur, m->kernels.stream_id[i]);
@@ -461,10 +413,12 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     if (!cJSON_IsString(ph))
         return NNP_OK;
     if (strcmp(ph->valuestring, "f") == 0 && c && strcmp(c, CAT_FLOW) == 0) {
-        uint64_t id, tid;
+        uint64_t id, pid = 0, tid = 0;
+        json_u64(get(e, "pid"), &pid);
         if (json_u64(get(e, "id"), &id) && json_u64(get(e, "tid"), &tid) &&
-            nnp__foreign_json_us_ns(get(e, "ts"), &ts))
-            return flow_put(k, flow_key(tid, ts), id);
+            nnp__foreign_json_us_ns(get(e, "ts"), &ts) &&
+            nnp__flow_put(&k->flows, nnp__flow_key(pid, tid, ts), id) != NNP_OK)
+            return k->rc = NNP_ENOMEM;
         return NNP_OK;
     }
     if (strcmp(ph->valuestring, "i") == 0 || strcmp(ph->valuestring, "I") == 0) {
@@ -519,7 +473,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
 static void link_by_flows(kin_t *k)
 {
     for (size_t j = 0; j < k->n_unlinked; j++) {
-        uint64_t id = flow_get(k, k->unlinked_key[j]);
+        uint64_t id = nnp__flow_get(&k->flows, k->unlinked_key[j]);
         if (id)
             k->m->kernels.launch[k->unlinked[j]] = id;
     }
@@ -690,7 +644,7 @@ static int import(const char *input, nnp_model_t *m)
     m->info.overlap_device_steps = true;
     rc = nnp__json_stream_doc(input, NULL, event_cb, member_cb, &k, &rep);
     link_by_flows(&k);
-    nnp__free(k.flows);
+    nnp__flow_fini(&k.flows);
     nnp__free(k.unlinked);
     nnp__free(k.unlinked_key);
     if (k.rc != NNP_OK)

@@ -1,6 +1,7 @@
 /* torch_npu.h - what the torch_npu / msprof-analyze importer's files share (internal to
- * src/read/): file names, the µs-to-ns and name helpers, and one reader per extra file.
- * import_torch_npu.c finds the inputs and reads trace_view.json; torch_npu_tables.c the
+ * src/read/): file names, helpers, and one reader per file.
+ * import_torch_npu.c finds the inputs (one per *_ascend_pt folder) and the rank;
+ * torch_npu_trace.c reads trace_view.json; torch_npu_tables.c the
  * CSV files (kernel_details, step_trace_time, cluster_step_trace_time); torch_npu_comm.c
  * communication.json and cluster_communication.json. */
 #ifndef NNP_TORCH_NPU_H
@@ -13,6 +14,7 @@
 #include "model/model.h"
 #include "nnprof/nnprof.h"
 #include "read/csv_reader.h"
+#include "read/foreign.h"
 
 #define FORMAT_NAME     "torch-npu"
 #define TRACE_VIEW      "trace_view.json"
@@ -31,13 +33,7 @@
 #define NS_PER_MS      1000000.0
 #define MAX_JSON_DEPTH 8
 /* Chrome-trace times are µs; torch_npu writes ts as a string with ns decimals. */
-#define NS_PER_US    1000
-#define US_NS_DIGITS 3
-/* Shortest round-trip text of a double: 15 significant digits always survive, 17 always
- * round-trip. */
-#define DOUBLE_MIN_DIGITS 15
-#define DOUBLE_MAX_DIGITS 17
-#define DOUBLE_TEXT_CAP   64
+#define NS_PER_US 1000
 /* Process names torch_npu gives (MANIFEST §2, formats.md 1.4). */
 #define PROC_PYTHON   "Python"
 #define PROC_HARDWARE "Ascend Hardware"
@@ -49,14 +45,11 @@
 #define MAX_FILE_BYTES   (512u * 1024u * 1024u)
 #define MAX_ROW_WARNINGS 20
 
+/* kernel_details.csv's core type of HCCL ops (communication at op level). */
+#define HCCL_CORE "HCCL"
+
 /* Skips leading blanks and tabs (torch_npu pads some CSV values with a tab). */
 const char *nnp__tnpu_trim(const char *s);
-/* "123.456" µs as exact ns; blanks around allowed. */
-bool nnp__tnpu_parse_us_ns(const char *s, int64_t *out);
-/* A time member (string or number, µs) as exact ns. */
-bool nnp__tnpu_json_us_ns(const cJSON *v, int64_t *out);
-/* Communication kind of an op from its name. */
-nnp_comm_kind_t nnp__tnpu_comm_kind(const char *name);
 
 /* Reads path's header into c; col[k] = the index of need[k]. Logs and fails on a miss. */
 int nnp__tnpu_csv_open(nnp_csv_reader_t *c, const char *path, const char *const *need, long *col,
@@ -64,7 +57,12 @@ int nnp__tnpu_csv_open(nnp_csv_reader_t *c, const char *path, const char *const 
 
 /* One reader per file; each logs what it skips and returns NNP_OK, an error when the file
  * cannot be read at all, or NNP_ENOMEM. */
-int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m);
+/* trace_view.json: kd (may be NULL) maps (stream, start) to kernel_details' op type. */
+int nnp__tnpu_import_trace_view(const char *path, nnp_model_t *m, const nnp_flow_map_t *kd);
+/* kernel_details.csv: rows into m (compute -> kernels, HCCL -> comms), or, when types is
+ * set (trace_view.json supplies the tasks), only each row's op type into types, keyed by
+ * nnp__flow_key(0, stream, start_ns), the string id in the high 32 bits. */
+int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m, nnp_flow_map_t *types);
 int nnp__tnpu_import_step_trace_time(const char *path, const nnp_model_t *m);
 int nnp__tnpu_import_cluster_step_trace(const char *path, nnp_model_t *m);
 /* Its ops become comms only when add is set (the trace had none). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nnprof/nnprof.h"
+#include "read/foreign.h"
 #include "read/torch_npu.h"
 #include "util/util.h"
 
@@ -43,7 +44,7 @@ static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
     char name[256];
     int64_t ts;
     size_t i, len = at ? (size_t)(at - op) : strlen(op);
-    if (!nnp__tnpu_json_us_ns(st, &ts) || !cJSON_IsNumber(el) || el->valuedouble < 0 ||
+    if (!nnp__foreign_json_us_ns(st, &ts) || !cJSON_IsNumber(el) || el->valuedouble < 0 ||
         el->valuedouble > INT64_MAX / NS_PER_MS) {
         if (++w->bad <= MAX_ROW_WARNINGS)
             NNP_LOG_W("torch_npu import: '%s' op '%s': '%s' or '%s' missing: skipped", w->path, op,
@@ -59,7 +60,7 @@ static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
     m->comms.start_ns[i] = ts;
     m->comms.end_ns[i] = ts + (int64_t)(el->valuedouble * NS_PER_MS + 0.5);
     m->comms.name[i] = nnp__model_intern_cstr(m, name);
-    m->comms.kind[i] = (uint32_t)nnp__tnpu_comm_kind(name);
+    m->comms.kind[i] = (uint32_t)nnp__foreign_comm_kind(name);
     m->comms.group[i] = at ? nnp__model_intern_cstr(m, at + 1) : 0;
     m->comms.peer[i] = -1;
     w->added++;

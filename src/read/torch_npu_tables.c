@@ -9,6 +9,7 @@
 
 #include "nnprof/nnprof.h"
 #include "read/csv_reader.h"
+#include "read/foreign.h"
 #include "read/torch_npu.h"
 #include "util/util.h"
 
@@ -41,12 +42,55 @@ int nnp__tnpu_csv_open(csv_t *c, const char *path, const char *const *need, long
     return NNP_OK;
 }
 
-int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m)
+/* The cell of column col in the current row, "" when the row is short or col absent. */
+static const char *cell(const csv_t *c, long col)
+{
+    return col >= 0 && (long)c->n > col ? nnp__tnpu_trim(c->f[col]) : "";
+}
+
+/* One kernel_details row: its task (Accelerator Core) decides what it is, as for the
+ * trace's hardware tasks (foreign.h's Ascend table): compute -> a kernel; HCCL -> the
+ * communication op (kernel_details lists HCCL ops at op level, stream N/A); any other core
+ * (DSA_SQE, ...) is not compute in msprof's Overlap Analysis: skipped. A file without the
+ * Accelerator Core column (older) keeps every row as a kernel. */
+static int kd_row(nnp_model_t *m, const csv_t *c, const long *col, long type, long core,
+                  long stream, int64_t ts, int64_t dur, uint64_t *skipped)
+{
+    const char *name = cell(c, col[0]), *acc = cell(c, core);
+    int64_t st;
+    size_t i;
+    if (core >= 0 && strcmp(acc, HCCL_CORE) == 0) {
+        if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
+            return NNP_ENOMEM;
+        m->comms.start_ns[i] = ts;
+        m->comms.end_ns[i] = ts + dur;
+        m->comms.name[i] = nnp__model_intern_cstr(m, name);
+        m->comms.kind[i] = nnp__foreign_comm_kind(name);
+        m->comms.peer[i] = -1;
+        return NNP_OK;
+    }
+    if (core >= 0 && !nnp__ascend_is_compute_task(acc)) {
+        (*skipped)++;
+        return NNP_OK;
+    }
+    if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
+        return NNP_ENOMEM;
+    m->kernels.start_ns[i] = ts;
+    m->kernels.end_ns[i] = ts + dur;
+    m->kernels.name[i] = nnp__model_intern_cstr(m, name);
+    m->kernels.type[i] = *acc ? nnp__model_intern_cstr(m, acc) : 0;
+    m->kernels.op_type[i] = *cell(c, type) ? nnp__model_intern_cstr(m, cell(c, type)) : 0;
+    if (nnp__foreign_us_text_ns(cell(c, stream), &st) && st >= 0 && st / NS_PER_US <= UINT32_MAX)
+        m->kernels.stream_id[i] = (uint32_t)(st / NS_PER_US);
+    return NNP_OK;
+}
+
+int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m, nnp_flow_map_t *types)
 {
     static const char *const need[] = {"Name", "Start Time(us)", "Duration(us)"};
     csv_t c;
     long col[NNP_ARRAY_LEN(need)], type, core, stream;
-    uint64_t warnings = 0;
+    uint64_t warnings = 0, skipped = 0, rows = 0;
     int rc = nnp__tnpu_csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
     if (rc != NNP_OK)
         goto out;
@@ -55,41 +99,44 @@ int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m)
     stream = nnp__csv_col(&c, "Stream ID");
     while ((rc = nnp__csv_next(&c)) > 0) {
         int64_t ts, dur, st;
-        size_t i;
-        long need_n = col[1] > col[2] ? col[1] : col[2];
-        need_n = need_n > col[0] ? need_n : col[0];
-        if ((long)c.n <= need_n || !nnp__tnpu_parse_us_ns(c.f[col[1]], &ts) ||
-            !nnp__tnpu_parse_us_ns(c.f[col[2]], &dur) || dur < 0) {
+        if (!nnp__foreign_us_text_ns(cell(&c, col[1]), &ts) ||
+            !nnp__foreign_us_text_ns(cell(&c, col[2]), &dur) || dur < 0) {
             if (++warnings <= MAX_ROW_WARNINGS)
                 NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
                           "'Start Time(us)' or 'Duration(us)': row skipped",
                           path, (unsigned long long)c.line);
             continue;
         }
-        if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX) {
+        rows++;
+        if (types) {
+            /* trace_view.json supplies the tasks (at full precision): keep only the op type
+             * of each, keyed by (stream, start). */
+            uint32_t op = *cell(&c, type) ? nnp__model_intern_cstr(m, cell(&c, type)) : 0;
+            if (op && nnp__foreign_us_text_ns(cell(&c, stream), &st) && st >= 0 &&
+                nnp__flow_put(types, nnp__flow_key(0, (uint64_t)(st / NS_PER_US), ts),
+                              (uint64_t)op << 32) != NNP_OK) {
+                rc = NNP_ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        if (kd_row(m, &c, col, type, core, stream, ts, dur, &skipped) != NNP_OK) {
             rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
             goto out;
         }
-        m->kernels.start_ns[i] = ts;
-        m->kernels.end_ns[i] = ts + dur;
-        m->kernels.name[i] = nnp__model_intern_cstr(m, nnp__tnpu_trim(c.f[col[0]]));
-        /* The op type is the kernel's type here; the core type when it is absent. */
-        if (type >= 0 && (long)c.n > type && *nnp__tnpu_trim(c.f[type]))
-            m->kernels.type[i] = nnp__model_intern_cstr(m, nnp__tnpu_trim(c.f[type]));
-        else if (core >= 0 && (long)c.n > core)
-            m->kernels.type[i] = nnp__model_intern_cstr(m, nnp__tnpu_trim(c.f[core]));
-        if (stream >= 0 && (long)c.n > stream && nnp__tnpu_parse_us_ns(c.f[stream], &st) &&
-            st >= 0 && st / NS_PER_US <= UINT32_MAX)
-            m->kernels.stream_id[i] = (uint32_t)(st / NS_PER_US);
     }
     if (rc < 0)
         rc = nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
     if (warnings > MAX_ROW_WARNINGS)
         NNP_LOG_W("torch_npu import: '%s': %llu more bad rows not logged", path,
                   (unsigned long long)(warnings - MAX_ROW_WARNINGS));
+    if (skipped)
+        NNP_LOG_I("torch_npu import: '%s': %llu rows of %llu are neither compute nor HCCL "
+                  "(e.g. DSA_SQE): skipped",
+                  path, (unsigned long long)skipped, (unsigned long long)rows);
 out:
     nnp__csv_close(&c);
-    return rc;
+    return rc == NNP_ENOMEM ? nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path) : rc;
 }
 
 /* ---- step_trace_time.csv: per-step totals, cross-checked (they carry no timestamps) ---- */
@@ -124,7 +171,7 @@ int nnp__tnpu_import_step_trace_time(const char *path, const nnp_model_t *m)
         char *end;
         unsigned long long id;
         if ((long)c.n <= col[0] || (long)c.n <= col[1] ||
-            !nnp__tnpu_parse_us_ns(c.f[col[1]], &ns)) {
+            !nnp__foreign_us_text_ns(c.f[col[1]], &ns)) {
             if (++bad <= MAX_ROW_WARNINGS)
                 NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
                           "'Computing': row skipped",

@@ -18,7 +18,10 @@
 #define TV_OPS     710
 #define TV_STEPS   1
 #define TV_KERNELS 276
-#define KD_ROWS    591
+/* MANIFEST section 2: 591 rows = 520 AI_VECTOR_CORE + 25 MIX_AIV + 13 AI_CORE + 7 AI_CPU
+ * (compute: kernels) + 19 HCCL (communication ops) + 7 DSA_SQE (neither: skipped). */
+#define KD_KERNELS (520 + 25 + 13 + 7)
+#define KD_COMMS   19
 #define BUF_BYTES  (1 << 20)
 #define CLUSTER_DIR                                                                                \
     NNP_SOURCE_DIR "/../shared/corpus/msprof-analyze/test/resource/advisor/"                       \
@@ -70,10 +73,18 @@ static void test_kernel_details(void **state)
     }
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__importer_torch_npu.import(KD_DIR, &m), NNP_OK);
-    assert_int_equal(m.kernels.t.n, KD_ROWS);
-    /* First row: ZerosLike46, ZerosLike, start 1699529622790614.8 us, 607.98 us. */
+    assert_int_equal(m.kernels.t.n, KD_KERNELS);
+    assert_int_equal(m.comms.t.n, KD_COMMS);
+    /* First row: ZerosLike46, ZerosLike, AI_VECTOR_CORE, start 1699529622790614.8 us,
+     * 607.98 us. */
     assert_string_equal(nnp__model_str(&m, m.kernels.name[0]), "ZerosLike46");
-    assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "ZerosLike");
+    assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "AI_VECTOR_CORE");
+    assert_string_equal(nnp__model_str(&m, m.kernels.op_type[0]), "ZerosLike");
+    /* Second row: hcom_broadcast__445_0, HCCL, 1699529622793969.5 us, 308926.68 us. */
+    assert_string_equal(nnp__model_str(&m, m.comms.name[0]), "hcom_broadcast__445_0");
+    assert_int_equal(m.comms.kind[0], NNP_COMM_BROADCAST);
+    assert_int_equal(m.comms.start_ns[0], 1699529622793969500LL);
+    assert_int_equal(m.comms.end_ns[0] - m.comms.start_ns[0], 308926680);
     assert_int_equal(m.kernels.start_ns[0], 1699529622790614800LL);
     assert_int_equal(m.kernels.end_ns[0] - m.kernels.start_ns[0], 607980);
     assert_int_equal(m.kernels.stream_id[0], 16);
