@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyse/analyse.h"
+#include "analyse/hta.h"
 #include "analyse/op_stats.h"
 #include "read/host_info_csv.h"
 #include "read/importers.h"
@@ -514,6 +515,52 @@ static int run_inputs(const input_t *v, int n, const nnp_analyse_options_t *o)
     return NNP_OK;
 }
 
+/* ---- Holistic Trace Analysis's analyses of PyTorch traces, across ranks (hta.h) ---- */
+
+static int cmp_input_rank(const void *a, const void *b)
+{
+    const input_t *x = *(const input_t *const *)a, *y = *(const input_t *const *)b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* After the per-rank analyses: the PyTorch (Kineto) inputs again, one model at a time in
+ * rank order, through HTA's analyses (which compare ranks, so no rank's child can do them
+ * alone). Its files go to <out_dir>/hta/. */
+static int run_hta(const input_t *v, int n, const nnp_analyse_options_t *o)
+{
+    const input_t **in = nnp__calloc((size_t)n + 1, sizeof(*in));
+    nnp_hta_t *h = NULL;
+    int k = 0, rc = NNP_OK;
+    if (!in)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+        if (v[i].kind == INPUT_FOREIGN && v[i].importer == &nnp__importer_kineto)
+            in[k++] = &v[i];
+    qsort(in, (size_t)k, sizeof(*in), cmp_input_rank);
+    if (k > 0)
+        rc = nnp__hta_create(in[0]->out_dir, &h);
+    for (int i = 0; rc == NNP_OK && i < k; i++) {
+        nnp_model_t m;
+        int irc = nnp__model_init(&m);
+        if (irc == NNP_OK)
+            irc = in[i]->importer->import(in[i]->path, &m);
+        if (irc == NNP_OK)
+            irc = nnp__model_finish(&m);
+        if (irc == NNP_OK && (o->rank < 0 || m.info.rank_id == o->rank) && nnp__hta_applies(&m))
+            rc = nnp__hta_add_rank(h, &m);
+        else if (irc != NNP_OK)
+            NNP_LOG_E("%s: HTA analyses: cannot import: %s", in[i]->path, nnp_last_error());
+        nnp__model_fini(&m);
+    }
+    if (h && rc == NNP_OK)
+        rc = nnp__hta_finish(h);
+    nnp__hta_destroy(h);
+    nnp__free(in);
+    if (rc != NNP_OK)
+        NNP_LOG_E("HTA analyses failed: %s", nnp_last_error());
+    return rc;
+}
+
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o)
 {
     input_t *v = nnp__calloc(MAX_INPUTS, sizeof(input_t));
@@ -532,6 +579,8 @@ int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o)
                        path);
     if (rc == NNP_OK)
         rc = run_inputs(v, n, o);
+    if (rc == NNP_OK)
+        rc = run_hta(v, n, o);
     nnp__free(v);
     return rc;
 }

@@ -52,6 +52,8 @@
 #define MAX_FILES 4096
 /* Kernels without a "correlation" arg remembered for the flows, first capacity. */
 #define UNLINKED_INITIAL 256
+/* A callback's code for "seen enough" when peeking at a file's head. */
+#define PEEK_STOP 1
 /* Bytes of one element of the dtypes PyTorch names in NCCL kernel args ("Float", ...). */
 #define DTYPE_MAX_BYTES 8
 
@@ -526,6 +528,34 @@ static int rank_from_name(const char *path)
 
 /* ---- find() and import() ---- */
 
+/* The top-level members before the event array give the rank; the first event stops. */
+static int rank_member(void *user, const char *key, const cJSON *v)
+{
+    int64_t x;
+    if (strcmp(key, "distributedInfo") == 0 && cJSON_IsObject(v) &&
+        nnp__foreign_json_int(get(v, "rank"), &x) && x >= 0 && x < INT32_MAX)
+        *(int *)user = (int)x;
+    return NNP_OK;
+}
+
+static int stop_at_first(void *user, const cJSON *e, uint64_t index)
+{
+    (void)user;
+    (void)e;
+    (void)index;
+    return PEEK_STOP;
+}
+
+/* A trace's rank for ordering the inputs: distributedInfo.rank when it precedes the events
+ * (Kineto writes it first), else the file name's, else -1 (import() decides). */
+static int peek_rank(const char *path)
+{
+    nnp_json_stream_report_t rep;
+    int rank = -1;
+    nnp__json_stream_doc(path, NULL, stop_at_first, rank_member, &rank, &rep);
+    return rank >= 0 ? rank : rank_from_name(path);
+}
+
 static bool is_file(const char *p)
 {
     struct stat st;
@@ -560,7 +590,7 @@ static int add_dir(const char *dir, nnp_foreign_input_t *out, int cap, int n)
         char p[NNP_PATH_MAX];
         if (n < cap && nnp__path_join(p, sizeof(p), dir, names[i]) == NNP_OK && is_file(p) &&
             nnp__strlcpy(out[n].path, p, sizeof(out[n].path))) {
-            out[n].rank = rank_from_name(p);
+            out[n].rank = peek_rank(p);
             n++;
         }
         nnp__free(names[i]);
@@ -570,7 +600,6 @@ static int add_dir(const char *dir, nnp_foreign_input_t *out, int cap, int n)
 
 /* The first event of a file named explicitly, to tell a PyTorch trace from other tools'
  * Chrome-trace files: stops the stream at once (PEEK_STOP). */
-#define PEEK_STOP 1
 static int peek_cb(void *user, const cJSON *e, uint64_t index)
 {
     (void)index;
@@ -606,7 +635,7 @@ static int find(const char *dir, nnp_foreign_input_t *out, int cap)
     if (is_file(dir)) {
         if (!looks_like_kineto(dir) || !nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)))
             return 0;
-        out[0].rank = rank_from_name(dir);
+        out[0].rank = peek_rank(dir);
         return 1;
     }
     n = add_dir(dir, out, cap, 0);
