@@ -353,6 +353,7 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
     progress(o, "host info", 4, STAGES);
     stage(&first, nnp__host_info_write(&c), "host info", in->path);
+    stage(&first, nnp__hccl_raw_write(&c), "hccl_raw", in->path);
     progress(o, "memory", 5, STAGES);
     stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
     progress(o, "data pipeline", 6, STAGES);

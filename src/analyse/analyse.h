@@ -242,5 +242,7 @@ int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);
 int nnp__timeline_write(const nnp_actx_t *c, const nnp_step_trace_t *st, const nnp_overlap_t *ov);
 int nnp__host_info_write(const nnp_actx_t *c);
+/* hccl_raw_{rank}.csv when the model has MindSpore's per-link communication costs. */
+int nnp__hccl_raw_write(const nnp_actx_t *c);
 
 #endif /* NNP_ANALYSE_H */

@@ -91,6 +91,16 @@ static double mean_ms(const mean_t *a)
     return a->n ? (double)a->sum / (double)a->n / NS_PER_MS : 0.0;
 }
 
+/* The imported file's own averages row replaces phase p's mean (MindInsight reads that
+ * row): unless --steps analyses a subset, which the file's row does not describe. */
+static bool given_mean(const nnp_actx_t *c, int p, int64_t *ns)
+{
+    if (c->has_steps || !(c->m->info.step_averages_known & (1u << p)))
+        return false;
+    *ns = c->m->info.step_averages_ns[p];
+    return true;
+}
+
 static void csv_mean(nnp_csv_t *w, const mean_t *a)
 {
     if (a->n)
@@ -308,6 +318,7 @@ static int write_header(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace
 /* The phase columns averaged in the last row and the summary. PH_FP_BP holds fp_and_bp,
  * or the single fp column (step end - fp) of an inference run. */
 enum { PH_TOTAL, PH_INTERVAL, PH_FP_BP, PH_TAIL, PH_COUNT };
+_Static_assert(PH_COUNT == NNP_STEP_AVERAGES, "the model's averages are the phases");
 
 /* What writing the rows accumulates. row_op: per comm column, the comms row of the
  * current step in it (SIZE_MAX when the step lacks it); col_mean: per comm column. */
@@ -317,6 +328,22 @@ typedef struct detail_state {
     mean_t phase[PH_COUNT];
     bool counted; /* the current row enters the means (not so step 1 of 1.x data) */
 } detail_state_t;
+
+/* Phase p of the averages row: the imported file's own value, else our mean. */
+static void phase_mean(const nnp_actx_t *c, nnp_csv_t *w, const detail_state_t *ds, int p)
+{
+    int64_t ns;
+    if (given_mean(c, p, &ns))
+        csv_ms(w, ns);
+    else
+        csv_mean(w, &ds->phase[p]);
+}
+
+static double phase_ms(const nnp_actx_t *c, const detail_state_t *ds, int p)
+{
+    int64_t ns;
+    return given_mean(c, p, &ns) ? (double)ns / NS_PER_MS : mean_ms(&ds->phase[p]);
+}
 
 static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t *st,
                       comm_cols_t *cc, detail_state_t *ds, const nnp_step_row_t *r)
@@ -368,20 +395,20 @@ static void write_row(nnp_csv_t *w, const nnp_model_t *m, const nnp_step_trace_t
 /* The averages row (step_num "-"): means over the analysed rows, as MindSpore 2.x's
  * np.mean over all rows (1.x left step 1 out). Absolute points have no meaningful mean
  * and stay empty; a column's mean counts only the rows where it is known. */
-static void write_averages(nnp_csv_t *w, const nnp_step_trace_t *st, const comm_cols_t *cc,
-                           const detail_state_t *ds)
+static void write_averages(const nnp_actx_t *c, nnp_csv_t *w, const nnp_step_trace_t *st,
+                           const comm_cols_t *cc, const detail_state_t *ds)
 {
     nnp__csv_str(w, "-");
     nnp__csv_empty(w);
     nnp__csv_empty(w);
-    csv_mean(w, &ds->phase[PH_TOTAL]);
+    phase_mean(c, w, ds, PH_TOTAL);
     nnp__csv_empty(w);
     if (!st->inference)
         nnp__csv_empty(w);
-    csv_mean(w, &ds->phase[PH_INTERVAL]);
-    csv_mean(w, &ds->phase[PH_FP_BP]);
+    phase_mean(c, w, ds, PH_INTERVAL);
+    phase_mean(c, w, ds, PH_FP_BP);
     if (!st->inference)
-        csv_mean(w, &ds->phase[PH_TAIL]);
+        phase_mean(c, w, ds, PH_TAIL);
     for (size_t col = 0; col < cc->n; col++) {
         csv_mean(w, &ds->col_mean[col]);
         nnp__csv_empty(w);
@@ -425,7 +452,7 @@ static int write_detail(const nnp_actx_t *c, const nnp_step_trace_t *st, detail_
             write_row(&w, m, st, &cc, ds, &st->rows[k]);
         }
         if (st->n)
-            write_averages(&w, st, &cc, ds);
+            write_averages(c, &w, st, &cc, ds);
     }
     {
         int wrc = nnp__csv_fini(&w);
@@ -518,18 +545,18 @@ static int write_summary(const nnp_actx_t *c, const nnp_step_trace_t *st, const 
         return rc;
     nnp__jw_obj_begin(&w);
     nnp__jw_key(&w, "total_time");
-    total = json_ms4(&w, mean_ms(&ds->phase[PH_TOTAL]));
+    total = json_ms4(&w, phase_ms(c, ds, PH_TOTAL));
     nnp__jw_key(&w, "iteration_interval");
-    part = json_ms4(&w, mean_ms(&ds->phase[PH_INTERVAL]));
+    part = json_ms4(&w, phase_ms(c, ds, PH_INTERVAL));
     nnp__jw_key(&w, "iteration_interval_percent");
     json_percent(&w, part, total);
     nnp__jw_key(&w, st->inference ? "fp" : "fp_and_bp");
-    part = json_ms4(&w, mean_ms(&ds->phase[PH_FP_BP]));
+    part = json_ms4(&w, phase_ms(c, ds, PH_FP_BP));
     nnp__jw_key(&w, st->inference ? "fp_percent" : "fp_and_bp_percent");
     json_percent(&w, part, total);
     if (!st->inference) {
         nnp__jw_key(&w, "tail");
-        part = json_ms4(&w, mean_ms(&ds->phase[PH_TAIL]));
+        part = json_ms4(&w, phase_ms(c, ds, PH_TAIL));
         nnp__jw_key(&w, "tail_percent");
         json_percent(&w, part, total);
     }

@@ -87,6 +87,9 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->task_cpu.t, true};
     out[n++] = (table_ref_t){&m->proc_rss.t, true};
     out[n++] = (table_ref_t){&m->launches.t, true};
+    out[n++] = (table_ref_t){&m->op_totals.t, false};
+    out[n++] = (table_ref_t){&m->comm_costs.t, false};
+    out[n++] = (table_ref_t){&m->comm_links.t, false};
     return n;
 }
 #define MAX_TABLES 24
@@ -126,6 +129,27 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->launches, thread);
     COL(m->launches, id);
     COL(m->launches, corr);
+
+    COL(m->op_totals, name);
+    COL(m->op_totals, type);
+    COL(m->op_totals, core);
+    COL(m->op_totals, count);
+    COL(m->op_totals, total_ns);
+    COL(m->op_totals, percent);
+
+    COL(m->comm_costs, step);
+    COL(m->comm_costs, op);
+    COL(m->comm_costs, cost_ms);
+    COL(m->comm_costs, wait_ms);
+
+    COL(m->comm_links, step);
+    COL(m->comm_links, op);
+    COL(m->comm_links, link);
+    COL(m->comm_links, transport);
+    COL(m->comm_links, time_ms);
+    COL(m->comm_links, size_kb);
+    COL(m->comm_links, bandwidth);
+    COL(m->comm_links, wait_ms);
 
     COL(m->host, ts_ns);
     COL(m->host, kind);

@@ -79,6 +79,40 @@ typedef struct nnp_launches {
     uint64_t *corr;   /* the launching op's correlation id (ops.corr), 0 = none */
 } nnp_launches_t;
 
+/* Per-op-type and per-op totals a tool wrote without a timeline (MindSpore's
+ * aicore_intermediate and aicpu_intermediate files): what its operator page shows, and what
+ * op statistics then lists. */
+typedef struct nnp_op_totals {
+    nnp_table_t t;
+    uint32_t *name; /* full op name; 0 for a per-type row */
+    uint32_t *type, *core;
+    uint64_t *count;
+    int64_t *total_ns;
+    double *percent; /* the tool's own share (%), NAN when it gave none */
+} nnp_op_totals_t;
+
+/* Communication cost per step as MindSpore's hccl_raw_{rank}.csv gives it (formats.md 1.10,
+ * 2.7): per step, for the step (op 0) and for each communication op, the cost and wait in
+ * ms, and per link ("src-dst", SDMA/RDMA) its time (ms), size (KB) and bandwidth (KB/s),
+ * plus wait (ms) for RDMA. Rows keep their file order (JSON key order); values are doubles
+ * because MindSpore's are, and its averages row is recomputed from them (hccl_raw.c). */
+typedef struct nnp_comm_costs {
+    nnp_table_t t;
+    uint64_t *step;
+    uint32_t *op; /* op name, 0 = the step's own row */
+    double *cost_ms, *wait_ms;
+} nnp_comm_costs_t;
+
+typedef struct nnp_comm_links {
+    nnp_table_t t;
+    uint64_t *step;
+    uint32_t *op;        /* 0 = the step's own row */
+    uint32_t *link;      /* "src-dst" */
+    uint32_t *transport; /* "SDMA", "RDMA" */
+    double *time_ms, *size_kb, *bandwidth;
+    double *wait_ms; /* NAN when the link has no wait figure (SDMA) */
+} nnp_comm_links_t;
+
 /* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
  * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
  * exactly. kind: 0 begin, 1 end, 2 instant (the CSV's start_end column). The final sort
@@ -176,6 +210,9 @@ typedef struct nnp_task_samples {
     uint64_t *utime, *stime; /* clock ticks */
 } nnp_task_samples_t;
 
+/* Phases of a step trace averages row: total, iteration_interval, fp_and_bp, tail. */
+#define NNP_STEP_AVERAGES 4
+
 /* A collection window of the session. */
 typedef struct nnp_window {
     int64_t start_ns, stop_ns; /* stop_ns NNP_OPEN_END when the run crashed inside it */
@@ -198,10 +235,15 @@ typedef struct nnp_run_info {
     size_t n_windows;
     /* What the importer met. */
     uint64_t events_lost, chunks_corrupt, chunks_truncated, files_aged_out;
-    char *source;                 /* the directory or file imported */
-    char *source_format;          /* "nnprof-raw", "mindspore-host-info", ... */
-    bool step_avg_skip_first;     /* MindSpore 1.x data: step-trace averages leave out step 1
-                                   * (formats.md 1.1); set by the importer */
+    char *source;             /* the directory or file imported */
+    char *source_format;      /* "nnprof-raw", "mindspore-host-info", ... */
+    bool step_avg_skip_first; /* MindSpore 1.x data: step-trace averages leave out step 1
+                               * (formats.md 1.1); set by the importer */
+    /* The step trace's own averages row, when the imported file has one (MindSpore "-"
+     * row): total, iteration_interval, fp_and_bp (or fp), tail in ns; bit i of
+     * step_averages_known says value i was given. MindInsight's summary reads that row. */
+    int64_t step_averages_ns[NNP_STEP_AVERAGES];
+    unsigned step_averages_known;
     char *device_name;            /* the accelerator's name, NULL when unknown (Kineto) */
     uint64_t device_memory_bytes; /* its memory, 0 when unknown (Kineto deviceProperties) */
     bool overlap_device_steps;    /* the tool measures each step's overlap over its device
@@ -233,6 +275,9 @@ typedef struct nnp_model {
     nnp_task_samples_t task_cpu;
     nnp_series_t proc_rss; /* value = RSS bytes */
     nnp_launches_t launches;
+    nnp_op_totals_t op_totals;
+    nnp_comm_costs_t comm_costs;
+    nnp_comm_links_t comm_links;
 } nnp_model_t;
 
 /* Initialises an empty model (caller-allocated). Returns NNP_OK or NNP_ENOMEM. */
