@@ -775,7 +775,8 @@ int nnp__hta_finish(nnp_hta_t *h)
                                   TYPE_PCT_DECIMALS));
         nnp__csv_end_row(w);
     }
-    qsort(h->top, h->n_top, sizeof(top_row_t), cmp_top);
+    if (h->n_top)
+        qsort(h->top, h->n_top, sizeof(top_row_t), cmp_top);
     for (size_t i = 0; i < h->n_top; i++) {
         nnp_csv_t *w = &h->w[F_KERNELS];
         const top_row_t *r = &h->top[i];

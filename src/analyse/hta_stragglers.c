@@ -276,7 +276,8 @@ int nnp__hta_straggle_write(hta_straggle_t *s, struct nnp_csv *result, struct nn
         rc = nnp__fail(NNP_ENOMEM, "HTA: out of memory");
         goto out;
     }
-    qsort(s->k, s->nk, sizeof(comm_k_t), cmp_key);
+    if (s->nk)
+        qsort(s->k, s->nk, sizeof(comm_k_t), cmp_key);
     for (size_t i = 0; i < s->nk; i++) {
         const comm_k_t *k = &s->k[i];
         if (!is_step(s, k->iter) || (double)k->dur < mean_iter * NNP_HTA_MIN_NORMALIZED_DURATION)

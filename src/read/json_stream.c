@@ -131,7 +131,11 @@ static bool read_value(scan_t *s, int c, vbuf_t *b)
     b->len = 0;
     b->too_big = false;
     if (c != '{' && c != '[' && c != '"') {
-        /* A scalar: up to the next delimiter. */
+        /* A scalar: up to the next delimiter. A stray delimiter where a value should start
+         * (a '}' in an array) is consumed as an empty, invalid value, so the caller always
+         * moves on. */
+        if (c == ']' || c == '}' || c == ':')
+            goto done;
         while (c != EOF && c != ',' && c != ']' && c != '}' && !is_ws(c)) {
             vbuf_add(b, c);
             c = next_byte(s);
@@ -165,6 +169,8 @@ static bool read_value(scan_t *s, int c, vbuf_t *b)
 done:
     if (b->p && b->len < b->cap)
         b->p[b->len] = '\0';
+    if (b->len == 0)
+        b->too_big = true; /* nothing to parse: an invalid element */
     return true;
 }
 

@@ -45,7 +45,7 @@ static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
     int64_t ts;
     size_t i, len = at ? (size_t)(at - op) : strlen(op);
     if (!nnp__foreign_json_us_ns(st, &ts) || !cJSON_IsNumber(el) || el->valuedouble < 0 ||
-        el->valuedouble > INT64_MAX / NS_PER_MS) {
+        el->valuedouble > (double)INT64_MAX / NS_PER_MS) {
         if (++w->bad <= MAX_ROW_WARNINGS)
             NNP_LOG_W("torch_npu import: '%s' op '%s': '%s' or '%s' missing: skipped", w->path, op,
                       COMM_START_US, COMM_ELAPSE_MS);
