@@ -9,6 +9,7 @@
 
 #include "nnprof/nnprof.h"
 #include "read/foreign.h"
+#include "read/json_stream.h"
 #include "util/util.h"
 
 /* ns per us: Chrome-trace files write ts/dur in us with up to 3 decimals (formats.md 1.4). */
@@ -189,4 +190,25 @@ void nnp__flow_fini(nnp_flow_map_t *f)
 {
     nnp__free(f->v);
     memset(f, 0, sizeof(*f));
+}
+
+/* ---- what a streamed file met ---- */
+
+void nnp__foreign_log_stream(const char *who, const char *path, const nnp_json_stream_report_t *rep)
+{
+    if (rep->no_array)
+        NNP_LOG_W("%s: '%s': no top-level array or traceEvents array", who, path);
+    if (rep->read_error)
+        NNP_LOG_W("%s: '%s': %s stream ends early (%s) after %llu bytes of text: the %llu "
+                  "events before are imported",
+                  who, path, rep->gzip ? "gzip" : "file", rep->error,
+                  (unsigned long long)rep->bytes, (unsigned long long)rep->elements);
+    else if (rep->truncated)
+        NNP_LOG_W("%s: '%s' is truncated: it ends inside the event array after %llu events "
+                  "(byte %llu); the events before are imported",
+                  who, path, (unsigned long long)rep->elements, (unsigned long long)rep->bytes);
+    if (rep->bad_elements)
+        NNP_LOG_W("%s: '%s': %llu events are not valid JSON (first at byte %llu): skipped", who,
+                  path, (unsigned long long)rep->bad_elements,
+                  (unsigned long long)rep->first_bad_offset);
 }

@@ -42,4 +42,10 @@ int nnp__flow_put(nnp_flow_map_t *f, uint64_t key, uint64_t id);
 uint64_t nnp__flow_get(const nnp_flow_map_t *f, uint64_t key);
 void nnp__flow_fini(nnp_flow_map_t *f);
 
+struct nnp_json_stream_report;
+/* Logs what streaming path met (no array, a file or gzip stream cut short, invalid
+ * events), each as one warning prefixed by who ("kineto import"). */
+void nnp__foreign_log_stream(const char *who, const char *path,
+                             const struct nnp_json_stream_report *rep);
+
 #endif /* NNP_FOREIGN_H */

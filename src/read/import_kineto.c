@@ -483,22 +483,7 @@ static void link_by_flows(kin_t *k)
 
 static void report(const kin_t *k, const nnp_json_stream_report_t *rep)
 {
-    if (rep->no_array)
-        NNP_LOG_W("kineto import: '%s': no top-level array or traceEvents array", k->path);
-    if (rep->read_error)
-        NNP_LOG_W("kineto import: '%s': %s stream ends early (%s) after %llu bytes of text: the "
-                  "%llu events before are imported",
-                  k->path, rep->gzip ? "gzip" : "file", rep->error, (unsigned long long)rep->bytes,
-                  (unsigned long long)rep->elements);
-    else if (rep->truncated)
-        NNP_LOG_W("kineto import: '%s' is truncated: it ends inside the event array after %llu "
-                  "events (byte %llu); the events before are imported",
-                  k->path, (unsigned long long)rep->elements, (unsigned long long)rep->bytes);
-    if (rep->bad_elements)
-        NNP_LOG_W("kineto import: '%s': %llu events are not valid JSON (first at byte %llu): "
-                  "skipped",
-                  k->path, (unsigned long long)rep->bad_elements,
-                  (unsigned long long)rep->first_bad_offset);
+    nnp__foreign_log_stream("kineto import", k->path, rep);
     if (k->warnings > MAX_EVENT_WARNINGS)
         NNP_LOG_W("kineto import: '%s': %llu more bad events not logged", k->path,
                   (unsigned long long)(k->warnings - MAX_EVENT_WARNINGS));

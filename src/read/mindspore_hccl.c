@@ -232,6 +232,23 @@ static link_val_t *link_get(exec_cost_t *e, const char *key, const char *transpo
     return &nl[e->n_links++];
 }
 
+/* A task's "src-dst" link key into key (KEY_LEN bytes); false when it names no ranks. A rank
+ * 0xffffffff takes the peer's; LOCAL tasks have src and dst swapped (hccl_parser.py
+ * _divide_communication_info_by_src_dst_rank). */
+static bool task_key(const task_t *t, char *key)
+{
+    int64_t s = t->src, d = t->dst;
+    bool local = str_eq(t->transport, T_LOCAL);
+    if (!t->has_ranks)
+        return false;
+    if (s == LOCAL_RANK)
+        s = d;
+    if (d == LOCAL_RANK)
+        d = s;
+    snprintf(key, KEY_LEN, "%lld-%lld", (long long)(local ? d : s), (long long)(local ? s : d));
+    return true;
+}
+
 /* RDMA of one thread: RDMASend, RDMASend, Notify Wait triples (hccl_parser.py
  * _calculate_adma_link_info): time = the three durations, wait = the Notify Wait. */
 static void rdma_thread(const task_t *const *t, size_t n, double out[4])
@@ -239,7 +256,7 @@ static void rdma_thread(const task_t *const *t, size_t n, double out[4])
     double time = 0, size = 0, wait = 0;
     size_t i = 0;
     while (n > 0 && i < n - 1) {
-        if (str_eq(t[i]->task, TASK_RDMA_SEND) && i < n - 2 &&
+        if (i + 2 < n && str_eq(t[i]->task, TASK_RDMA_SEND) &&
             str_eq(t[i + 1]->task, TASK_RDMA_SEND) && str_eq(t[i + 2]->task, TASK_NOTIFY_WT)) {
             time += t[i]->dur_us + t[i + 1]->dur_us + t[i + 2]->dur_us;
             wait += t[i + 2]->dur_us;
@@ -272,23 +289,12 @@ static int exec_cost(const task_t *tasks, const size_t *sel, size_t n, exec_cost
         if (str_eq(tasks[sel[i]].task, TASK_NOTIFY_WT))
             notify += tasks[sel[i]].dur_us;
     notify /= PER_1E3;
-    /* "src-dst" keys in first-seen order; a rank 0xffffffff takes the peer's; LOCAL tasks
-     * have src and dst swapped. */
+    /* "src-dst" keys in first-seen order. */
     for (size_t i = 0; i < n; i++) {
-        const task_t *t = &tasks[sel[i]];
-        int64_t s = t->src, d = t->dst;
         char key[KEY_LEN];
         size_t k;
-        if (!t->has_ranks)
+        if (!task_key(&tasks[sel[i]], key))
             continue;
-        if (s == LOCAL_RANK)
-            s = d;
-        if (d == LOCAL_RANK)
-            d = s;
-        if (str_eq(t->transport, T_LOCAL))
-            snprintf(key, sizeof(key), "%lld-%lld", (long long)d, (long long)s);
-        else
-            snprintf(key, sizeof(key), "%lld-%lld", (long long)s, (long long)d);
         for (k = 0; k < n_keys && !str_eq(keys[k], key); k++)
             ;
         if (k == n_keys)
@@ -308,18 +314,8 @@ static int exec_cost(const task_t *tasks, const size_t *sel, size_t n, exec_cost
         }
         for (size_t i = 0; i < n; i++) {
             const task_t *t = &tasks[sel[i]];
-            int64_t s = t->src, d = t->dst;
             char key[KEY_LEN];
-            if (!t->has_ranks)
-                continue;
-            if (s == LOCAL_RANK)
-                s = d;
-            if (d == LOCAL_RANK)
-                d = s;
-            snprintf(key, sizeof(key), "%lld-%lld",
-                     (long long)(str_eq(t->transport, T_LOCAL) ? d : s),
-                     (long long)(str_eq(t->transport, T_LOCAL) ? s : d));
-            if (!str_eq(key, keys[k]))
+            if (!task_key(t, key) || !str_eq(key, keys[k]))
                 continue;
             if (str_eq(t->transport, T_RDMA) || str_eq(t->transport, T_SDMA)) {
                 if (str_eq(t->task, TASK_NOTIFY_REC))

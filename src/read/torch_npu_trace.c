@@ -340,21 +340,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
 /* Reports what the stream met: a truncated file or bad elements are logged. */
 static void stream_report(const tv_t *t, const nnp_json_stream_report_t *rep)
 {
-    if (rep->no_array)
-        NNP_LOG_W("torch_npu import: '%s': no top-level array or traceEvents array", t->path);
-    if (rep->read_error)
-        NNP_LOG_W("torch_npu import: '%s': reading stopped early (%s): the %llu events before "
-                  "are imported",
-                  t->path, rep->error, (unsigned long long)rep->elements);
-    else if (rep->truncated)
-        NNP_LOG_W("torch_npu import: '%s' is truncated: it ends inside the event array after "
-                  "%llu events (byte %llu); the events before are imported",
-                  t->path, (unsigned long long)rep->elements, (unsigned long long)rep->bytes);
-    if (rep->bad_elements)
-        NNP_LOG_W("torch_npu import: '%s': %llu events are not valid JSON (first at byte %llu): "
-                  "skipped",
-                  t->path, (unsigned long long)rep->bad_elements,
-                  (unsigned long long)rep->first_bad_offset);
+    nnp__foreign_log_stream("torch_npu import", t->path, rep);
     if (t->warnings > MAX_ROW_WARNINGS)
         NNP_LOG_W("torch_npu import: '%s': %llu more bad events not logged", t->path,
                   (unsigned long long)(t->warnings - MAX_ROW_WARNINGS));

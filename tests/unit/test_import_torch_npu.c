@@ -246,16 +246,6 @@ static char *write_capture(const char *root, const char *name, int rank, bool kd
     return strdup(cap);
 }
 
-static int analyse_to(const char *in, const char *out)
-{
-    nnp_analyse_options_t o;
-    nnp_analyse_options_init(&o);
-    o.jobs = 1;
-    o.quiet = true;
-    snprintf(o.output_dir, sizeof(o.output_dir), "%s", out);
-    return nnp__analyse_path(in, &o);
-}
-
 /* Tasks by type, sub-ns ends, HCCL group and size, launches, rank from profiler_info. */
 static void test_capture_import(void **state)
 {
@@ -309,7 +299,7 @@ static void test_capture_overlap(void **state)
     (void)state;
     cap = write_capture(root, "w1", 3, false);
     snprintf(out, sizeof(out), "%s/out_tv", root);
-    assert_int_equal(analyse_to(cap, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(cap, out), NNP_OK);
     check_step_time(out, 3);
     free(cap);
     nnpt_rm_rf(root);
@@ -317,7 +307,7 @@ static void test_capture_overlap(void **state)
     root = nnpt_mkdtemp();
     cap = write_capture(root, "w1", 3, true);
     snprintf(out, sizeof(out), "%s/out_full", root);
-    assert_int_equal(analyse_to(cap, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(cap, out), NNP_OK);
     check_step_time(out, 3);
     /* The op types come from kernel_details.csv. */
     t = nnpt_read_in(out, "op_statistic_3.csv");
@@ -343,7 +333,7 @@ static void test_parent_of_captures(void **state)
     assert_int_equal(in[0].rank, 0);
     assert_int_equal(in[1].rank, 1);
     snprintf(out, sizeof(out), "%s/out", root);
-    assert_int_equal(analyse_to(job, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(job, out), NNP_OK);
     check_step_time(out, 0);
     check_step_time(out, 1);
     nnpt_rm_rf(root);

@@ -33,16 +33,6 @@ static void need_corpus(void)
     }
 }
 
-static int analyse_to(const char *in, const char *out)
-{
-    nnp_analyse_options_t o;
-    nnp_analyse_options_init(&o);
-    o.jobs = 1;
-    o.quiet = true;
-    snprintf(o.output_dir, sizeof(o.output_dir), "%s", out);
-    return nnp__analyse_path(in, &o);
-}
-
 /* run_1 (MindSpore 1.x): the timeline's ops get their type from their names (the corpus'
  * framework_raw_1.csv is of another network), core AI_CORE when the AI Core files list the
  * type; the op-type table is aicore_intermediate_1_type.csv as MindInsight shows it. */
@@ -51,7 +41,7 @@ static void test_run1_op_types(void **state)
     char *out = nnpt_mkdtemp(), *t;
     (void)state;
     need_corpus();
-    assert_int_equal(analyse_to(RUN1_DIR, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(RUN1_DIR, out), NNP_OK);
     t = nnpt_read_in(out, "op_statistic_1.csv");
     /* MatMul,2.807820000000000064 ms,25,57.60: 2807.820 us, mean 112312.8 -> 112.313 us;
      * Cast,0.1043199999999999939,27,2.14: 104.320 us, 3863.7 -> 3.864 us. */
@@ -78,7 +68,7 @@ static void test_run2_ops(void **state)
     char *out = nnpt_mkdtemp(), *t;
     (void)state;
     need_corpus();
-    assert_int_equal(analyse_to(RUN2_DIR, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(RUN2_DIR, out), NNP_OK);
     t = nnpt_read_in(out, "op_statistic_1.csv");
     assert_non_null(strstr(t, "\nMatMul,AI_CORE,9,20657.740,2295.304,,,89.47\n"));
     assert_non_null(strstr(t, "\nInitData,AI_CPU,1,7906.000,7906.000,,,81.56\n"));
@@ -114,7 +104,7 @@ static void test_averages_row_rule(void **state)
     assert_true(m.info.step_avg_skip_first);
     assert_int_equal(m.info.step_averages_ns[0], 130456110);
     nnp__model_fini(&m);
-    assert_int_equal(analyse_to(dir, dir), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(dir, dir), NNP_OK);
     t = nnpt_read_in(dir, "step_trace_summary_0.json");
     assert_non_null(strstr(t, "\"total_time\":130.4561,\"iteration_interval\":90.3536,"));
     assert_non_null(strstr(t, "\"fp_and_bp\":17.0945,"));
@@ -135,7 +125,7 @@ static void test_cluster_propose(void **state)
     char *out = nnpt_mkdtemp(), *t, want[64];
     (void)state;
     need_corpus();
-    assert_int_equal(analyse_to(CLUSTER, out), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(CLUSTER, out), NNP_OK);
     t = nnpt_read_in(out, "step_trace_summary_0.json");
     snprintf(want, sizeof(want), "\"total_time\":%.4f,", 18030115 / 1e5);
     assert_non_null(strstr(t, want));
@@ -234,7 +224,7 @@ static void test_hccl_info_traces(void **state)
     assert_true(l->wait_ms[3] == 8.0 / 1e3);
     nnp__model_fini(&m);
     /* Written out: the averages row means the two steps: (0.01 + 0.02) / 2. */
-    assert_int_equal(analyse_to(dir, dir), NNP_OK);
+    assert_int_equal(nnpt_analyse_to(dir, dir), NNP_OK);
     t = nnpt_read_in(dir, "hccl_raw_0.csv");
     assert_non_null(strstr(t, "step_num,communication_cost,wait_cost,link_info,"
                               "communication_operator_cost\n1,0.01,0.006,"));

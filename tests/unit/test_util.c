@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyse/analyse.h"
 #include "test_util.h"
 
 /* Captured log text is bounded: tests that log more than this are doing something wrong. */
@@ -82,6 +83,16 @@ char *nnpt_read_in(const char *dir, const char *name)
     if (!t)
         fail_msg("cannot read %s", path);
     return t;
+}
+
+int nnpt_analyse_to(const char *in, const char *out)
+{
+    nnp_analyse_options_t o;
+    nnp_analyse_options_init(&o);
+    o.jobs = 1;
+    o.quiet = true;
+    snprintf(o.output_dir, sizeof(o.output_dir), "%s", out);
+    return nnp__analyse_path(in, &o);
 }
 
 static void sink(nnp_log_level_t level, const char *msg, void *user)

@@ -26,6 +26,10 @@ char *nnpt_read_text(const char *path);
 /* The file dir/name (nnpt_read_text), failing the test when it cannot be read. */
 char *nnpt_read_in(const char *dir, const char *name);
 
+/* Analyses in (a folder or file) into out as `nnprof analyse -o out in` does, one rank at a
+ * time, quietly; returns nnp__analyse_path's code. */
+int nnpt_analyse_to(const char *in, const char *out);
+
 /* Starts capturing log lines at every level (the default sink is replaced). */
 void nnpt_log_capture(void);
 /* Everything captured since nnpt_log_capture(), one line per message, "LEVEL: msg\n". */
