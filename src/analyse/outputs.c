@@ -54,6 +54,7 @@ static const output_name_t outputs[] = {
     {IN_OUT_DIR, "gpu_timeline_summary_", ".json"},
     {IN_OUT_DIR, "minddata_step_queue_", ".csv"},
     {IN_OUT_DIR, "op_shapes_", ".csv"},
+    {IN_OUT_DIR, "hccl_raw_", ".csv"},
     {IN_HOST_INFO, "timeline_", ".json"},
     {IN_HOST_INFO, "host_memory_", ".csv"},
     {IN_HOST_INFO, "dataset_", ".csv"},

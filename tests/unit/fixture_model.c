@@ -1,9 +1,22 @@
-/* fixture_model.c - the model builders of test_util.h: rows added straight into a model's
- * tables, for tests of analyses that need exact, hand-made inputs. A separate object of the
- * nnp_test_util library, so tests that link only the public libnnprof.so do not pull in the
- * model's internal symbols. */
+/* fixture_model.c - the helpers of test_util.h that use the library's internal symbols:
+ * model builders (rows added straight into a model's tables, for tests of analyses that need
+ * exact, hand-made inputs) and the in-process analyse driver. A separate object of the
+ * nnp_test_util library, so tests that link only the public libnnprof.so do not pull it in. */
+#include <stdio.h>
+
+#include "analyse/driver.h"
 #include "model/model.h"
 #include "test_util.h"
+
+int nnpt_analyse_to(const char *in, const char *out)
+{
+    nnp_analyse_options_t o;
+    nnp_analyse_options_init(&o);
+    o.jobs = 1;
+    o.quiet = true;
+    snprintf(o.output_dir, sizeof(o.output_dir), "%s", out);
+    return nnp__analyse_path(in, &o);
+}
 
 void nnpt_add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
 {

@@ -19,6 +19,18 @@ char *nnpt_mkdtemp(void);
 /* Removes a directory tree (like rm -rf). */
 void nnpt_rm_rf(const char *path);
 
+/* Writes text to dir/name (creating dir/name's missing parent folders is not done: dir
+ * must exist); returns the path, malloc'ed. Fails the test on error. */
+char *nnpt_write_file(const char *dir, const char *name, const char *text);
+/* The whole file at path, NUL-terminated and malloc'ed; NULL when it cannot be read. */
+char *nnpt_read_text(const char *path);
+/* The file dir/name (nnpt_read_text), failing the test when it cannot be read. */
+char *nnpt_read_in(const char *dir, const char *name);
+
+/* Analyses in (a folder or file) into out as `nnprof analyse -o out in` does, one rank at a
+ * time, quietly; returns nnp__analyse_path's code. */
+int nnpt_analyse_to(const char *in, const char *out);
+
 /* Starts capturing log lines at every level (the default sink is replaced). */
 void nnpt_log_capture(void);
 /* Everything captured since nnpt_log_capture(), one line per message, "LEVEL: msg\n". */
