@@ -196,11 +196,15 @@ void nnpt_record(const char *out, const nnpt_run_t *r, char *raw, size_t cap)
     o.device_id = r->rank;
     o.rank_size = r->rank_size ? r->rank_size : 1;
     o.profile_memory = r->tensors;
+    o.profile_communication = r->communication;
     if (nnp_session_create(&o, &s) != NNP_OK)
         _exit(3);
     if (raw)
         snprintf(raw, cap, "%s", nnp_session_raw_dir(s));
-    record_steps(r);
+    if (r->record)
+        r->record(r, r->arg);
+    else
+        record_steps(r);
     if (r->sample_ms > 0)
         usleep((useconds_t)r->sample_ms * SAMPLE_SPAN_MS * 1000u);
     if (r->flushed_fd > 0) {

@@ -62,6 +62,11 @@ typedef struct nnpt_run {
                          * the run holds only samples (an uninstrumented program) */
     int flushed_fd;     /* > 0: after recording, flush, write one byte here and wait to be
                          * killed (a crash); 0: destroy the session */
+    bool communication; /* profile_communication on (comm records are kept) */
+    /* When set, called instead of the steps above to record what a test needs (a cluster
+     * rank's steps, ops and communication with known times); arg is the test's. */
+    void (*record)(const struct nnpt_run *r, void *arg);
+    void *arg;
 } nnpt_run_t;
 
 /* Records r under out in this process (one session: call it in a child process when a

@@ -43,7 +43,7 @@ static void help(FILE *f)
             "  --parallel SPEC      the parallel layout, tp=T,pp=P,dp=D (Megatron's rank order):\n"
             "                       adds DP/PP/TP Index columns and the pipeline stages\n"
             "  --pretty             indent JSON outputs\n"
-            "  --quiet              no progress bar\n"
+            "  -q, --quiet          no progress bar\n"
             "  --stats              print time and peak memory of each process (stderr, JSON)\n\n"
             "Under mpirun every process reads a share of the ranks (DIR must be visible to all:\n"
             "a shared file system) and process 0 writes: the outputs are the same bytes as one\n"
@@ -178,7 +178,7 @@ int nnp_cmd_cluster(int argc, char **argv)
     }
     optind = 1;
     exit_code = -1;
-    while (exit_code < 0 && (opt = getopt_long(argc, argv, "ho:j:", longopts, NULL)) != -1) {
+    while (exit_code < 0 && (opt = getopt_long(argc, argv, "hqo:j:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o':
             if (!*optarg || strlen(optarg) >= sizeof(o.out_dir)) {
