@@ -97,9 +97,17 @@ typedef struct raw_set {
     int *root; /* d[i]'s group: the index of its main directory */
 } raw_set_t;
 
+/* By directory name (= start time). The name pointers may dangle while the array grows
+ * (they point into each element's path), so the name is taken from the path here. */
+static const char *base_name(const nnp_raw_desc_t *d)
+{
+    const char *slash = strrchr(d->path, '/');
+    return slash ? slash + 1 : d->path;
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
-    return strcmp(((const nnp_raw_desc_t *)a)->name, ((const nnp_raw_desc_t *)b)->name);
+    return strcmp(base_name(a), base_name(b));
 }
 
 static int add_desc(raw_set_t *s, const char *path)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyse/driver.h"
 #include "model/model.h"
 #include "read/raw_import.h"
 #include "test_util.h"
@@ -476,6 +477,34 @@ static void test_unreadable_folder(void **state)
     free(out);
 }
 
+/* More raw directories than the finder's first array holds (it grows while they are
+ * read, and sorting them once read names from freed memory before the fix: a crash with
+ * 64 ranks, reported by ASan here): every rank is found, each with its own directory. */
+static void test_many_raw_dirs(void **state)
+{
+    enum { MANY = 40 };
+    char *out = nnpt_mkdtemp();
+    nnp_inputs_t in;
+    (void)state;
+    for (int r = 0; r < MANY; r++) {
+        nnpt_run_t run = {.rank = r, .rank_size = MANY, .steps = 1};
+        nnpt_record_in_child(out, &run, NULL, 0);
+    }
+    assert_int_equal(nnp__inputs_find(out, &in), NNP_OK);
+    assert_int_equal(in.n, MANY);
+    for (int i = 0; i < MANY; i++) {
+        bool found = false;
+        for (int k = 0; k < in.n && !found; k++)
+            found = in.v[k].rank == i;
+        assert_true(found);
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(in.v[k].path, in.v[i].path);
+    }
+    nnp__inputs_fini(&in);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_missing_info_inferred),
         cmocka_unit_test(test_info_json_numbers_validated),
         cmocka_unit_test(test_unreadable_folder),
+        cmocka_unit_test(test_many_raw_dirs),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
