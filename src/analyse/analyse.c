@@ -507,11 +507,13 @@ static int filter_rank(nnp_inputs_t *ins, int want)
             snprintf(have + len, sizeof(have) - len, "%s%d", len ? ", " : "", ins->v[i].rank);
         if (ins->v[i].rank == want || ins->v[i].rank < 0)
             ins->v[k++] = ins->v[i];
+        else
+            nnp__free(ins->v[i].path); /* dropped: its path is ours to free */
     }
+    ins->n = k; /* the dropped inputs' paths are freed above */
     if (k == 0)
         return nnp__fail(NNP_ENOENT, "--rank %d: no such rank; the data holds rank%s %s", want,
                          strchr(have, ',') ? "s" : "", have);
-    ins->n = k;
     return NNP_OK;
 }
 

@@ -26,7 +26,8 @@ typedef enum nnp_input_kind {
 /* One rank's input. */
 typedef struct nnp_input {
     nnp_input_kind_t kind;
-    char path[NNP_PATH_MAX];        /* raw dir (the rank's own), CSV file or foreign input */
+    char *path;                     /* raw dir (the rank's own), CSV file or foreign input;
+                                     * owned by the nnp_inputs_t (nnp__inputs_fini) */
     int rank;                       /* -1: only the import can tell (some foreign data) */
     int device_id;                  /* raw: from info.json; -1 unknown */
     const nnp_importer_t *importer; /* NNP_INPUT_FOREIGN */

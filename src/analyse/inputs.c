@@ -64,8 +64,11 @@ static int add_input(nnp_inputs_t *in, nnp_input_kind_t kind, const char *path, 
     x->kind = kind;
     x->rank = rank;
     x->device_id = -1;
-    if (!nnp__strlcpy(x->path, path, sizeof(x->path)))
+    if (strlen(path) >= NNP_PATH_MAX)
         return nnp__fail(NNP_ETOOLONG, "path too long: %s", path);
+    x->path = nnp__strdup(path);
+    if (!x->path)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
     in->n++;
     return NNP_OK;
 }
@@ -84,6 +87,8 @@ static int add_child(nnp_inputs_t *in, const char *path)
 
 void nnp__inputs_fini(nnp_inputs_t *in)
 {
+    for (int i = 0; i < in->n; i++)
+        nnp__free(in->v[i].path);
     nnp__free(in->v);
     nnp__free(in->children);
     memset(in, 0, sizeof(*in));
@@ -110,14 +115,25 @@ static int cmp_desc(const void *a, const void *b)
     return strcmp(base_name(a), base_name(b));
 }
 
+static void set_fini(raw_set_t *s)
+{
+    for (int i = 0; i < s->n; i++)
+        nnp__raw_desc_fini(&s->d[i]);
+    nnp__free(s->d);
+    nnp__free(s->root);
+    memset(s, 0, sizeof(*s));
+}
+
 static int add_desc(raw_set_t *s, const char *path)
 {
     int rc = grow((void **)&s->d, &s->cap, s->n + 1, sizeof(nnp_raw_desc_t));
-    if (rc == NNP_OK)
+    if (rc == NNP_OK) {
         rc = nnp__raw_desc_read(path, &s->d[s->n]);
-    /* d[].name points into d[].path: the callers set it again once the array stops moving. */
-    if (rc == NNP_OK)
-        s->n++;
+        if (rc == NNP_OK)
+            s->n++;
+        else
+            nnp__raw_desc_fini(&s->d[s->n]);
+    }
     return rc;
 }
 
@@ -367,18 +383,19 @@ static int find_one_raw_dir(const char *path, nnp_inputs_t *in)
                     rc = add_desc(&s, all.d[i].path);
             }
         }
-        nnp__free(all.d);
+        set_fini(&all);
     }
     for (int i = 0; i < s.n; i++) {
         const char *slash = strrchr(s.d[i].path, '/');
         s.d[i].name = slash ? slash + 1 : s.d[i].path;
     }
     /* The one named is the main directory, whatever its info.json says. */
-    s.d[0].parent_raw_dir[0] = '\0';
+    if (s.n > 0)
+        s.d[0].parent_raw_dir[0] = '\0';
     if (rc == NNP_OK)
         rc = raw_inputs(&s, in);
-    nnp__free(s.d);
-    nnp__free(s.root);
+    nnp__raw_desc_fini(&self);
+    set_fini(&s);
     return rc;
 }
 
@@ -479,7 +496,7 @@ int nnp__inputs_find(const char *path, nnp_inputs_t *in)
 {
     char prof[NNP_PATH_MAX];
     raw_set_t s;
-    int rc;
+    int rc, found;
 
     memset(in, 0, sizeof(*in));
     rc = check_readable(path);
@@ -499,9 +516,9 @@ int nnp__inputs_find(const char *path, nnp_inputs_t *in)
     }
     if (rc == NNP_OK && s.n > 0)
         rc = raw_inputs(&s, in);
-    nnp__free(s.d);
-    nnp__free(s.root);
-    if (rc != NNP_OK || s.n > 0)
+    found = s.n;
+    set_fini(&s);
+    if (rc != NNP_OK || found > 0)
         return rc;
     in->out_dir[0] = '\0';
     if ((nnp__dir_exists(path) && holds_our_results(path)) ||

@@ -85,8 +85,11 @@ int nnp__raw_desc_read(const char *dir, nnp_raw_desc_t *d)
     size_t len;
 
     memset(d, 0, sizeof(*d));
-    if (!nnp__strlcpy(d->path, dir, sizeof(d->path)))
+    if (strlen(dir) >= NNP_PATH_MAX)
         return nnp__fail(NNP_ETOOLONG, "path too long: %s", dir);
+    d->path = nnp__strdup(dir);
+    if (!d->path)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
     len = strlen(d->path);
     while (len > 1 && d->path[len - 1] == '/')
         d->path[--len] = '\0';
@@ -122,6 +125,13 @@ int nnp__raw_desc_read(const char *dir, nnp_raw_desc_t *d)
         d->parent_raw_dir[0] = '\0';
     cJSON_Delete(j);
     return NNP_OK;
+}
+
+void nnp__raw_desc_fini(nnp_raw_desc_t *d)
+{
+    nnp__free(d->path);
+    d->path = NULL;
+    d->name = NULL;
 }
 
 static int64_t get(const cJSON *o, const char *key, const char *label, int64_t lo, int64_t hi,

@@ -18,7 +18,8 @@
 
 /* One raw directory as the driver sees it before importing. */
 typedef struct nnp_raw_desc {
-    char path[NNP_PATH_MAX];
+    char *path;         /* owned (nnp__raw_desc_fini): descriptors of thousands of ranks
+                         * must not cost a PATH_MAX array each */
     const char *name;   /* basename, inside path */
     bool has_info;      /* info.json was read as a JSON object */
     bool has_meta;      /* meta.nnp exists */
@@ -33,9 +34,10 @@ typedef struct nnp_raw_desc {
 } nnp_raw_desc_t;
 
 /* Reads dir's info.json into d (quietly: the importer reports bad values). Returns NNP_OK
- * (also when info.json is missing or bad: has_info false, why_no_info says why) or
- * NNP_ETOOLONG. */
+ * (also when info.json is missing or bad: has_info false, why_no_info says why),
+ * NNP_ETOOLONG or NNP_ENOMEM. Release d with nnp__raw_desc_fini (also after an error). */
 int nnp__raw_desc_read(const char *dir, nnp_raw_desc_t *d);
+void nnp__raw_desc_fini(nnp_raw_desc_t *d);
 
 /* How the recorder's ticks relate to ns when meta.nnp (which holds the clock points) is
  * lost: info.json's platform keys. */
