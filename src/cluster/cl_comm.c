@@ -27,8 +27,9 @@
 #define RATIO_SCALE 1e4
 /* msprof's SlowRankCalculator: a wait (or synchronisation) ratio above 0.2. */
 #define WAIT_RATIO_THRESHOLD 0.2
-/* Partial bandwidth sums buffered before they are sorted and spilled (records). */
-#define PARTS_BUFFER 65536
+/* Partial bandwidth sums buffered before they are sorted and spilled (records of 48 bytes:
+ * 384 KiB, whatever the rank count). */
+#define PARTS_BUFFER 8192
 /* First size of the totals table (power of two). */
 #define TOTALS_MIN 64
 

@@ -172,10 +172,9 @@ static nnp_cl_input_t *add(nnp_cl_inputs_t *in, nnp_cl_in_kind_t kind, const cha
     x->kind = kind;
     x->rank = rank;
     x->device_id = -1;
-    x->model_index = -1;
-    x->model_set = -1;
-    if (!nnp__strlcpy(x->path, path, sizeof(x->path))) {
-        nnp__fail(NNP_ETOOLONG, "path too long: %s", path);
+    x->path = nnp__strdup(path);
+    if (!x->path) {
+        nnp__fail(NNP_ENOMEM, "out of memory");
         return NULL;
     }
     in->n++;
@@ -184,30 +183,31 @@ static nnp_cl_input_t *add(nnp_cl_inputs_t *in, nnp_cl_in_kind_t kind, const cha
 
 void nnp__cl_inputs_fini(nnp_cl_inputs_t *in)
 {
-    for (int i = 0; i < in->n_sets; i++)
-        nnp__inputs_fini(&in->sets[i]);
-    nnp__free(in->sets);
+    for (int i = 0; i < in->n; i++) {
+        for (int k = 0; k < in->v[i].n_children; k++)
+            nnp__free(in->v[i].children[k]);
+        nnp__free(in->v[i].children);
+        nnp__free(in->v[i].path);
+    }
     nnp__free(in->v);
     memset(in, 0, sizeof(*in));
 }
 
-/* Keeps an nnp_inputs_t (the analyse driver's) as a set; returns its index or -1. */
-static int add_set(nnp_cl_inputs_t *in, nnp_inputs_t *set)
+/* Copies the child-process directories of a raw input (the analyse driver's grouping). */
+static int copy_children(nnp_cl_input_t *x, const nnp_inputs_t *set, const nnp_input_t *r)
 {
-    nnp_inputs_t *v;
-    if (in->n_sets >= NNP_CL_MAX_SETS) {
-        nnp__fail(NNP_EINVAL, "more than %d data folders", NNP_CL_MAX_SETS);
-        return -1;
+    if (r->n_children <= 0)
+        return NNP_OK;
+    x->children = nnp__calloc((size_t)r->n_children, sizeof(char *));
+    if (!x->children)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (int k = 0; k < r->n_children; k++) {
+        x->children[k] = nnp__strdup(set->children[r->first_child + k]);
+        if (!x->children[k])
+            return nnp__fail(NNP_ENOMEM, "out of memory");
+        x->n_children++;
     }
-    v = nnp__realloc(in->sets, (size_t)(in->n_sets + 1) * sizeof(*v));
-    if (!v) {
-        nnp__fail(NNP_ENOMEM, "out of memory");
-        return -1;
-    }
-    in->sets = v;
-    in->sets[in->n_sets] = *set;
-    memset(set, 0, sizeof(*set));
-    return in->n_sets++;
+    return NNP_OK;
 }
 
 static void note_size(nnp_cl_inputs_t *in, long size)
@@ -240,7 +240,7 @@ static void raw_host(nnp_cl_inputs_t *in, const char *raw_dir, nnp_cl_input_t *x
 static int scan_raw(nnp_cl_inputs_t *in, const char *dir, int host_id, bool *found)
 {
     nnp_inputs_t set;
-    int rc = nnp__inputs_find(dir, &set), si;
+    int rc = nnp__inputs_find(dir, &set);
     *found = false;
     if (rc != NNP_OK) {
         /* Our own results named as data, or nothing readable: other layouts may still fit,
@@ -258,24 +258,21 @@ static int scan_raw(nnp_cl_inputs_t *in, const char *dir, int host_id, bool *fou
     if (set.n_unranked > 0)
         NNP_LOG_E("%s: %d raw director%s without a rank left out (see above)", dir, set.n_unranked,
                   set.n_unranked == 1 ? "y" : "ies");
-    si = add_set(in, &set);
-    if (si < 0) {
-        nnp__inputs_fini(&set);
-        return NNP_ENOMEM;
-    }
-    for (int i = 0; i < in->sets[si].n; i++) {
-        const nnp_input_t *r = &in->sets[si].v[i];
+    /* Our own compact copy: the driver's list holds a PATH_MAX array per rank. */
+    for (int i = 0; rc == NNP_OK && i < set.n; i++) {
+        const nnp_input_t *r = &set.v[i];
         nnp_cl_input_t *x = add(in, NNP_CL_IN_MODEL, r->path, r->rank);
-        if (!x)
-            return NNP_ENOMEM;
+        if (!x) {
+            rc = NNP_ENOMEM;
+            break;
+        }
         x->device_id = r->device_id;
-        x->model_set = si;
-        x->model_index = i;
         x->host_id = host_id;
-        if (r->kind == NNP_INPUT_RAW)
-            raw_host(in, r->path, x);
+        rc = copy_children(x, &set, r);
+        raw_host(in, r->path, x);
     }
-    return NNP_OK;
+    nnp__inputs_fini(&set);
+    return rc;
 }
 
 /* ---- other tools' data ---- */
@@ -395,53 +392,26 @@ static int scan_torch_npu(nnp_cl_inputs_t *in, const char *dir, int host_id, boo
 static int scan_cann(nnp_cl_inputs_t *in, const char *dir, int host_id, bool *found)
 {
     nnp_foreign_input_t *f = nnp__calloc(NNP_MAX_INPUTS, sizeof(*f));
-    nnp_inputs_t set;
-    int k, si, rc = NNP_OK;
+    int k, rc = NNP_OK;
     *found = false;
     if (!f)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     k = nnp__importer_cann.find(dir, f, NNP_MAX_INPUTS);
-    if (k <= 0) {
-        nnp__free(f);
-        return NNP_OK;
-    }
-    *found = true;
-    memset(&set, 0, sizeof(set));
-    set.v = nnp__calloc((size_t)k, sizeof(*set.v));
-    if (!set.v) {
-        nnp__free(f);
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    }
-    set.n = set.cap = k;
-    set.is_foreign = true;
-    for (int i = 0; i < k; i++) {
-        set.v[i].kind = NNP_INPUT_FOREIGN;
-        set.v[i].importer = &nnp__importer_cann;
-        set.v[i].rank = f[i].rank;
-        set.v[i].device_id = -1;
-        nnp__strlcpy(set.v[i].path, f[i].path, sizeof(set.v[i].path));
-    }
-    nnp__free(f);
-    si = add_set(in, &set);
-    if (si < 0) {
-        nnp__inputs_fini(&set);
-        return NNP_ENOMEM;
-    }
-    for (int i = 0; rc == NNP_OK && i < in->sets[si].n; i++) {
-        nnp_cl_input_t *x =
-            add(in, NNP_CL_IN_MODEL, in->sets[si].v[i].path, in->sets[si].v[i].rank);
+    for (int i = 0; rc == NNP_OK && i < k; i++) {
+        nnp_cl_input_t *x = add(in, NNP_CL_IN_MODEL, f[i].path, f[i].rank);
         const char *d;
         if (!x) {
             rc = NNP_ENOMEM;
             break;
         }
-        x->model_set = si;
-        x->model_index = i;
+        x->importer = &nnp__importer_cann;
         x->host_id = host_id;
         /* device_N in the path: hccl.json can then name the rank when info.json does not. */
         if ((d = strstr(x->path, "device_")) != NULL)
             x->device_id = parse_rank(d + 7, d + 7 + strspn(d + 7, "0123456789"));
     }
+    *found = k > 0;
+    nnp__free(f);
     return rc;
 }
 

@@ -14,6 +14,7 @@
 
 #include "cluster/cluster.h"
 #include "read/importers.h"
+#include "read/raw_import.h"
 
 /* msprof's large-packet threshold of RDMA, 0.5 MB (formats.md 2.7), used for MPI traffic
  * too: MPI libraries switch from eager to bandwidth-bound rendezvous transfers well below
@@ -488,15 +489,26 @@ static int read_model(nnp_cl_sink_t *k, const nnp_cl_input_t *x, const nnp_impor
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return rc;
+    if (!imp)
+        imp = x->importer;
     if (imp) {
         rc = imp->import(x->path, &m);
         if (rc == NNP_OK)
             rc = nnp__model_finish(&m);
-        if (rc == NNP_OK && x->rank >= 0)
-            m.info.rank_id = x->rank; /* the rank the inputs found wins, as in the driver */
     } else {
-        rc = nnp__input_import(&k->in->sets[x->model_set], x->model_index, &m);
+        /* Our raw directory with its child processes' (as nnp__input_import does). */
+        const char **dirs = nnp__calloc((size_t)x->n_children + 1, sizeof(char *));
+        rc = dirs ? NNP_OK : nnp__fail(NNP_ENOMEM, "out of memory");
+        if (rc == NNP_OK) {
+            dirs[0] = x->path;
+            for (int ch = 0; ch < x->n_children; ch++)
+                dirs[ch + 1] = x->children[ch];
+            rc = nnp__import_raw_group(dirs, (size_t)x->n_children + 1, &m);
+        }
+        nnp__free(dirs);
     }
+    if (rc == NNP_OK && x->rank >= 0)
+        m.info.rank_id = x->rank; /* the rank the inputs found wins, as in the driver */
     if (rc != NNP_OK) {
         char msg[NNP_PATH_MAX + NNP_NAME_MAX];
         nnp__strlcpy(msg, nnp_last_error(), sizeof(msg));

@@ -19,6 +19,8 @@
 #define MERGE_FAN_IN 64
 /* A cursor's read buffer; every record is far smaller (NNP_CL_MAX_DIST bounds the largest). */
 #define CURSOR_BUF (16u * 1024u)
+/* A merge round writes its output in pieces of this size. */
+#define ROUND_FLUSH (256u * 1024u)
 /* First capacity of a run list and of a growable buffer. */
 #define RUNS_INITIAL 64
 #define BUF_INITIAL  4096
@@ -505,7 +507,7 @@ int nnp__cl_merge_open(const nnp_cl_spill_t *s, size_t rec_size, nnp_cl_cmp_fn c
                 nnp__cl_buf_add(&merged, rec, rec_len(rec, rec_size));
                 if (merged.err)
                     rc = merged.err;
-                else if (merged.len >= CURSOR_BUF * MERGE_FAN_IN) {
+                else if (merged.len >= ROUND_FLUSH) {
                     rc = pwrite_all(tmp.fd, merged.p, merged.len, tmp.end);
                     tmp.end += merged.len;
                     merged.len = 0;

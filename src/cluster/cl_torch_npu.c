@@ -296,7 +296,7 @@ int nnp__cl_read_torch_npu_rank(nnp_cl_sink_t *k, const nnp_cl_input_t *x)
     if (access(p, R_OK) != 0) {
         /* No analysis of its own: import the trace and analyse it like ours. */
         nnp_cl_input_t y = *x;
-        nnp__strlcpy(y.path, out, sizeof(y.path));
+        y.path = out;
         rc = nnp__cl_read_model_with(k, &y, &nnp__importer_torch_npu);
         nnp__strlcpy(k->sum->format, "torch_npu", sizeof(k->sum->format));
         return rc;

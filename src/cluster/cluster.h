@@ -302,23 +302,25 @@ typedef enum nnp_cl_in_kind {
     NNP_CL_IN_MPA_OUTPUT, /* msprof-analyze's cluster_analysis_output (every rank) */
 } nnp_cl_in_kind_t;
 
+struct nnp_importer;
+
 typedef struct nnp_cl_input {
     nnp_cl_in_kind_t kind;
     int rank; /* -1: only reading it tells (CANN data without info.json) */
     int device_id;
     int host_id; /* MindInsight collected layout: the cluster_profiler/<id>; 0 none */
     char host[NNP_CL_HOST_MAX];
-    char path[NNP_PATH_MAX]; /* folder (MindSpore, torch_npu, msprof-analyze) */
-    int model_index;         /* NNP_CL_IN_MODEL: index in the nnp_inputs_t it came from */
-    int model_set;           /* which nnp_inputs_t of nnp_cl_inputs_t.sets */
+    char *path; /* the input (owned: one rank's path, not a PATH_MAX array per rank) */
+    /* NNP_CL_IN_MODEL: our raw directory (importer NULL) with its child processes' raw
+     * directories, or other tools' data read by importer. */
+    const struct nnp_importer *importer;
+    char **children; /* owned */
+    int n_children;
 } nnp_cl_input_t;
 
-#define NNP_CL_MAX_SETS 256
 typedef struct nnp_cl_inputs {
     nnp_cl_input_t *v;
     int n, cap;
-    nnp_inputs_t *sets; /* the analyse driver's inputs of each folder holding model data */
-    int n_sets;
     int rank_size;             /* what the data says the cluster has, 0 unknown */
     char layout[NNP_NAME_MAX]; /* how DIR was read, for the report */
     char data_dir[NNP_PATH_MAX];
