@@ -602,9 +602,14 @@ static int flush_parts(writer_t *wr)
     return rc;
 }
 
+#define MS_DIGITS 6 /* ns -> ms */
+#define US_DIGITS 3 /* ns -> us */
+#define MB_DIGITS 6 /* bytes -> MB */
+
 static void jw_ms(nnp_jw_t *w, int64_t ns)
 {
-    nnp__jw_double(w, (double)ns / NS_PER_MS);
+    char b[NUM_BUF];
+    nnp__jw_raw(w, nnp__cl_dec(b, sizeof(b), ns, MS_DIGITS));
 }
 
 static void step_key(char *buf, size_t cap, uint64_t step)
@@ -648,7 +653,7 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     nnp__jw_key(w, "Communication Time Info");
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "Start Timestamp(us)");
-    nnp__jw_double(w, (double)r->start_ns / NS_PER_US);
+    nnp__jw_raw(w, nnp__cl_dec(v[0], NUM_BUF, r->start_ns, US_DIGITS));
     nnp__jw_key(w, "Elapse Time(ms)");
     jw_ms(w, r->elapse_ns);
     nnp__jw_key(w, "Transit Time(ms)");
@@ -668,12 +673,12 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     row[1] = rank_s;
     row[2] = op_s;
     row[3] = nnp__cl_str(d->strs, r->group);
-    num(v[0], NUM_BUF, (double)r->start_ns / NS_PER_US);
-    num(v[1], NUM_BUF, (double)r->elapse_ns / NS_PER_MS);
-    num(v[2], NUM_BUF, (double)r->transit_ns / NS_PER_MS);
-    num(v[3], NUM_BUF, (double)r->wait_ns / NS_PER_MS);
-    num(v[4], NUM_BUF, (double)r->sync_ns / NS_PER_MS);
-    num(v[5], NUM_BUF, (double)r->idle_ns / NS_PER_MS);
+    nnp__cl_dec(v[0], NUM_BUF, r->start_ns, US_DIGITS);
+    nnp__cl_dec(v[1], NUM_BUF, r->elapse_ns, MS_DIGITS);
+    nnp__cl_dec(v[2], NUM_BUF, r->transit_ns, MS_DIGITS);
+    nnp__cl_dec(v[3], NUM_BUF, r->wait_ns, MS_DIGITS);
+    nnp__cl_dec(v[4], NUM_BUF, r->sync_ns, MS_DIGITS);
+    nnp__cl_dec(v[5], NUM_BUF, r->idle_ns, MS_DIGITS);
     num(v[6], NUM_BUF, sync_ratio(r));
     num(v[7], NUM_BUF, wait_ratio(r));
     for (int i = 0; i < 8; i++)
@@ -716,14 +721,14 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
             char size_s[NUM_BUF];
             if (dd->bw_index != b)
                 continue;
-            num(size_s, sizeof(size_s), (double)dd->size_bytes / BYTES_PER_MB);
+            nnp__cl_dec(size_s, sizeof(size_s), (int64_t)dd->size_bytes, MB_DIGITS);
             nnp__jw_key(w, size_s);
             nnp__jw_arr_begin(w);
             nnp__jw_uint(w, dd->count);
             jw_ms(w, dd->time_ns);
             nnp__jw_arr_end(w);
             snprintf(v[4], NUM_BUF, "%" PRIu64, dd->count);
-            num(v[5], NUM_BUF, (double)dd->time_ns / NS_PER_MS);
+            nnp__cl_dec(v[5], NUM_BUF, dd->time_ns, MS_DIGITS);
             row[9] = size_s;
             row[10] = v[4];
             row[11] = v[5];
@@ -846,7 +851,7 @@ static int write_totals(writer_t *wr)
             nnp__jw_obj_begin(w);
             for (size_t k = 0; k < tb->n_dist; k++) {
                 char size_s[NUM_BUF];
-                num(size_s, sizeof(size_s), (double)tb->dist[k].size / BYTES_PER_MB);
+                nnp__cl_dec(size_s, sizeof(size_s), (int64_t)tb->dist[k].size, MB_DIGITS);
                 nnp__jw_key(w, size_s);
                 nnp__jw_arr_begin(w);
                 nnp__jw_uint(w, tb->dist[k].count);

@@ -182,6 +182,30 @@ const char *nnp__cl_ms(char *buf, size_t cap, int64_t ns)
     return buf;
 }
 
+const char *nnp__cl_dec(char *buf, size_t cap, int64_t v, int digits)
+{
+    /* v / 10^digits as exact decimal text, trailing zeros dropped ("0.1", "12", "0.00001"):
+     * the same number a double division would give, without printf and a round trip. */
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, scale = 1, ip, fp;
+    char frac[24];
+    int n = digits;
+    for (int i = 0; i < digits; i++)
+        scale *= 10;
+    ip = a / scale;
+    fp = a % scale;
+    if (fp == 0) {
+        snprintf(buf, cap, "%s%" PRIu64, v < 0 ? "-" : "", ip);
+        return buf;
+    }
+    while (fp % 10 == 0) {
+        fp /= 10;
+        n--;
+    }
+    snprintf(frac, sizeof(frac), "%0*" PRIu64, n, fp);
+    snprintf(buf, cap, "%s%" PRIu64 ".%s", v < 0 ? "-" : "", ip, frac);
+    return buf;
+}
+
 int nnp__cl_tuple_text(const int *ranks, size_t n, char **out)
 {
     nnp_cl_buf_t b = {0};

@@ -516,6 +516,9 @@ int nnp__cl_timeline_fragment(const char *trace_path, int rank, int64_t offset_n
 int nnp__cl_tuple_text(const int *ranks, size_t n, char **out);
 /* Output file helpers: opens name in the output folder / commits it. */
 int nnp__cl_out_open(const nnp_cl_data_t *d, nnp_outfile_t *f, const char *name);
+/* v / 10^digits (digits <= 18) as the shortest exact decimal text ("0.1", "12"): ns as ms
+ * (6) or us (3), bytes as MB (6). It reads back as the double v / 10^digits. */
+const char *nnp__cl_dec(char *buf, size_t cap, int64_t v, int digits);
 /* Formats ns as us with exactly 3 decimals, ms with 6 (exact: integers). */
 const char *nnp__cl_us(char *buf, size_t cap, int64_t ns);
 const char *nnp__cl_ms(char *buf, size_t cap, int64_t ns);
