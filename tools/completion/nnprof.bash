@@ -59,7 +59,7 @@ _nnprof_run() {
 
 _nnprof() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run analyse dump query summary export info"
+    local commands="run analyse dump query summary export info cluster collect"
     if [[ $COMP_CWORD -eq 1 ]]; then
         _nnprof_words "$commands --help --version -V" "$cur"
         return
@@ -77,6 +77,36 @@ _nnprof() {
                     --peak-tflops --memory-capacity-gb --output --help" "$cur"
             else
                 _nnprof_dirs "$cur"
+            fi
+            ;;
+        esac
+        ;;
+    cluster)
+        case $prev in
+        -o | --output) _nnprof_dirs "$cur" ;;
+        -j | --threads | --timeline-ranks | --parallel) ;;
+        *)
+            if [[ $cur == -* ]]; then
+                _nnprof_words "--output --threads --timeline --timeline-ranks --parallel
+                    --pretty --quiet --stats --help" "$cur"
+            else
+                _nnprof_dirs "$cur"
+            fi
+            ;;
+        esac
+        ;;
+    collect)
+        case $prev in
+        -o | --output-dir) _nnprof_dirs "$cur" ;;
+        -i | --identity | --known-hosts | --hccl) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        --src | --train-dir | --device-prefix | --output | -j | --jobs | -p | --port | --ssh-option) ;;
+        *)
+            if [[ $cur == -* ]]; then
+                _nnprof_words "--output-dir --src --train-dir --device-prefix --output --hccl
+                    --jobs --identity --port --known-hosts --accept-new-host-keys
+                    --no-host-key-check --ssh-option --quiet --help" "$cur"
+            else
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             fi
             ;;
         esac
