@@ -86,10 +86,21 @@ static bool members_on_host(const nnp_cl_inputs_t *in, const char *members, cons
     return true;
 }
 
+/* The transport of each collective group of a rank, decided once: a group of 1,024 members
+ * would otherwise be walked for every op of every step. */
+#define GROUP_CACHE 64
+typedef struct type_cache {
+    uint32_t group[GROUP_CACHE];
+    const char *type[GROUP_CACHE];
+    int n;
+    int one_host; /* -1 unknown, else whether every input runs on one host */
+} type_cache_t;
+
 /* SHM or NET for an op of this rank: its peer's host, else its group's members'. */
-static const char *transport(const nnp_cl_sink_t *k, const nnp_model_t *m, size_t i)
+static const char *transport(const nnp_cl_sink_t *k, const nnp_model_t *m, size_t i,
+                             type_cache_t *tc)
 {
-    const char *me = host_of(k->in, k->sum->rank);
+    const char *me = host_of(k->in, k->sum->rank), *type = NULL;
     int32_t peer = m->comms.peer[i];
     if (!me)
         return TYPE_NET;
@@ -97,13 +108,25 @@ static const char *transport(const nnp_cl_sink_t *k, const nnp_model_t *m, size_
         const char *h = host_of(k->in, peer);
         return h && strcmp(h, me) == 0 ? TYPE_SHM : TYPE_NET;
     }
-    for (size_t g = 0; g < m->comm_groups.t.n; g++) {
+    for (int c = 0; c < tc->n; c++)
+        if (tc->group[c] == m->comms.group[i])
+            return tc->type[c];
+    for (size_t g = 0; g < m->comm_groups.t.n && !type; g++) {
         if (m->comm_groups.name[g] == m->comms.group[i])
-            return members_on_host(k->in, nnp__model_str(m, m->comm_groups.members[g]), me)
+            type = members_on_host(k->in, nnp__model_str(m, m->comm_groups.members[g]), me)
                        ? TYPE_SHM
                        : TYPE_NET;
     }
-    return one_host(k->in) ? TYPE_SHM : TYPE_NET;
+    if (!type) {
+        if (tc->one_host < 0)
+            tc->one_host = one_host(k->in);
+        type = tc->one_host ? TYPE_SHM : TYPE_NET;
+    }
+    if (tc->n < GROUP_CACHE) {
+        tc->group[tc->n] = m->comms.group[i];
+        tc->type[tc->n++] = type;
+    }
+    return type;
 }
 
 /* ---- per-step values ---- */
@@ -291,6 +314,7 @@ static int comms(nnp_cl_sink_t *k, const nnp_model_t *m, const nnp_step_trace_t 
 {
     nnp_step_spans_t spans;
     op_index_t ix = {0};
+    type_cache_t tc = {.n = 0, .one_host = -1};
     bool typed = strcmp(k->sum->format, "nnprof-raw") == 0;
     int64_t offset = k->sum->flags & NNP_CL_RANK_CLOCK ? k->sum->clock_offset_ns : 0;
     uint32_t dflt = nnp__cl_intern_cstr(k->strs, DEFAULT_GROUP);
@@ -343,7 +367,7 @@ static int comms(nnp_cl_sink_t *k, const nnp_model_t *m, const nnp_step_trace_t 
         }
         if (typed && m->comms.bytes[i] > 0) {
             memset(&bw, 0, sizeof(bw));
-            bw.type = nnp__cl_intern_cstr(k->strs, transport(k, m, i));
+            bw.type = nnp__cl_intern_cstr(k->strs, transport(k, m, i, &tc));
             bw.packets = 1;
             bw.large_packets = m->comms.bytes[i] > LARGE_PACKET_BYTES;
             bw.bytes = m->comms.bytes[i];

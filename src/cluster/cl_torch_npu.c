@@ -80,8 +80,14 @@ int nnp__cl_comm_from_json(nnp_cl_sink_t *k, const char *step_key, const char *o
     r.op = nnp__cl_intern(k->strs, op_key, at ? (size_t)(at - op_key) : strlen(op_key));
     r.group = nnp__cl_intern_cstr(k->strs, at ? at + 1 : "default");
     r.op_index = NNP_CL_NO_INDEX;
-    if (is_p2p < 0)
-        is_p2p = nnp__cl_is_p2p_name(nnp__cl_str(k->strs, r.op));
+    if (is_p2p < 0) {
+        /* From the key's text: the table may grow under another thread while read. */
+        char name[NNP_NAME_MAX];
+        size_t len = at ? (size_t)(at - op_key) : strlen(op_key);
+        snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1),
+                 op_key);
+        is_p2p = nnp__cl_is_p2p_name(name);
+    }
     r.flags = NNP_CL_COMM_GIVEN | (is_p2p ? NNP_CL_COMM_P2P : 0);
     st = cJSON_GetObjectItemCaseSensitive(ti, "Start Timestamp(us)");
     if (cJSON_IsNumber(st) && st->valuedouble > 0) {

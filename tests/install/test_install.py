@@ -69,6 +69,9 @@ class TestInstall(unittest.TestCase):
                      "cmake/nnprof/nnprofConfig.cmake", "cmake/nnprof/nnprofConfigVersion.cmake"):
             self.assertTrue(os.path.exists(os.path.join(libdir, name)), name)
         self.assertEqual(os.path.exists(os.path.join(libdir, "libnnprof_mpi.so")), HAVE_MPI)
+        # The MPI back end of `mpirun -np K nnprof cluster`, where the CLI looks for it.
+        self.assertEqual(os.path.exists(os.path.join(libdir, "libnnprof_cluster_mpi.so")),
+                         HAVE_MPI)
         # Tests and test-only libraries stay in the build tree.
         self.assertEqual(glob.glob(self.p("**", "*testhook*"), recursive=True), [])
 
