@@ -639,13 +639,12 @@ static void num(char *buf, size_t cap, double v)
     }
 }
 
-static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s, const char *op_s,
-                         const char *tuple)
+static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s, const char *op_s)
 {
     nnp_cl_data_t *d = wr->d;
     nnp_jw_t *w = &wr->w;
     char rank_s[NUM_BUF], v[12][NUM_BUF];
-    const char *row[13];
+    const char *row[12];
     int rc = NNP_OK;
     snprintf(rank_s, sizeof(rank_s), "%d", r->rank);
     nnp__jw_key(w, rank_s);
@@ -683,8 +682,7 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     num(v[7], NUM_BUF, wait_ratio(r));
     for (int i = 0; i < 8; i++)
         row[4 + i] = v[i];
-    row[12] = tuple;
-    rc = nnp__cl_db_row(d, NNP_CL_T_COMM_TIME, row, 13);
+    rc = nnp__cl_db_row(d, NNP_CL_T_COMM_TIME, row, 12);
     nnp__jw_key(w, "Communication Bandwidth Info");
     nnp__jw_obj_begin(w);
     for (uint32_t b = 0; rc == NNP_OK && b < r->n_bw; b++) {
@@ -715,7 +713,6 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
         row[6] = v[1];
         row[7] = v[2];
         row[8] = v[3];
-        row[12] = tuple;
         for (uint32_t k = 0; rc == NNP_OK && k < r->n_dist; k++) {
             nnp_cl_pkt_t *dd = &rec_dist(r)[k];
             char size_s[NUM_BUF];
@@ -732,12 +729,12 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
             row[9] = size_s;
             row[10] = v[4];
             row[11] = v[5];
-            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 13);
+            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 12);
             any_dist = true;
         }
         if (rc == NNP_OK && !any_dist) {
             row[9] = row[10] = row[11] = NULL;
-            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 13);
+            rc = nnp__cl_db_row(d, NNP_CL_T_COMM_BANDWIDTH, row, 12);
         }
         nnp__jw_obj_end(w);
         nnp__jw_obj_end(w);
@@ -765,9 +762,6 @@ static int write_instance(writer_t *wr, inst_t *in, const char *step_s)
     nnp_cl_data_t *d = wr->d;
     nnp_cl_comm_rec_t *r0 = inst_rec(in, 0);
     char key[KEY_BUF];
-    const char *tuple = r0->group_key >= 1 && r0->group_key <= d->n_group_keys
-                            ? d->group_keys[r0->group_key - 1]
-                            : "()";
     int rc = NNP_OK;
     derive_waits(in);
     op_key(d, r0, key, sizeof(key));
@@ -775,7 +769,7 @@ static int write_instance(writer_t *wr, inst_t *in, const char *step_s)
     nnp__jw_key(&wr->w, key);
     nnp__jw_obj_begin(&wr->w);
     for (size_t i = 0; rc == NNP_OK && i < in->n; i++) {
-        rc = write_op_rank(wr, inst_rec(in, i), step_s, key, tuple);
+        rc = write_op_rank(wr, inst_rec(in, i), step_s, key);
         if (rc == NNP_OK)
             rc = totals_add(&wr->tot, inst_rec(in, i));
     }

@@ -22,8 +22,9 @@ typedef struct table_def {
     const char *cols[MAX_COLS]; /* "name TYPE", NULL-terminated */
 } table_def_t;
 
-/* msprof-analyze's tables (tables_config.py), in nnp_cl_table_t order; rank_set is ours:
- * the member tuple that keys the JSON files. */
+/* msprof-analyze's tables (tables_config.py), in nnp_cl_table_t order. A group's member tuple
+ * (the JSON files' key) is in CommunicationGroupMapping only: on every row it would make the
+ * file grow with the square of the rank count. */
 static const table_def_t tables[NNP_CL_T_COUNT] = {
     {"ClusterStepTraceTime",
      {"step TEXT", "type TEXT", "\"index\" TEXT", "computing NUMERIC",
@@ -35,16 +36,16 @@ static const table_def_t tables[NNP_CL_T_COUNT] = {
      {"step TEXT", "rank_id INTEGER", "hccl_op_name TEXT", "group_name TEXT",
       "start_timestamp NUMERIC", "elapsed_time NUMERIC", "transit_time NUMERIC",
       "wait_time NUMERIC", "synchronization_time NUMERIC", "idle_time NUMERIC",
-      "synchronization_time_ratio NUMERIC", "wait_time_ratio NUMERIC", "rank_set TEXT", NULL}},
+      "synchronization_time_ratio NUMERIC", "wait_time_ratio NUMERIC", NULL}},
     {"ClusterCommunicationBandwidth",
      {"step TEXT", "rank_id INTEGER", "hccl_op_name TEXT", "group_name TEXT", "band_type TEXT",
       "transit_size NUMERIC", "transit_time NUMERIC", "bandwidth NUMERIC",
       "large_packet_ratio NUMERIC", "package_size NUMERIC", "count NUMERIC",
-      "total_duration NUMERIC", "rank_set TEXT", NULL}},
+      "total_duration NUMERIC", NULL}},
     {"ClusterCommunicationMatrix",
      {"step TEXT", "hccl_op_name TEXT", "group_name TEXT", "src_rank TEXT", "dst_rank TEXT",
       "transit_size NUMERIC", "transit_time NUMERIC", "bandwidth NUMERIC", "transport_type TEXT",
-      "op_name TEXT", "rank_set TEXT", NULL}},
+      "op_name TEXT", NULL}},
     {"CommunicationGroupMapping",
      {"type TEXT", "rank_set TEXT", "group_name TEXT", "group_id TEXT", "pg_name TEXT", NULL}},
     {"ClusterBaseInfo", {"key TEXT", "value TEXT", NULL}},

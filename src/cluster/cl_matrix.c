@@ -260,16 +260,13 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
     nnp_cl_data_t *d = wr->d;
     const nnp_cl_link_rec_t *r0;
     char key[KEY_BUF], v[5][NUM_BUF], src_s[NUM_BUF], dst_s[NUM_BUF];
-    const char *op_name, *tuple, *row[11];
+    const char *op_name, *row[10];
     int rc = NNP_OK;
     map_local(d, l);
     if (l->n == 0)
         return NNP_OK;
     r0 = &l->v[0];
     op_name = nnp__cl_str(d->strs, r0->op);
-    tuple = r0->group_key >= 1 && r0->group_key <= d->n_group_keys
-                ? d->group_keys[r0->group_key - 1]
-                : "()";
     if (r0->op_index == NNP_CL_NO_INDEX)
         snprintf(key, sizeof(key), "%s@%s", op_name, nnp__cl_str(d->strs, r0->group));
     else
@@ -302,8 +299,7 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
         row[7] = v[2];
         row[8] = nnp__cl_str(d->strs, r->type);
         row[9] = op_name;
-        row[10] = tuple;
-        rc = nnp__cl_db_row(d, NNP_CL_T_COMM_MATRIX, row, 11);
+        rc = nnp__cl_db_row(d, NNP_CL_T_COMM_MATRIX, row, 10);
         if (rc == NNP_OK)
             rc = links_add(&wr->step_links, r);
     }
