@@ -344,6 +344,7 @@ static void remap_run(int stream, char *p, size_t n, const uint32_t *map, size_t
             memcpy(&l, p + pos, sizeof(l));
             l.group = MAP(l.group);
             l.op = MAP(l.op);
+            l.op_label = MAP(l.op_label);
             l.type = MAP(l.type);
             memcpy(p + pos, &l, sizeof(l));
             pos += sizeof(l);

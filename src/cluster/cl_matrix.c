@@ -169,50 +169,62 @@ static int cmp_pair(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Maps group-local ranks to global ones: a rank's link to itself says its local rank. */
+/* Maps group-local ranks to global ones over a whole (group key, step) block, per group
+ * name, as msprof-analyze's merge_same_links does: a rank's link to itself in any op of the
+ * group in that step says its local rank (the first rank claiming one keeps it). */
 static void map_local(nnp_cl_data_t *d, links_t *l)
 {
     int32_t *map = NULL; /* local -> global + 1 */
-    int32_t max_local = -1;
-    size_t out = 0;
+    size_t out = 0, n_map = 0;
+    uint32_t group = UINT32_MAX;
     bool any_local = false;
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->v[i].flags & NNP_CL_LINK_LOCAL) {
-            any_local = true;
-            if (l->v[i].src > max_local)
-                max_local = l->v[i].src;
-            if (l->v[i].dst > max_local)
-                max_local = l->v[i].dst;
-        }
-    }
-    if (!any_local || max_local < 0 || max_local >= NNP_CL_MAX_RANKS)
+    for (size_t i = 0; i < l->n && !any_local; i++)
+        any_local = (l->v[i].flags & NNP_CL_LINK_LOCAL) != 0;
+    if (!any_local)
         return;
-    map = nnp__calloc((size_t)max_local + 1, sizeof(*map));
-    if (!map)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        const nnp_cl_link_rec_t *r = &l->v[i];
-        if ((r->flags & NNP_CL_LINK_LOCAL) && r->src == r->dst && r->src >= 0 && !map[r->src])
-            map[r->src] = r->rank + 1; /* the first rank claiming a local rank keeps it */
-    }
     for (size_t i = 0; i < l->n; i++) {
         nnp_cl_link_rec_t r = l->v[i];
-        if (r.flags & NNP_CL_LINK_LOCAL) {
-            if (r.src < 0 || r.dst < 0 || !map[r.src] || !map[r.dst]) {
-                d->vin.links_unmapped++;
-                continue;
-            }
-            r.src = map[r.src] - 1;
-            r.dst = map[r.dst] - 1;
-            r.flags &= ~NNP_CL_LINK_LOCAL;
+        if (!(r.flags & NNP_CL_LINK_LOCAL)) {
+            l->v[out++] = r;
+            continue;
         }
+        if (r.group != group) {
+            /* The block is sorted by op, not group name: gather this name's map. */
+            int32_t max_local = -1;
+            group = r.group;
+            for (size_t j = 0; j < l->n; j++)
+                if ((l->v[j].flags & NNP_CL_LINK_LOCAL) && l->v[j].group == group) {
+                    if (l->v[j].src > max_local)
+                        max_local = l->v[j].src;
+                    if (l->v[j].dst > max_local)
+                        max_local = l->v[j].dst;
+                }
+            nnp__free(map);
+            n_map = max_local >= 0 && max_local < NNP_CL_MAX_RANKS ? (size_t)max_local + 1 : 0;
+            map = n_map ? nnp__calloc(n_map, sizeof(*map)) : NULL;
+            for (size_t j = 0; map && j < l->n; j++) {
+                const nnp_cl_link_rec_t *q = &l->v[j];
+                if ((q->flags & NNP_CL_LINK_LOCAL) && q->group == group && q->src == q->dst &&
+                    q->src >= 0 && !map[q->src])
+                    map[q->src] = q->rank + 1;
+            }
+        }
+        if (!map || r.src < 0 || r.dst < 0 || (size_t)r.src >= n_map || (size_t)r.dst >= n_map ||
+            !map[r.src] || !map[r.dst]) {
+            d->vin.links_unmapped++;
+            continue;
+        }
+        r.src = map[r.src] - 1;
+        r.dst = map[r.dst] - 1;
+        r.flags &= ~NNP_CL_LINK_LOCAL;
         l->v[out++] = r;
     }
     l->n = out;
     nnp__free(map);
 }
 
-/* Sums equal (src, dst) pairs in place (sorted first). */
+/* Sums equal (src, dst) pairs in place (sorted first); the transport type and op name are
+ * the last report's, as msprof-analyze's combine_link keeps them. */
 static void combine(links_t *l)
 {
     size_t out = 0;
@@ -221,6 +233,8 @@ static void combine(links_t *l)
         if (out > 0 && l->v[out - 1].src == l->v[i].src && l->v[out - 1].dst == l->v[i].dst) {
             l->v[out - 1].bytes += l->v[i].bytes;
             l->v[out - 1].time_ns += l->v[i].time_ns;
+            l->v[out - 1].type = l->v[i].type;
+            l->v[out - 1].op_label = l->v[i].op_label;
             continue;
         }
         l->v[out++] = l->v[i];
@@ -234,7 +248,14 @@ typedef struct writer {
     links_t step_links; /* the step's links of every op, for its totals */
 } writer_t;
 
-static void link_obj(writer_t *wr, const nnp_cl_link_rec_t *r, const char *op_name)
+/* The "Op Name" of an entry: what the data stated, else the op's (combine_link keeps the
+ * input's). */
+static const char *label_of(const writer_t *wr, const nnp_cl_link_rec_t *r)
+{
+    return nnp__cl_str(wr->d->strs, r->op_label ? r->op_label : r->op);
+}
+
+static void link_obj(writer_t *wr, const nnp_cl_link_rec_t *r)
 {
     nnp_jw_t *w = &wr->w;
     char key[NUM_BUF];
@@ -249,10 +270,17 @@ static void link_obj(writer_t *wr, const nnp_cl_link_rec_t *r, const char *op_na
     nnp__jw_key(w, "Transit Size(MB)");
     nnp__jw_double(w, mb);
     nnp__jw_key(w, "Op Name");
-    nnp__jw_str(w, op_name);
+    nnp__jw_str(w, label_of(wr, r));
     nnp__jw_key(w, "Bandwidth(GB/s)");
     nnp__jw_double(w, ratio4(mb, ms));
     nnp__jw_obj_end(w);
+}
+
+/* msprof-analyze's check_add_op: ops named top/middle/bottom (MindSpore's aggregates) are
+ * not added into the totals; "total" ones are. */
+static bool adds_to_total(const char *op)
+{
+    return !strstr(op, "middle") && !strstr(op, "top") && !strstr(op, "bottom");
 }
 
 static int write_instance(writer_t *wr, links_t *l, const char *step_s)
@@ -262,7 +290,6 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
     char key[KEY_BUF], v[5][NUM_BUF], src_s[NUM_BUF], dst_s[NUM_BUF];
     const char *op_name, *row[10];
     int rc = NNP_OK;
-    map_local(d, l);
     if (l->n == 0)
         return NNP_OK;
     r0 = &l->v[0];
@@ -272,8 +299,9 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
     else
         snprintf(key, sizeof(key), "%s_%u@%s", op_name, r0->op_index,
                  nnp__cl_str(d->strs, r0->group));
-    /* Run totals count every report (each is one transfer's packet). */
-    for (size_t i = 0; rc == NNP_OK && i < l->n; i++)
+    /* Run totals count every report (each is one transfer's packet); MindSpore's aggregates
+     * (top1, middle, bottom) repeat ops already counted. */
+    for (size_t i = 0; rc == NNP_OK && i < l->n && adds_to_total(op_name); i++)
         if (l->v[i].src != l->v[i].dst)
             rc = total_add(d, l->v[i].src, l->v[i].dst, l->v[i].type, l->v[i].bytes,
                            l->v[i].time_ns, 1);
@@ -283,7 +311,7 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
     for (size_t i = 0; rc == NNP_OK && i < l->n; i++) {
         const nnp_cl_link_rec_t *r = &l->v[i];
         double mb = (double)r->bytes / BYTES_PER_MB, ms = (double)r->time_ns / NS_PER_MS;
-        link_obj(wr, r, op_name);
+        link_obj(wr, r);
         snprintf(src_s, sizeof(src_s), "%d", r->src);
         snprintf(dst_s, sizeof(dst_s), "%d", r->dst);
         num(v[0], NUM_BUF, mb);
@@ -298,20 +326,13 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
         row[6] = v[1];
         row[7] = v[2];
         row[8] = nnp__cl_str(d->strs, r->type);
-        row[9] = op_name;
+        row[9] = label_of(wr, r);
         rc = nnp__cl_db_row(d, NNP_CL_T_COMM_MATRIX, row, 10);
         if (rc == NNP_OK)
             rc = links_add(&wr->step_links, r);
     }
     nnp__jw_obj_end(&wr->w);
     return rc;
-}
-
-/* msprof-analyze's check_add_op: ops named top/middle/bottom (MindSpore's aggregates) are
- * not added into the totals; "total" ones are. */
-static bool adds_to_total(const char *op)
-{
-    return !strstr(op, "middle") && !strstr(op, "top") && !strstr(op, "bottom");
 }
 
 static int cmp_total(const void *a, const void *b, void *ctx)
@@ -338,6 +359,8 @@ static int write_totals(writer_t *wr)
             l->v[out - 1].bytes += l->v[i].bytes;
             l->v[out - 1].time_ns += l->v[i].time_ns;
             l->v[out - 1].op = l->v[i].op; /* the last op's name, as combine_link keeps */
+            l->v[out - 1].op_label = l->v[i].op_label;
+            l->v[out - 1].type = l->v[i].type;
             continue;
         }
         l->v[out++] = l->v[i];
@@ -351,12 +374,30 @@ static int write_totals(writer_t *wr)
             nnp__jw_key(&wr->w, key);
             nnp__jw_obj_begin(&wr->w);
         }
-        link_obj(wr, &l->v[i], nnp__cl_str(wr->d->strs, l->v[i].op));
+        link_obj(wr, &l->v[i]);
     }
     if (out > 0)
         nnp__jw_obj_end(&wr->w);
     l->n = 0;
     return NNP_OK;
+}
+
+/* One (group key, step) block: local ranks mapped, then each op instance in turn. */
+static int write_block(writer_t *wr, links_t *b, const char *step_s)
+{
+    size_t start = 0;
+    int rc = NNP_OK;
+    map_local(wr->d, b);
+    for (size_t i = 1; rc == NNP_OK && i <= b->n; i++) {
+        links_t one;
+        if (i < b->n && cmp_inst(wr->d, &b->v[start], &b->v[i]) == 0)
+            continue;
+        one.v = b->v + start;
+        one.n = one.cap = i - start;
+        rc = write_instance(wr, &one, step_s);
+        start = i;
+    }
+    return rc;
 }
 
 static int keep_mi_link(nnp_cl_data_t *d, const nnp_cl_link_rec_t *r)
@@ -422,14 +463,11 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
                 continue;
             }
         }
-        if (in.n > 0 && (end || cmp_inst(d, &in.v[0], &h) != 0)) {
-            rc = write_instance(&wr, &in, step_s);
-            in.n = 0;
-            if (rc != NNP_OK)
-                break;
-        }
         if (in_step && (end || h.group_key != cur_key || h.step_id != cur_step)) {
-            rc = write_totals(&wr);
+            rc = write_block(&wr, &in, step_s);
+            in.n = 0;
+            if (rc == NNP_OK)
+                rc = write_totals(&wr);
             nnp__jw_obj_end(&wr.w);
             in_step = false;
         }

@@ -178,7 +178,7 @@ static int read_comm(const char *path, bool matrix, nnp_cl_sink_for_fn sink_for,
                             break;
                         }
                         cJSON_AddItemReferenceToObject(one, link->string, (cJSON *)link);
-                        rc = nnp__cl_links_from_json(k, step->string, op->string, one, false);
+                        rc = nnp__cl_links_from_json(k, step->string, op->string, one, NULL);
                         cJSON_Delete(one);
                     }
                     continue;

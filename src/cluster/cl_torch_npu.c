@@ -4,6 +4,7 @@
  * Communication Bandwidth Info}}}}) and communication_matrix.json (links). A folder without
  * step_trace_time.csv is imported from its trace (import_torch_npu.c) and analysed like our
  * own data. The JSON op objects are parsed here for msprof-analyze's cluster files too. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@
 #define JSON_MAX        (1024u * 1024u * 1024u)
 #define GROUP_SEPARATOR '@'
 #define TOTAL_OP_PREFIX "Total Op Info"
+#define METADATA        "profiler_metadata.json"
+/* msprof-analyze double_hash's primes. */
+#define PG_PRIME_HIGH   29u
+#define PG_PRIME_LOW    131u
 #define STEP_KEY_PREFIX "step"
 
 /* msprof-analyze's columns of step_trace_time.csv, in our column order. */
@@ -150,20 +155,43 @@ int nnp__cl_comm_from_json(nnp_cl_sink_t *k, const char *step_key, const char *o
     return rc;
 }
 
+void nnp__cl_double_hash(const char *name, char *out, size_t cap)
+{
+    /* msprof-analyze cluster_analyse/common_func/utils.py double_hash: two 32-bit
+     * polynomial hashes of the characters (primes 29 and 131), high and low words. */
+    uint32_t h0 = 0, h1 = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h0 = h0 * PG_PRIME_HIGH + *p;
+        h1 = h1 * PG_PRIME_LOW + *p;
+    }
+    snprintf(out, cap, "%" PRIu64, ((uint64_t)h0 << 32) | h1);
+}
+
+static const nnp_cl_pg_t *pg_of(const nnp_cl_pg_map_t *m, const char *group)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (strcmp(m->v[i].key, group) == 0)
+            return &m->v[i];
+    return NULL;
+}
+
 int nnp__cl_links_from_json(nnp_cl_sink_t *k, const char *step_key, const char *op_key,
-                            const cJSON *op, bool local_ranks)
+                            const cJSON *op, const nnp_cl_pg_map_t *local)
 {
     const char *at = strrchr(op_key, GROUP_SEPARATOR);
+    const char *group_s = at ? at + 1 : "default";
+    const nnp_cl_pg_t *pg = local ? pg_of(local, group_s) : NULL;
     const cJSON *link;
     uint32_t group, name;
     if (strncmp(op_key, TOTAL_OP_PREFIX, strlen(TOTAL_OP_PREFIX)) == 0)
         return NNP_OK;
     name = nnp__cl_intern(k->strs, op_key, at ? (size_t)(at - op_key) : strlen(op_key));
-    group = nnp__cl_intern_cstr(k->strs, at ? at + 1 : "default");
+    group = nnp__cl_intern_cstr(k->strs, group_s);
     cJSON_ArrayForEach(link, op)
     {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(link, "Transport Type"),
-                    *sz = cJSON_GetObjectItemCaseSensitive(link, "Transit Size(MB)");
+                    *sz = cJSON_GetObjectItemCaseSensitive(link, "Transit Size(MB)"),
+                    *on = cJSON_GetObjectItemCaseSensitive(link, "Op Name");
         nnp_cl_link_rec_t l;
         int src, dst;
         if (!link->string || sscanf(link->string, "%d-%d", &src, &dst) != 2)
@@ -176,12 +204,19 @@ int nnp__cl_links_from_json(nnp_cl_sink_t *k, const char *step_key, const char *
         l.op = name;
         l.op_index = NNP_CL_NO_INDEX;
         l.type = nnp__cl_intern_cstr(k->strs, cJSON_IsString(t) ? t->valuestring : "");
+        if (cJSON_IsString(on) && on->valuestring[0])
+            l.op_label = nnp__cl_intern_cstr(k->strs, on->valuestring);
         l.step_id = nnp__cl_step_of_key(step_key);
         l.bytes = cJSON_IsNumber(sz) && sz->valuedouble > 0
                       ? (uint64_t)llround(sz->valuedouble * BYTES_PER_MB)
                       : 0;
         l.time_ns = ms_ns(cJSON_GetObjectItemCaseSensitive(link, "Transit Time(ms)"));
-        l.flags = local_ranks ? NNP_CL_LINK_LOCAL : 0;
+        l.flags = local ? NNP_CL_LINK_LOCAL : 0;
+        if (pg && src >= 0 && dst >= 0 && (size_t)src < pg->n && (size_t)dst < pg->n) {
+            l.src = pg->ranks[src]; /* profiler_metadata.json names the group's ranks */
+            l.dst = pg->ranks[dst];
+            l.flags = 0;
+        }
         l.bw_given = NAN;
         nnp__cl_add_link(k, &l);
     }
@@ -204,9 +239,11 @@ static cJSON *read_json(const char *path)
     return j;
 }
 
-/* communication.json / communication_matrix.json: {step: {p2p|collective: {op: ...}}}. */
-static int read_comm_file(nnp_cl_sink_t *k, const char *path, bool matrix)
+/* communication.json / communication_matrix.json: {step: {p2p|collective: {op: ...}}}.
+ * pgs: non-NULL for the matrix (its link keys are ranks within the group). */
+static int read_comm_file(nnp_cl_sink_t *k, const char *path, const nnp_cl_pg_map_t *pgs)
 {
+    bool matrix = pgs != NULL;
     cJSON *j = read_json(path);
     const cJSON *step, *kind, *op;
     int rc = NNP_OK;
@@ -225,7 +262,7 @@ static int read_comm_file(nnp_cl_sink_t *k, const char *path, bool matrix)
             {
                 if (!op->string || rc != NNP_OK)
                     continue;
-                rc = matrix ? nnp__cl_links_from_json(k, step->string, op->string, op, true)
+                rc = matrix ? nnp__cl_links_from_json(k, step->string, op->string, op, pgs)
                             : nnp__cl_comm_from_json(k, step->string, op->string, op, is_p2p);
                 if (rc == NNP_ECORRUPT) {
                     NNP_LOG_W("%s: %s: skipped", path, nnp_last_error());
@@ -292,9 +329,73 @@ static int read_step_trace_time(nnp_cl_sink_t *k, const char *path)
     return n < 0 ? n : NNP_OK;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void pg_map_fini(nnp_cl_pg_map_t *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        nnp__free(m->v[i].ranks);
+    nnp__free(m->v);
+    m->v = NULL;
+    m->n = 0;
+}
+
+/* profiler_metadata.json "parallel_group_info": {name: {"global_ranks": [...]}}; a missing
+ * or bad file leaves the map empty (the links' own local ranks are used then). */
+static int read_pg_map(const char *path, nnp_cl_pg_map_t *m)
+{
+    cJSON *j = access(path, R_OK) == 0 ? read_json(path) : NULL;
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(j, "parallel_group_info"), *g;
+    size_t cap = (size_t)cJSON_GetArraySize(info);
+    int rc = NNP_OK;
+    memset(m, 0, sizeof(*m));
+    if (!j)
+        nnp__clear_error();
+    if (cap > 0 && (m->v = nnp__calloc(cap, sizeof(*m->v))) == NULL)
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(g, info)
+    {
+        const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(g, "global_ranks"), *r;
+        nnp_cl_pg_t *pg;
+        size_t n = (size_t)cJSON_GetArraySize(ranks);
+        if (rc != NNP_OK || !g->string || !cJSON_IsArray(ranks) || n == 0 || m->n >= cap)
+            continue;
+        pg = &m->v[m->n];
+        pg->ranks = nnp__calloc(n, sizeof(int));
+        if (!pg->ranks) {
+            rc = nnp__fail(NNP_ENOMEM, "out of memory");
+            break;
+        }
+        cJSON_ArrayForEach(r, ranks)
+        {
+            if (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble >= NNP_CL_MAX_RANKS ||
+                r->valuedouble != (double)(int)r->valuedouble)
+                break;
+            pg->ranks[pg->n++] = (int)r->valuedouble;
+        }
+        if (pg->n != n) {
+            NNP_LOG_W("%s: group '%s': global_ranks are not all rank numbers: ignored", path,
+                      g->string);
+            nnp__free(pg->ranks);
+            memset(pg, 0, sizeof(*pg));
+            continue;
+        }
+        qsort(pg->ranks, pg->n, sizeof(int), cmp_int); /* msprof-analyze sorts them too */
+        nnp__cl_double_hash(g->string, pg->key, sizeof(pg->key));
+        m->n++;
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
 int nnp__cl_read_torch_npu_rank(nnp_cl_sink_t *k, const nnp_cl_input_t *x)
 {
     char out[NNP_PATH_MAX], p[NNP_PATH_MAX];
+    nnp_cl_pg_map_t pgs;
     int rc;
     if (nnp__path_join(out, sizeof(out), x->path, OUTPUT_DIR) != NNP_OK ||
         nnp__path_join(p, sizeof(p), out, STEP_TRACE_TIME) != NNP_OK)
@@ -313,8 +414,13 @@ int nnp__cl_read_torch_npu_rank(nnp_cl_sink_t *k, const nnp_cl_input_t *x)
     nnp__strlcpy(k->sum->format, "torch_npu", sizeof(k->sum->format));
     rc = read_step_trace_time(k, p);
     if (rc == NNP_OK && nnp__path_join(p, sizeof(p), out, COMMUNICATION) == NNP_OK)
-        rc = read_comm_file(k, p, false);
+        rc = read_comm_file(k, p, NULL);
+    if (rc == NNP_OK && nnp__path_join(p, sizeof(p), x->path, METADATA) == NNP_OK)
+        rc = read_pg_map(p, &pgs);
+    else
+        memset(&pgs, 0, sizeof(pgs));
     if (rc == NNP_OK && nnp__path_join(p, sizeof(p), out, COMM_MATRIX) == NNP_OK)
-        rc = read_comm_file(k, p, true);
+        rc = read_comm_file(k, p, &pgs);
+    pg_map_fini(&pgs);
     return rc;
 }

@@ -35,6 +35,8 @@
 #define NNP_CL_RANK_GROUPS 64
 /* Parallel mode text ("pipeline-parallel"). */
 #define NNP_CL_MODE_MAX 24
+/* A process group's key: the decimal text of a 64-bit hash. */
+#define NNP_CL_PG_KEY 24
 /* Advisor finding texts kept per rank and finding. */
 #define NNP_CL_ADV_TEXT 320
 /* "No step": communication of a run without steps goes under msprof-analyze's "step". */
@@ -151,6 +153,7 @@ typedef struct nnp_cl_link_rec {
     int64_t time_ns;
     double bw_given; /* the bandwidth the data states (MindSpore's KB/s), NAN otherwise */
     uint32_t group_key, op_order;
+    uint32_t op_label; /* the "Op Name" the entry states (MindSpore's aggregates), 0: op */
 } nnp_cl_link_rec_t;
 
 /* ---- a single-rank advisor finding ---- */
@@ -376,9 +379,26 @@ int nnp__cl_read_mpa_output(const nnp_cl_input_t *x, nnp_cl_sink_for_fn sink_for
 struct cJSON;
 int nnp__cl_comm_from_json(nnp_cl_sink_t *k, const char *step_key, const char *op_key,
                            const struct cJSON *op, int is_p2p);
-/* One op object of communication_matrix.json ("src-dst": {...}) into links. */
+/* torch_npu's profiler_metadata.json "parallel_group_info": each process group's global
+ * ranks (sorted), keyed as the op keys name groups: msprof-analyze's double_hash of the
+ * group's name. */
+typedef struct nnp_cl_pg {
+    char key[NNP_CL_PG_KEY];
+    int *ranks;
+    size_t n;
+} nnp_cl_pg_t;
+typedef struct nnp_cl_pg_map {
+    nnp_cl_pg_t *v;
+    size_t n;
+} nnp_cl_pg_map_t;
+/* One op object of communication_matrix.json ("src-dst": {...}) into links. local: NULL
+ * when the link keys are global ranks (msprof-analyze's outputs), else they are ranks
+ * within the group: mapped here through local's groups, or later through the ranks' links
+ * to themselves (cl_matrix.c). */
 int nnp__cl_links_from_json(nnp_cl_sink_t *k, const char *step_key, const char *op_key,
-                            const struct cJSON *op, bool local_ranks);
+                            const struct cJSON *op, const nnp_cl_pg_map_t *local);
+/* msprof-analyze's double_hash of a process group's name, as decimal text. */
+void nnp__cl_double_hash(const char *name, char *out, size_t cap);
 /* "step12" -> 12, "step" or anything else -> NNP_CL_NO_STEP. */
 uint64_t nnp__cl_step_of_key(const char *key);
 

@@ -4,7 +4,9 @@
  * corpus clusters (MindInsight's 4-rank pipeline-parallel cluster_propose and
  * msprof-analyze's 8-rank cluster_step_trace_time.csv), whose expected verdicts are computed
  * here from the rules of formats.md 2.6 and the files' own numbers, never from our output.
- * Also: missing, duplicate and damaged ranks, thread counts giving the same bytes, the
+ * Also: torch_npu rank folders (hand-made, with local ranks and MindSpore's aggregates) and
+ * the corpus's CANN collections, ranks taken from the data against folder order; missing,
+ * duplicate and damaged ranks, thread counts giving the same bytes, the
  * merged timeline, and the spill/merge machinery with more runs than one merge takes. */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -505,6 +507,297 @@ static void test_timeline_merged(void **state)
     free(dir);
 }
 
+/* ---- torch_npu rank folders and CANN PROF_* collections ---- */
+
+/* msprof-analyze's double_hash of "tp" and "pp" (primes 29 and 131 over the characters),
+ * worked out apart from our code: the group names in torch_npu's op keys. */
+#define TP_HASH "14929306336204"
+#define PP_HASH "14431090129344"
+
+/* Per rank (us): Computing, Communication(Not Overlapped), Free of both steps. */
+static const int npu_steps[3][3] = {{1000, 200, 100}, {1500, 100, 100}, {1000, 200, 300}};
+
+static void npu_file(const char *dir, const char *name, const char *text)
+{
+    free(nnpt_write_file(dir, name, text));
+}
+
+/* One communication.json op: time info and one HCCS bandwidth entry. */
+static size_t npu_op(char *buf, size_t cap, const char *key, double start, double elapse,
+                     double transit, double wait, double sync, double mb, double ms)
+{
+    return (size_t)snprintf(
+        buf, cap,
+        "\"%s\": {\"Communication Time Info\": {\"Start Timestamp(us)\": %.3f, "
+        "\"Elapse Time(ms)\": %g, \"Transit Time(ms)\": %g, \"Wait Time(ms)\": %g, "
+        "\"Synchronization Time(ms)\": %g, \"Idle Time(ms)\": 0}, "
+        "\"Communication Bandwidth Info\": {\"HCCS\": {\"Transit Size(MB)\": %g, "
+        "\"Transit Time(ms)\": %g, \"Large Packet Ratio\": 1.0, "
+        "\"Size Distribution\": {\"%g\": [1, %g]}}}}",
+        key, start, elapse, transit, wait, sync, mb, ms, mb, ms);
+}
+
+/* Three *_ascend_pt folders whose names sort against their ranks (a = 2, b = 1, c = 0):
+ * rank 0 and 1 all-reduce in group tp (1 -> 0 takes 0.4 ms in step 2: 5 GB/s), rank 0
+ * sends 1 MB to rank 2 in group pp (local ranks 0 -> 1; profiler_metadata.json says pp is
+ * ranks [2, 0]). Rank 1 also has MindSpore's aggregate "allreduce-top1", which repeats the
+ * op and must not count twice. */
+static void write_npu_cluster(const char *root)
+{
+    static const char *const folder[3] = {"c", "b", "a"};
+    for (int r = 0; r < 3; r++) {
+        char d[1024], o[1100], name[64], comm[4096], mat[4096];
+        size_t nc = 0, nm = 0;
+        snprintf(d, sizeof(d), "%s/%s_ascend_pt", root, folder[r]);
+        snprintf(o, sizeof(o), "%s/ASCEND_PROFILER_OUTPUT", d);
+        assert_int_equal(mkdir(d, 0700), 0);
+        assert_int_equal(mkdir(o, 0700), 0);
+        snprintf(name, sizeof(name), "profiler_info_%d.json", r);
+        npu_file(d, name, "{\"config\": {}}");
+        npu_file(d, "profiler_metadata.json",
+                 "{\"parallel_group_info\": {\"pp\": {\"group_rank\": 0, "
+                 "\"global_ranks\": [2, 0]}}}");
+        {
+            char csv[1024];
+            int c = npu_steps[r][0], n = npu_steps[r][1], f = npu_steps[r][2];
+            snprintf(csv, sizeof(csv),
+                     "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,"
+                     "Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),"
+                     "Preparing\n"
+                     "1,%d.000,%d.000,50.000,%d.000,%d.000,0.000,0.000,%d.000,0.000\n"
+                     "2,%d.000,%d.000,50.000,%d.000,%d.000,0.000,0.000,%d.000,0.000\n",
+                     c, n, n + 50, f, n, c, n, n + 50, f, n);
+            npu_file(o, "step_trace_time.csv", csv);
+        }
+        nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "{");
+        nm += (size_t)snprintf(mat + nm, sizeof(mat) - nm, "{");
+        for (int s = 1; s <= 2; s++) {
+            double t0 = 1000.0 * s, t1 = s == 1 ? 0.1 : 0.4;
+            nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "%s\"step%d\": {\"collective\": {",
+                                   s > 1 ? ", " : "", s);
+            nm += (size_t)snprintf(mat + nm, sizeof(mat) - nm, "%s\"step%d\": {\"collective\": {",
+                                   s > 1 ? ", " : "", s);
+            if (r == 0) {
+                nc += npu_op(comm + nc, sizeof(comm) - nc, "hcom_allReduce__1_0@" TP_HASH, t0, 0.3,
+                             0.1, 0.2, 0.1, 2.0, 0.1);
+                nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "}, \"p2p\": {");
+                nc += npu_op(comm + nc, sizeof(comm) - nc, "hcom_send__5_0@" PP_HASH, t0 + 1, 0.05,
+                             0.05, 0, 0, 1.0, 0.05);
+                nm += (size_t)snprintf(
+                    mat + nm, sizeof(mat) - nm,
+                    "\"hcom_allReduce__1_0@" TP_HASH "\": {"
+                    "\"0-0\": {\"Transport Type\": \"LOCAL\", \"Transit Size(MB)\": 0.5, "
+                    "\"Transit Time(ms)\": 0.01, \"Op Name\": \"hcom_allReduce__1_0\"}, "
+                    "\"0-1\": {\"Transport Type\": \"HCCS\", \"Transit Size(MB)\": 2.0, "
+                    "\"Transit Time(ms)\": 0.1, \"Op Name\": \"hcom_allReduce__1_0\"}}}, "
+                    "\"p2p\": {\"hcom_send__5_0@" PP_HASH "\": {\"0-1\": {\"Transport Type\": "
+                    "\"HCCS\", \"Transit Size(MB)\": 1.0, \"Transit Time(ms)\": 0.05, "
+                    "\"Op Name\": \"hcom_send__5_0\"}}}}");
+            } else if (r == 1) {
+                nc += npu_op(comm + nc, sizeof(comm) - nc, "hcom_allReduce__1_0@" TP_HASH, t0 + 0.2,
+                             0.1, 0.1, 0, 0, 2.0, t1);
+                nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "}, \"p2p\": {");
+                nm += (size_t)snprintf(
+                    mat + nm, sizeof(mat) - nm,
+                    "\"hcom_allReduce__1_0@" TP_HASH "\": {"
+                    "\"1-1\": {\"Transport Type\": \"LOCAL\", \"Transit Size(MB)\": 0.5, "
+                    "\"Transit Time(ms)\": 0.01, \"Op Name\": \"hcom_allReduce__1_0\"}, "
+                    "\"1-0\": {\"Transport Type\": \"HCCS\", \"Transit Size(MB)\": 2.0, "
+                    "\"Transit Time(ms)\": %g, \"Op Name\": \"hcom_allReduce__1_0\"}}, "
+                    "\"allreduce-top1@" TP_HASH "\": {\"1-0\": {\"Transport Type\": \"HCCS\", "
+                    "\"Transit Size(MB)\": 2.0, \"Transit Time(ms)\": %g, "
+                    "\"Op Name\": \"hcom_allReduce__1_0\"}}}, \"p2p\": {}}",
+                    t1, t1);
+            } else {
+                nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "}, \"p2p\": {");
+                nc += npu_op(comm + nc, sizeof(comm) - nc, "hcom_receive__5_0@" PP_HASH, t0 + 1,
+                             0.05, 0.05, 0, 0, 1.0, 0.05);
+                nm += (size_t)snprintf(
+                    mat + nm, sizeof(mat) - nm,
+                    "}, \"p2p\": {\"hcom_receive__5_0@" PP_HASH "\": {\"0-1\": {"
+                    "\"Transport Type\": \"HCCS\", \"Transit Size(MB)\": 1.0, "
+                    "\"Transit Time(ms)\": 0.05, \"Op Name\": \"hcom_receive__5_0\"}}}}");
+            }
+            nc += (size_t)snprintf(comm + nc, sizeof(comm) - nc, "}}");
+        }
+        assert_true(nc + 2 < sizeof(comm) && nm + 2 < sizeof(mat));
+        snprintf(comm + nc, sizeof(comm) - nc, "}");
+        snprintf(mat + nm, sizeof(mat) - nm, "}");
+        npu_file(o, "communication.json", comm);
+        npu_file(o, "communication_matrix.json", mat);
+    }
+}
+
+static const cJSON *jpath(const cJSON *j, const char *a, const char *b, const char *c,
+                          const char *d)
+{
+    const char *k[4] = {a, b, c, d};
+    for (int i = 0; i < 4 && j && k[i]; i++)
+        j = cJSON_GetObjectItem(j, k[i]);
+    return j;
+}
+
+static double jnum(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(j, key);
+    assert_non_null(v);
+    return v->valuedouble;
+}
+
+static void test_torch_npu_folders(void **state)
+{
+    char *dir = nnpt_mkdtemp(), out[4096], *csv;
+    cJSON *a, *m;
+    const cJSON *v, *op, *l;
+    (void)state;
+    write_npu_cluster(dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(run_cluster(dir, out, 2, false), NNP_OK);
+
+    /* Ranks from profiler_info_{rank}.json, whatever the folder order. */
+    a = out_json(out, "cluster_advice.json");
+    v = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "cluster"), "ranks");
+    assert_int_equal(cJSON_GetArraySize(v), 3);
+    for (int r = 0; r < 3; r++) {
+        const cJSON *x = cJSON_GetArrayItem(v, r);
+        assert_int_equal(cJSON_GetObjectItem(x, "rank")->valueint, r);
+        assert_non_null(
+            strstr(cJSON_GetObjectItem(x, "source")->valuestring, r == 0   ? "/c_ascend_pt"
+                                                                  : r == 1 ? "/b_ascend_pt"
+                                                                           : "/a_ascend_pt"));
+    }
+
+    /* The rank rows as the files give them, and the stage row of the maxima. */
+    csv = out_file(out, "cluster_step_trace_time.csv");
+    assert_true(csv_has(csv, "1,rank,1,1500.000,100.000,50.000,150.000,100.000,0.000,0.000,"
+                             "100.000,0.000"));
+    assert_true(csv_has(csv, "2,rank,2,1000.000,200.000,50.000,250.000,300.000,0.000,0.000,"
+                             "200.000,0.000"));
+    assert_true(csv_has(csv, "1,stage,\"(0, 1, 2)\",1500.000,200.000,50.000,250.000,300.000,"
+                             "0.000,0.000,200.000,0.000"));
+    free(csv);
+
+    /* msprof-analyze's 5 % rule over the 6 (step, rank) entries: the totals are 1300, 1700
+     * and 1500 us, mean 1500; Computing spreads 1500 - 1000 = 500 (0.3333, rank 1 the
+     * highest), Communication(Not Overlapped) 200 - 100 = 100 (0.0667, rank 1 the lowest),
+     * Free 300 - 100 = 200 (0.1333, rank 2 the highest). */
+    v = verdict(a, "slow_rank.msprof_analyze");
+    assert_true(fired(v));
+    assert_true(ev(v, "mean_total_us") == 1500.0);
+    assert_true(fabs(ev(v, "computing_ratio") - 500.0 / 1500.0) < 1e-12);
+    assert_int_equal((int)ev(v, "computing_max_rank"), 1);
+    assert_true(fabs(ev(v, "communication_not_overlapped_ratio") - 100.0 / 1500.0) < 1e-12);
+    assert_int_equal((int)ev(v, "communication_not_overlapped_min_rank"), 1);
+    assert_true(fabs(ev(v, "free_ratio") - 200.0 / 1500.0) < 1e-12);
+    assert_int_equal((int)ev(v, "free_max_rank"), 2);
+    assert_true(blames(v, 1));
+
+    /* msprof's wait ratio: rank 0 waits 0.2 of 0.3 ms (0.2 / (0.2 + 0.1) = 0.6667 > 0.2)
+     * in both all-reduces; rank 1 waits 0: rank 1 makes it wait. */
+    v = verdict(a, "slow_rank.msprof_wait_ratio");
+    assert_true(fired(v));
+    assert_int_equal((int)ev(v, "collective_ops"), 2);
+    assert_int_equal((int)ev(v, "worst_slow_rank"), 1);
+    assert_int_equal((int)ev(v, "worst_waiting_rank"), 0);
+    assert_true(fabs(ev(v, "worst_wait_ratio") - 0.6667) < 1e-12);
+
+    /* msprof-analyze's SlowLinkAnalyzer, HCCS per (step, rank): rank 0 3 MB / 0.15 ms = 20
+     * both steps, rank 1 2 MB / 0.1 ms = 20 then 2 MB / 0.4 ms = 5, rank 2 1 MB / 0.05 ms =
+     * 20; mean 105 / 6 = 17.5, spread 15 / 17.5 >= 0.05: rank 1, step 2. */
+    v = verdict(a, "slow_link.msprof_analyze");
+    assert_true(fired(v));
+    assert_true(ev(v, "HCCS_average_gb_s") == 17.5);
+    assert_true(ev(v, "HCCS_min_gb_s") == 5.0);
+    assert_int_equal((int)ev(v, "HCCS_min_rank"), 1);
+    assert_int_equal((int)ev(v, "HCCS_min_step"), 2);
+    assert_true(ev(v, "HCCS_difference_gb_s") == 15.0);
+
+    /* MindInsight's links over the run (self links and the top1 aggregate left out): 0 -> 1
+     * 4 MB / 0.2 ms = 20, 1 -> 0 4 MB / 0.5 ms = 8, 0 -> 2 (sender and receiver both report
+     * it) 4 MB / 0.2 ms = 20; mean 16: 1 -> 0 is 50 % below. */
+    v = verdict(a, "slow_link.mindinsight");
+    assert_true(fired(v));
+    assert_true(ev(v, "HCCS_mean_bandwidth") == 16.0);
+    assert_int_equal((int)ev(v, "HCCS_links"), 3);
+    l = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "evidence"), "slow_links"),
+                           0);
+    assert_int_equal(cJSON_GetObjectItem(l, "src_rank")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(l, "des_rank")->valueint, 0);
+    assert_true(jnum(l, "val") == 8.0);
+    assert_true(jnum(l, "percent") == 50.0);
+    cJSON_Delete(a);
+
+    /* The matrix: local ranks of tp mapped through the ranks' links to themselves, those of
+     * pp through profiler_metadata.json (local 0 -> 1 is global 0 -> 2); the step's totals
+     * leave the top1 aggregate out (2 MB, not 4, in 0.4 ms). */
+    m = out_json(out, "cluster_communication_matrix.json");
+    op = jpath(m, "(0, 1)", "step2", "hcom_allReduce__1_0@" TP_HASH, NULL);
+    assert_int_equal(cJSON_GetArraySize(op), 4);
+    l = cJSON_GetObjectItem(op, "1-0");
+    assert_true(jnum(l, "Transit Size(MB)") == 2.0);
+    assert_true(jnum(l, "Bandwidth(GB/s)") == 5.0);
+    assert_string_equal(cJSON_GetObjectItem(l, "Transport Type")->valuestring, "HCCS");
+    l = jpath(m, "(0, 1)", "step2", "Total Op Info@" TP_HASH, "1-0");
+    assert_true(jnum(l, "Transit Size(MB)") == 2.0);
+    assert_true(jnum(l, "Transit Time(ms)") == 0.4);
+    l = jpath(m, "(0, 1)", "step2", "allreduce-top1@" TP_HASH, "1-0");
+    assert_string_equal(cJSON_GetObjectItem(l, "Op Name")->valuestring, "hcom_allReduce__1_0");
+    l = jpath(m, "(0, 2)", "step1", "hcom_send__5_0@" PP_HASH, "0-2");
+    assert_true(jnum(l, "Bandwidth(GB/s)") == 20.0);
+    l = jpath(m, "(0, 2)", "step1", "Total Op Info@" PP_HASH, "0-2");
+    assert_true(jnum(l, "Transit Size(MB)") == 2.0);
+    assert_null(jpath(m, "(0, 2)", "step1", "hcom_send__5_0@" PP_HASH, "0-1"));
+    cJSON_Delete(m);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* The corpus's two CANN collections (info.json.0 rank 0, info.json.1 rank 1), behind
+ * folder names that sort the other way. */
+static void test_corpus_cann_prof(void **state)
+{
+    char *dir = nnpt_mkdtemp(), cmd[8192], out[4096], *csv;
+    cJSON *a, *c;
+    const cJSON *ranks;
+    (void)state;
+    if (!nnpt_have_corpus())
+        skip();
+    snprintf(cmd, sizeof(cmd),
+             "ln -s '%s'/mindinsight/profiler/PROF_000001_20230818142704322_COJGGGCANRMICFBC "
+             "'%s/PROF_b' && ln -s "
+             "'%s'/mindinsight/profiler/PROF_000001_20230818142704567_GQFAMHBKGODKJMLA "
+             "'%s/PROF_a'",
+             NNPT_CORPUS, dir, NNPT_CORPUS, dir);
+    assert_int_equal(nnpt_run_cmd(cmd, NULL, 0), 0);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(run_cluster(dir, out, 2, false), NNP_OK);
+    a = out_json(out, "cluster_advice.json");
+    ranks = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "cluster"), "ranks");
+    assert_int_equal(cJSON_GetArraySize(ranks), 2);
+    for (int r = 0; r < 2; r++) {
+        const cJSON *x = cJSON_GetArrayItem(ranks, r);
+        assert_int_equal(cJSON_GetObjectItem(x, "rank")->valueint, r);
+        assert_int_equal(cJSON_GetObjectItem(x, "device_id")->valueint, r);
+        assert_string_equal(cJSON_GetObjectItem(x, "format")->valuestring, "cann-msprof");
+        /* MANIFEST: 10 iteration files per rank. */
+        assert_int_equal(cJSON_GetObjectItem(x, "steps")->valueint, 10);
+        assert_non_null(
+            strstr(cJSON_GetObjectItem(x, "source")->valuestring, r == 0 ? "/PROF_b" : "/PROF_a"));
+    }
+    cJSON_Delete(a);
+    csv = out_file(out, "cluster_step_trace_time.csv");
+    assert_non_null(strstr(csv, "\n10,rank,0,"));
+    assert_non_null(strstr(csv, "\n10,rank,1,"));
+    free(csv);
+    /* The one AllReduce per iteration of both ranks is one group of the two ranks. */
+    c = out_json(out, "cluster_communication.json");
+    assert_non_null(cJSON_GetObjectItem(c, "(0, 1)"));
+    assert_int_equal(cJSON_GetArraySize(c), 1);
+    cJSON_Delete(c);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* ---- bad inputs ---- */
 
 static void test_missing_rank_named(void **state)
@@ -871,6 +1164,8 @@ int main(void)
         cmocka_unit_test(test_synthetic_mindinsight_views),
         cmocka_unit_test(test_threads_same_bytes),
         cmocka_unit_test(test_timeline_merged),
+        cmocka_unit_test(test_torch_npu_folders),
+        cmocka_unit_test(test_corpus_cann_prof),
         cmocka_unit_test(test_missing_rank_named),
         cmocka_unit_test(test_duplicate_rank_refused),
         cmocka_unit_test(test_duplicate_mindspore_rank),
