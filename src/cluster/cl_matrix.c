@@ -350,6 +350,8 @@ static int write_totals(writer_t *wr)
 {
     links_t *l = &wr->step_links;
     size_t out = 0;
+    if (l->n == 0)
+        return NNP_OK; /* every link of the step was left out (unmapped local ranks) */
     qsort_r(l->v, l->n, sizeof(*l->v), cmp_total, wr->d->strs);
     for (size_t i = 0; i < l->n; i++) {
         if (!adds_to_total(nnp__cl_str(wr->d->strs, l->v[i].op)))
