@@ -255,22 +255,26 @@ static void fix_comm(void *rec, void *ctx)
     memcpy(rec, &h, sizeof(h));
 }
 
-/* (group key, step, op, index, group name): one instance; then rank. Orders come from
- * the strings' collation, never from their ids. */
+int nnp__cl_cmp_inst_key(const nnp_cl_strtab_t *s, nnp_cl_inst_key_t x, nnp_cl_inst_key_t y)
+{
+    if (x.group_key != y.group_key)
+        return x.group_key < y.group_key ? -1 : 1;
+    if (x.step_id != y.step_id)
+        return x.step_id < y.step_id ? -1 : 1;
+    if (x.op_order != y.op_order)
+        return x.op_order < y.op_order ? -1 : 1;
+    if (x.op_index != y.op_index)
+        return x.op_index < y.op_index ? -1 : 1;
+    /* Same op name in two groups of one key: the group name decides. */
+    if (x.group != y.group)
+        return s->order[x.group] < s->order[y.group] ? -1 : 1;
+    return 0;
+}
+
+/* (group key, step, op, index, group name): one instance; then rank. */
 static int cmp_inst(const nnp_cl_data_t *d, const nnp_cl_comm_rec_t *x, const nnp_cl_comm_rec_t *y)
 {
-    if (x->group_key != y->group_key)
-        return x->group_key < y->group_key ? -1 : 1;
-    if (x->step_id != y->step_id)
-        return x->step_id < y->step_id ? -1 : 1;
-    if (x->op_order != y->op_order)
-        return x->op_order < y->op_order ? -1 : 1;
-    if (x->op_index != y->op_index)
-        return x->op_index < y->op_index ? -1 : 1;
-    /* Same op name in two groups of one key: the group name decides. */
-    if (x->group != y->group)
-        return d->strs->order[x->group] < d->strs->order[y->group] ? -1 : 1;
-    return 0;
+    return nnp__cl_cmp_inst_key(d->strs, NNP_CL_INST_KEY(x), NNP_CL_INST_KEY(y));
 }
 
 static int cmp_comm(const void *a, const void *b, void *ctx)
@@ -620,6 +624,41 @@ static void step_key(char *buf, size_t cap, uint64_t step)
         snprintf(buf, cap, "step%" PRIu64, step);
 }
 
+bool nnp__cl_nest_leaves_step(const nnp_cl_nest_t *n, bool end, uint32_t key, uint64_t step)
+{
+    return n->in_step && (end || key != n->key || step != n->step);
+}
+
+void nnp__cl_nest_close_step(nnp_cl_nest_t *n, nnp_jw_t *w)
+{
+    nnp__jw_obj_end(w);
+    n->in_step = false;
+}
+
+void nnp__cl_nest_enter(nnp_cl_nest_t *n, nnp_jw_t *w, const nnp_cl_data_t *d, bool end,
+                        uint32_t key, uint64_t step)
+{
+    if (n->in_group && (end || key != n->key)) {
+        nnp__jw_obj_end(w);
+        n->in_group = false;
+    }
+    if (end)
+        return;
+    if (!n->in_group) {
+        nnp__jw_key(w, key >= 1 && key <= d->n_group_keys ? d->group_keys[key - 1] : "()");
+        nnp__jw_obj_begin(w);
+        n->in_group = true;
+        n->key = key;
+    }
+    if (!n->in_step) {
+        step_key(n->step_s, sizeof(n->step_s), step);
+        nnp__jw_key(w, n->step_s);
+        nnp__jw_obj_begin(w);
+        n->in_step = true;
+        n->step = step;
+    }
+}
+
 static void op_key(const nnp_cl_data_t *d, const nnp_cl_comm_rec_t *r, char *buf, size_t cap)
 {
     if (r->op_index == NNP_CL_NO_INDEX)
@@ -875,23 +914,17 @@ static int write_comm_file(nnp_cl_data_t *d)
     nnp_cl_merge_t *m = NULL;
     inst_t in = {0};
     const void *rec;
-    uint32_t cur_key = 0;
-    uint64_t cur_step = 0;
-    bool in_group = false, in_step = false;
-    char step_s[NUM_BUF] = "";
+    nnp_cl_comm_rec_t h;
+    nnp_cl_nest_t nest = {0};
     int rc;
 
     memset(&wr, 0, sizeof(wr));
     wr.d = d;
-    rc = nnp__cl_spill_init(&sorted, d->tmp_dir);
+    rc = nnp__cl_sort_open(&d->comms, &sorted, 0, fix_comm, cmp_comm, d, d->tmp_dir, &m);
     if (rc != NNP_OK)
         return rc;
     rc = nnp__cl_spill_init(&d->vin.bw_parts, d->tmp_dir);
     d->vin.has_bw_parts = rc == NNP_OK;
-    if (rc == NNP_OK)
-        rc = nnp__cl_spill_resort(&d->comms, &sorted, 0, fix_comm, cmp_comm, d);
-    if (rc == NNP_OK)
-        rc = nnp__cl_merge_open(&sorted, 0, cmp_comm, d, d->tmp_dir, &m);
     if (rc == NNP_OK)
         rc = nnp__cl_out_open(d, &f, COMM_FILE);
     if (rc != NNP_OK) {
@@ -902,8 +935,8 @@ static int write_comm_file(nnp_cl_data_t *d)
     rc = nnp__jw_init(&wr.w, f.fd, d->o->pretty, 0);
     if (rc == NNP_OK)
         nnp__jw_obj_begin(&wr.w);
+    memset(&h, 0, sizeof(h));
     for (;;) {
-        nnp_cl_comm_rec_t h;
         bool end;
         if (rc != NNP_OK)
             break;
@@ -915,38 +948,18 @@ static int write_comm_file(nnp_cl_data_t *d)
             memcpy(&h, rec, sizeof(h));
         /* An instance ends when the key changes. */
         if (in.n > 0 && (end || cmp_inst(d, inst_rec(&in, 0), &h) != 0)) {
-            rc = write_instance(&wr, &in, step_s);
+            rc = write_instance(&wr, &in, nest.step_s);
             in.n = in.len = 0;
             if (rc != NNP_OK)
                 break;
         }
-        if (in_step && (end || h.group_key != cur_key || h.step_id != cur_step)) {
+        if (nnp__cl_nest_leaves_step(&nest, end, h.group_key, h.step_id)) {
             rc = write_totals(&wr);
-            nnp__jw_obj_end(&wr.w);
-            in_step = false;
+            nnp__cl_nest_close_step(&nest, &wr.w);
         }
-        if (in_group && (end || h.group_key != cur_key)) {
-            nnp__jw_obj_end(&wr.w);
-            in_group = false;
-        }
+        nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
         if (end || rc != NNP_OK)
             break;
-        if (!in_group) {
-            const char *tuple = h.group_key >= 1 && h.group_key <= d->n_group_keys
-                                    ? d->group_keys[h.group_key - 1]
-                                    : "()";
-            nnp__jw_key(&wr.w, tuple);
-            nnp__jw_obj_begin(&wr.w);
-            in_group = true;
-            cur_key = h.group_key;
-        }
-        if (!in_step) {
-            step_key(step_s, sizeof(step_s), h.step_id);
-            nnp__jw_key(&wr.w, step_s);
-            nnp__jw_obj_begin(&wr.w);
-            in_step = true;
-            cur_step = h.step_id;
-        }
         rc = inst_add(&in, rec, h.len);
     }
     if (rc == NNP_OK) {

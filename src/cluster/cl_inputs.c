@@ -73,14 +73,18 @@ static int parse_rank(const char *s, const char *end)
     return v <= INT32_MAX ? (int)v : -1;
 }
 
-static cJSON *read_json(const char *path)
+cJSON *nnp__cl_read_json(const char *path, size_t max, bool warn)
 {
     char *text = NULL;
     size_t len = 0;
     cJSON *j;
-    if (nnp__read_file(path, SMALL_JSON_MAX, &text, &len) != NNP_OK)
+    if (nnp__read_file(path, max, &text, &len) != NNP_OK) {
+        nnp__clear_error();
         return NULL;
+    }
     j = cJSON_ParseWithLength(text, len);
+    if (!j && warn)
+        NNP_LOG_W("%s: not valid JSON: skipped", path);
     nnp__free(text);
     return j;
 }
@@ -225,7 +229,8 @@ static void raw_host(nnp_cl_inputs_t *in, const char *raw_dir, nnp_cl_input_t *x
     char p[NNP_PATH_MAX];
     cJSON *j;
     long v;
-    if (nnp__path_join(p, sizeof(p), raw_dir, INFO_JSON) != NNP_OK || !(j = read_json(p)))
+    if (nnp__path_join(p, sizeof(p), raw_dir, INFO_JSON) != NNP_OK ||
+        !(j = nnp__cl_read_json(p, SMALL_JSON_MAX, false)))
         return;
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "host")))
         nnp__strlcpy(x->host, cJSON_GetObjectItemCaseSensitive(j, "host")->valuestring,
@@ -336,7 +341,8 @@ static int torch_npu_rank(nnp_cl_inputs_t *in, const char *dir)
         if ((strncmp(names[i], "profiler_info", 13) != 0 &&
              strcmp(names[i], "profiler_metadata.json") != 0) ||
             !ends_with(names[i], ".json") ||
-            nnp__path_join(p, sizeof(p), dir, names[i]) != NNP_OK || !(j = read_json(p)))
+            nnp__path_join(p, sizeof(p), dir, names[i]) != NNP_OK ||
+            !(j = nnp__cl_read_json(p, SMALL_JSON_MAX, false)))
             continue;
         if (rank < 0 && json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v))
             rank = (int)v;
@@ -488,7 +494,7 @@ static void apply_hccl_json(nnp_cl_inputs_t *in, const char *dir)
         int count = 0;
         if (!ends_with(names[i], ".json") ||
             nnp__path_join(p, sizeof(p), dir, names[i]) != NNP_OK || !is_file(p) ||
-            !(j = read_json(p)))
+            !(j = nnp__cl_read_json(p, SMALL_JSON_MAX, false)))
             continue;
         servers = cJSON_GetObjectItemCaseSensitive(j, "server_list");
         cJSON_ArrayForEach(srv, servers)

@@ -109,17 +109,7 @@ static void fix_link(void *rec, void *ctx)
 
 static int cmp_inst(const nnp_cl_data_t *d, const nnp_cl_link_rec_t *x, const nnp_cl_link_rec_t *y)
 {
-    if (x->group_key != y->group_key)
-        return x->group_key < y->group_key ? -1 : 1;
-    if (x->step_id != y->step_id)
-        return x->step_id < y->step_id ? -1 : 1;
-    if (x->op_order != y->op_order)
-        return x->op_order < y->op_order ? -1 : 1;
-    if (x->op_index != y->op_index)
-        return x->op_index < y->op_index ? -1 : 1;
-    if (x->group != y->group)
-        return d->strs->order[x->group] < d->strs->order[y->group] ? -1 : 1;
-    return 0;
+    return nnp__cl_cmp_inst_key(d->strs, NNP_CL_INST_KEY(x), NNP_CL_INST_KEY(y));
 }
 
 static int cmp_link(const void *a, const void *b, void *ctx)
@@ -425,22 +415,17 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
     nnp_cl_merge_t *m = NULL;
     links_t in = {0};
     const nnp_cl_link_rec_t *rec;
-    uint32_t cur_key = 0;
-    uint64_t cur_step = 0;
-    bool in_group = false, in_step = false;
-    char step_s[NUM_BUF] = "";
+    nnp_cl_link_rec_t h;
+    nnp_cl_nest_t nest = {0};
     int rc;
 
     memset(&wr, 0, sizeof(wr));
     wr.d = d;
-    rc = nnp__cl_spill_init(&sorted, d->tmp_dir);
+    rc = nnp__cl_sort_open(&d->links, &sorted, sizeof(nnp_cl_link_rec_t), fix_link, cmp_link, d,
+                           d->tmp_dir, &m);
     if (rc != NNP_OK)
         return rc;
-    rc = nnp__cl_spill_resort(&d->links, &sorted, sizeof(nnp_cl_link_rec_t), fix_link, cmp_link, d);
-    if (rc == NNP_OK)
-        rc = nnp__cl_merge_open(&sorted, sizeof(nnp_cl_link_rec_t), cmp_link, d, d->tmp_dir, &m);
-    if (rc == NNP_OK)
-        rc = nnp__cl_out_open(d, &f, MATRIX_FILE);
+    rc = nnp__cl_out_open(d, &f, MATRIX_FILE);
     if (rc != NNP_OK) {
         nnp__cl_merge_close(m);
         nnp__cl_spill_fini(&sorted);
@@ -449,8 +434,8 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
     rc = nnp__jw_init(&wr.w, f.fd, d->o->pretty, 0);
     if (rc == NNP_OK)
         nnp__jw_obj_begin(&wr.w);
+    memset(&h, 0, sizeof(h));
     for (;;) {
-        nnp_cl_link_rec_t h;
         bool end;
         if (rc != NNP_OK)
             break;
@@ -465,38 +450,16 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
                 continue;
             }
         }
-        if (in_step && (end || h.group_key != cur_key || h.step_id != cur_step)) {
-            rc = write_block(&wr, &in, step_s);
+        if (nnp__cl_nest_leaves_step(&nest, end, h.group_key, h.step_id)) {
+            rc = write_block(&wr, &in, nest.step_s);
             in.n = 0;
             if (rc == NNP_OK)
                 rc = write_totals(&wr);
-            nnp__jw_obj_end(&wr.w);
-            in_step = false;
+            nnp__cl_nest_close_step(&nest, &wr.w);
         }
-        if (in_group && (end || h.group_key != cur_key)) {
-            nnp__jw_obj_end(&wr.w);
-            in_group = false;
-        }
+        nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
         if (end || rc != NNP_OK)
             break;
-        if (!in_group) {
-            nnp__jw_key(&wr.w, h.group_key >= 1 && h.group_key <= d->n_group_keys
-                                   ? d->group_keys[h.group_key - 1]
-                                   : "()");
-            nnp__jw_obj_begin(&wr.w);
-            in_group = true;
-            cur_key = h.group_key;
-        }
-        if (!in_step) {
-            if (h.step_id == NNP_CL_NO_STEP)
-                snprintf(step_s, sizeof(step_s), "step");
-            else
-                snprintf(step_s, sizeof(step_s), "step%" PRIu64, h.step_id);
-            nnp__jw_key(&wr.w, step_s);
-            nnp__jw_obj_begin(&wr.w);
-            in_step = true;
-            cur_step = h.step_id;
-        }
         rc = links_add(&in, &h);
     }
     if (rc == NNP_OK) {

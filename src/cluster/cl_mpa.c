@@ -14,19 +14,11 @@
 #include "cluster/cluster.h"
 #include "read/csv_reader.h"
 
-#define STEP_FILE      "cluster_step_trace_time.csv"
-#define COMM_FILE      "cluster_communication.json"
-#define MATRIX_FILE    "cluster_communication_matrix.json"
-#define US_FRAC_DIGITS 3
-#define CSV_MAX        (256u * 1024u * 1024u)
-#define JSON_MAX       (1024u * 1024u * 1024u)
-
-static const char *const mpa_cols[] = {
-    "Computing",  "Communication(Not Overlapped)",
-    "Overlapped", "Communication",
-    "Free",       "Stage",
-    "Bubble",     "Communication(Not Overlapped and Exclude Receive)",
-    "Preparing"};
+#define STEP_FILE   "cluster_step_trace_time.csv"
+#define COMM_FILE   "cluster_communication.json"
+#define MATRIX_FILE "cluster_communication_matrix.json"
+#define CSV_MAX     (256u * 1024u * 1024u)
+#define JSON_MAX    (1024u * 1024u * 1024u)
 
 /* The ranks of a stage row's Index, "(0, 1, 2)": each rank found gets stage_id. */
 static void stage_members(const char *index, int stage_id, nnp_cl_sink_for_fn sink_for, void *ctx)
@@ -54,7 +46,8 @@ static void stage_members(const char *index, int stage_id, nnp_cl_sink_for_fn si
 static int read_steps(const char *path, nnp_cl_sink_for_fn sink_for, void *ctx)
 {
     nnp_csv_reader_t c;
-    long col[NNP_ARRAY_LEN(mpa_cols)], c_step, c_type, c_index;
+    nnp_cl_mpa_cols_t cols;
+    long c_type, c_index;
     int rc = nnp__csv_open(&c, path, CSV_MAX), n, n_stages = 0;
     if (rc != NNP_OK)
         return rc;
@@ -62,12 +55,9 @@ static int read_steps(const char *path, nnp_cl_sink_for_fn sink_for, void *ctx)
         nnp__csv_close(&c);
         return nnp__fail(NNP_ECORRUPT, "%s: empty file", path);
     }
-    c_step = nnp__csv_col(&c, "Step");
     c_type = nnp__csv_col(&c, "Type");
     c_index = nnp__csv_col(&c, "Index");
-    for (size_t i = 0; i < NNP_ARRAY_LEN(mpa_cols); i++)
-        col[i] = nnp__csv_col(&c, mpa_cols[i]);
-    if (c_type < 0 || c_index < 0 || col[0] < 0 || col[1] < 0 || col[4] < 0) {
+    if (!nnp__cl_mpa_header(&c, &cols) || c_type < 0 || c_index < 0) {
         nnp__csv_close(&c);
         return nnp__fail(NNP_ECORRUPT,
                          "%s: not msprof-analyze's cluster_step_trace_time.csv (no Type, Index, "
@@ -79,7 +69,6 @@ static int read_steps(const char *path, nnp_cl_sink_for_fn sink_for, void *ctx)
         nnp_cl_sink_t *k;
         char *end;
         long rank;
-        bool ok = true;
         if (c.n <= (size_t)c_index || c.n <= (size_t)c_type)
             continue;
         if (strcmp(c.f[c_type], "stage") == 0) {
@@ -96,26 +85,8 @@ static int read_steps(const char *path, nnp_cl_sink_for_fn sink_for, void *ctx)
         }
         memset(&r, 0, sizeof(r));
         r.rank = (int32_t)rank;
-        r.step_id = NNP_CL_NO_STEP;
-        if (c_step >= 0 && c.n > (size_t)c_step && c.f[c_step][0]) {
-            r.step_id = strtoull(c.f[c_step], &end, 10);
-            if (*end)
-                r.step_id = NNP_CL_NO_STEP;
-        }
-        for (size_t i = 0; i < NNP_ARRAY_LEN(mpa_cols); i++) {
-            if (col[i] < 0 || c.n <= (size_t)col[i] || !c.f[col[i]][0])
-                continue;
-            if (!nnp__parse_decimal_ns(c.f[col[i]], US_FRAC_DIGITS, &r.v[i])) {
-                ok = false;
-                break;
-            }
-        }
-        if (!ok) {
-            NNP_LOG_W("%s:%llu: a value is not a number: row skipped", path,
-                      (unsigned long long)c.line);
+        if (!nnp__cl_mpa_row(&c, &cols, path, &r))
             continue;
-        }
-        r.known = NNP_CL_MPA_MASK;
         k = sink_for(ctx, (int)rank);
         if (!k) {
             rc = NNP_ENOMEM;
@@ -129,26 +100,10 @@ static int read_steps(const char *path, nnp_cl_sink_for_fn sink_for, void *ctx)
     return rc;
 }
 
-static cJSON *read_json(const char *path)
-{
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *j;
-    if (nnp__read_file(path, JSON_MAX, &text, &len) != NNP_OK) {
-        nnp__clear_error();
-        return NULL;
-    }
-    j = cJSON_ParseWithLength(text, len);
-    if (!j)
-        NNP_LOG_W("%s: not valid JSON: skipped", path);
-    nnp__free(text);
-    return j;
-}
-
 /* {group: {step: {op: {rank: {...}}}}} (communication) or {group: {step: {op: {link}}}}. */
 static int read_comm(const char *path, bool matrix, nnp_cl_sink_for_fn sink_for, void *ctx)
 {
-    cJSON *j = read_json(path);
+    cJSON *j = nnp__cl_read_json(path, JSON_MAX, true);
     const cJSON *group, *step, *op, *rk;
     int rc = NNP_OK;
     if (!j)

@@ -560,3 +560,22 @@ void nnp__cl_merge_close(nnp_cl_merge_t *m)
     nnp__free(m->hold);
     nnp__free(m);
 }
+
+int nnp__cl_sort_open(const nnp_cl_spill_t *src, nnp_cl_spill_t *sorted, size_t rec_size,
+                      void (*fix)(void *rec, void *ctx), nnp_cl_cmp_fn cmp, void *ctx,
+                      const char *tmp_dir, nnp_cl_merge_t **m)
+{
+    int rc = nnp__cl_spill_init(sorted, tmp_dir);
+    *m = NULL;
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__cl_spill_resort(src, sorted, rec_size, fix, cmp, ctx);
+    if (rc == NNP_OK)
+        rc = nnp__cl_merge_open(sorted, rec_size, cmp, ctx, tmp_dir, m);
+    if (rc != NNP_OK) {
+        nnp__cl_merge_close(*m);
+        *m = NULL;
+        nnp__cl_spill_fini(sorted);
+    }
+    return rc;
+}

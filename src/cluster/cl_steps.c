@@ -391,16 +391,11 @@ static int write_mi(nnp_cl_data_t *d)
     uint64_t cur = NNP_CL_NO_STEP;
     uint32_t max_steps = 0;
     bool open = false;
-    int rc = nnp__cl_spill_init(&sorted, d->tmp_dir);
+    int rc = nnp__cl_sort_open(&d->steps, &sorted, sizeof(nnp_cl_step_rec_t), NULL, cmp_step_rank,
+                               NULL, d->tmp_dir, &m);
     if (rc != NNP_OK)
         return rc;
-    rc = nnp__cl_spill_resort(&d->steps, &sorted, sizeof(nnp_cl_step_rec_t), NULL, cmp_step_rank,
-                              NULL);
-    if (rc == NNP_OK)
-        rc = nnp__cl_merge_open(&sorted, sizeof(nnp_cl_step_rec_t), cmp_step_rank, NULL, d->tmp_dir,
-                                &m);
-    if (rc == NNP_OK)
-        rc = nnp__cl_out_open(d, &f, MI_FILE);
+    rc = nnp__cl_out_open(d, &f, MI_FILE);
     if (rc != NNP_OK) {
         nnp__cl_merge_close(m);
         nnp__cl_spill_fini(&sorted);

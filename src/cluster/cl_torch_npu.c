@@ -35,13 +35,45 @@
 #define PG_PRIME_LOW    131u
 #define STEP_KEY_PREFIX "step"
 
-/* msprof-analyze's columns of step_trace_time.csv, in our column order. */
-static const char *const mpa_cols[] = {
+/* msprof-analyze's step columns, in our column order (NNP_CL_* value indexes). */
+static const char *const mpa_cols[NNP_CL_MPA_COLS] = {
     "Computing",  "Communication(Not Overlapped)",
     "Overlapped", "Communication",
     "Free",       "Stage",
     "Bubble",     "Communication(Not Overlapped and Exclude Receive)",
     "Preparing"};
+
+bool nnp__cl_mpa_header(const nnp_csv_reader_t *c, nnp_cl_mpa_cols_t *cols)
+{
+    cols->step = nnp__csv_col(c, "Step");
+    for (size_t i = 0; i < NNP_CL_MPA_COLS; i++)
+        cols->v[i] = nnp__csv_col(c, mpa_cols[i]);
+    return cols->v[0] >= 0 && cols->v[1] >= 0 && cols->v[4] >= 0;
+}
+
+bool nnp__cl_mpa_row(const nnp_csv_reader_t *c, const nnp_cl_mpa_cols_t *cols, const char *path,
+                     nnp_cl_step_rec_t *r)
+{
+    r->step_id = NNP_CL_NO_STEP;
+    if (cols->step >= 0 && c->n > (size_t)cols->step && c->f[cols->step][0]) {
+        char *end;
+        r->step_id = strtoull(c->f[cols->step], &end, 10);
+        if (*end)
+            r->step_id = NNP_CL_NO_STEP;
+    }
+    for (size_t i = 0; i < NNP_CL_MPA_COLS; i++) {
+        long k = cols->v[i];
+        if (k < 0 || c->n <= (size_t)k || !c->f[k][0])
+            continue;
+        if (!nnp__parse_decimal_ns(c->f[k], US_FRAC_DIGITS, &r->v[i])) {
+            NNP_LOG_W("%s:%llu: a value is not a number: row skipped", path,
+                      (unsigned long long)c->line);
+            return false;
+        }
+    }
+    r->known = NNP_CL_MPA_MASK; /* missing columns read as 0, as msprof-analyze does */
+    return true;
+}
 
 uint64_t nnp__cl_step_of_key(const char *key)
 {
@@ -225,32 +257,16 @@ int nnp__cl_links_from_json(nnp_cl_sink_t *k, const char *step_key, const char *
 
 /* ---- per-rank files ---- */
 
-static cJSON *read_json(const char *path)
-{
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *j;
-    if (nnp__read_file(path, JSON_MAX, &text, &len) != NNP_OK)
-        return NULL;
-    j = cJSON_ParseWithLength(text, len);
-    if (!j)
-        NNP_LOG_W("%s: not valid JSON: skipped", path);
-    nnp__free(text);
-    return j;
-}
-
 /* communication.json / communication_matrix.json: {step: {p2p|collective: {op: ...}}}.
  * pgs: non-NULL for the matrix (its link keys are ranks within the group). */
 static int read_comm_file(nnp_cl_sink_t *k, const char *path, const nnp_cl_pg_map_t *pgs)
 {
     bool matrix = pgs != NULL;
-    cJSON *j = read_json(path);
+    cJSON *j = nnp__cl_read_json(path, JSON_MAX, true);
     const cJSON *step, *kind, *op;
     int rc = NNP_OK;
-    if (!j) {
-        nnp__clear_error();
+    if (!j)
         return NNP_OK;
-    }
     cJSON_ArrayForEach(step, j)
     {
         cJSON_ArrayForEach(kind, step)
@@ -278,7 +294,7 @@ static int read_comm_file(nnp_cl_sink_t *k, const char *path, const nnp_cl_pg_ma
 static int read_step_trace_time(nnp_cl_sink_t *k, const char *path)
 {
     nnp_csv_reader_t c;
-    long col[NNP_ARRAY_LEN(mpa_cols)], c_step;
+    nnp_cl_mpa_cols_t cols;
     int rc = nnp__csv_open(&c, path, CSV_MAX), n;
     if (rc != NNP_OK)
         return rc;
@@ -286,44 +302,17 @@ static int read_step_trace_time(nnp_cl_sink_t *k, const char *path)
         nnp__csv_close(&c);
         return nnp__fail(NNP_ECORRUPT, "%s: empty file", path);
     }
-    c_step = nnp__csv_col(&c, "Step");
-    for (size_t i = 0; i < NNP_ARRAY_LEN(mpa_cols); i++)
-        col[i] = nnp__csv_col(&c, mpa_cols[i]);
-    if (col[0] < 0 || col[1] < 0 || col[4] < 0) {
+    if (!nnp__cl_mpa_header(&c, &cols)) {
         nnp__csv_close(&c);
         return nnp__fail(NNP_ECORRUPT,
-                         "%s: no Computing / Communication(Not Overlapped) / Free "
-                         "columns",
-                         path);
+                         "%s: no Computing / Communication(Not Overlapped) / Free columns", path);
     }
     while ((n = nnp__csv_next(&c)) == 1) {
         nnp_cl_step_rec_t r;
-        bool ok = true;
         memset(&r, 0, sizeof(r));
         r.rank = k->sum->rank;
-        r.step_id = NNP_CL_NO_STEP;
-        if (c_step >= 0 && c.n > (size_t)c_step && c.f[c_step][0]) {
-            char *end;
-            r.step_id = strtoull(c.f[c_step], &end, 10);
-            if (*end)
-                r.step_id = NNP_CL_NO_STEP;
-        }
-        for (size_t i = 0; i < NNP_ARRAY_LEN(mpa_cols); i++) {
-            if (col[i] < 0 || c.n <= (size_t)col[i] || !c.f[col[i]][0])
-                continue;
-            if (!nnp__parse_decimal_ns(c.f[col[i]], US_FRAC_DIGITS, &r.v[i])) {
-                ok = false;
-                break;
-            }
-            r.known |= NNP_CL_BIT(i);
-        }
-        if (!ok) {
-            NNP_LOG_W("%s:%llu: a value is not a number: row skipped", path,
-                      (unsigned long long)c.line);
-            continue;
-        }
-        r.known |= NNP_CL_MPA_MASK; /* missing columns read as 0, as msprof-analyze does */
-        nnp__cl_add_step(k, &r);
+        if (nnp__cl_mpa_row(&c, &cols, path, &r))
+            nnp__cl_add_step(k, &r);
     }
     nnp__csv_close(&c);
     return n < 0 ? n : NNP_OK;
@@ -348,13 +337,11 @@ static void pg_map_fini(nnp_cl_pg_map_t *m)
  * or bad file leaves the map empty (the links' own local ranks are used then). */
 static int read_pg_map(const char *path, nnp_cl_pg_map_t *m)
 {
-    cJSON *j = access(path, R_OK) == 0 ? read_json(path) : NULL;
+    cJSON *j = access(path, R_OK) == 0 ? nnp__cl_read_json(path, JSON_MAX, true) : NULL;
     const cJSON *info = cJSON_GetObjectItemCaseSensitive(j, "parallel_group_info"), *g;
     size_t cap = (size_t)cJSON_GetArraySize(info);
     int rc = NNP_OK;
     memset(m, 0, sizeof(*m));
-    if (!j)
-        nnp__clear_error();
     if (cap > 0 && (m->v = nnp__calloc(cap, sizeof(*m->v))) == NULL)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
     cJSON_ArrayForEach(g, info)

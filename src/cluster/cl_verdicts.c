@@ -1062,14 +1062,11 @@ static int write_advisor(const nnp_cl_data_t *d, nnp_jw_t *w, text_t *t)
     const nnp_cl_adv_rec_t *r;
     adv_group_t g;
     bool have = false;
-    int rc = nnp__cl_spill_init(&sorted, d->tmp_dir), n_groups = 0;
+    int rc = nnp__cl_sort_open(&d->advice, &sorted, sizeof(nnp_cl_adv_rec_t), NULL, cmp_adv,
+                               d->strs, d->tmp_dir, &m),
+        n_groups = 0;
     if (rc != NNP_OK)
         return rc;
-    rc =
-        nnp__cl_spill_resort(&d->advice, &sorted, sizeof(nnp_cl_adv_rec_t), NULL, cmp_adv, d->strs);
-    if (rc == NNP_OK)
-        rc =
-            nnp__cl_merge_open(&sorted, sizeof(nnp_cl_adv_rec_t), cmp_adv, d->strs, d->tmp_dir, &m);
     nnp__jw_key(w, "advisor");
     nnp__jw_arr_begin(w);
     text_add(t, "\nThe single-rank advisor, over ranks (nnprof analyse's rules):\n");

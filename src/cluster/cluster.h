@@ -156,6 +156,19 @@ typedef struct nnp_cl_link_rec {
     uint32_t op_label; /* the "Op Name" the entry states (MindSpore's aggregates), 0: op */
 } nnp_cl_link_rec_t;
 
+/* What names one op instance in the communication files: group key (the member tuple),
+ * step, op (its place among the sorted strings), index, group name. */
+typedef struct nnp_cl_inst_key {
+    uint32_t group_key;
+    uint64_t step_id;
+    uint32_t op_order, op_index, group;
+} nnp_cl_inst_key_t;
+#define NNP_CL_INST_KEY(r)                                                                         \
+    ((nnp_cl_inst_key_t){(r)->group_key, (r)->step_id, (r)->op_order, (r)->op_index, (r)->group})
+struct nnp_cl_strtab;
+/* Orders instance keys; group names by their collation (never by id). */
+int nnp__cl_cmp_inst_key(const struct nnp_cl_strtab *s, nnp_cl_inst_key_t x, nnp_cl_inst_key_t y);
+
 /* ---- a single-rank advisor finding ---- */
 typedef struct nnp_cl_adv_rec {
     int32_t rank;
@@ -281,6 +294,11 @@ int nnp__cl_merge_open(const nnp_cl_spill_t *s, size_t rec_size, nnp_cl_cmp_fn c
                        const char *tmp_dir, nnp_cl_merge_t **out);
 /* The next record (valid until the next call), NULL at the end or on error (see rc). */
 const void *nnp__cl_merge_next(nnp_cl_merge_t *m, int *rc);
+/* A writer's reading side: sorted made (in src's dir) from src re-sorted by cmp (fix as in
+ * nnp__cl_spill_resort), and its merge opened into *m. On error both are released. */
+int nnp__cl_sort_open(const nnp_cl_spill_t *src, nnp_cl_spill_t *sorted, size_t rec_size,
+                      void (*fix)(void *rec, void *ctx), nnp_cl_cmp_fn cmp, void *ctx,
+                      const char *tmp_dir, nnp_cl_merge_t **m);
 void nnp__cl_merge_close(nnp_cl_merge_t *m);
 
 /* Reads a run's records one at a time (a cursor over one run). */
@@ -336,6 +354,10 @@ typedef struct nnp_cl_inputs {
  * unreadable dir, no data, two inputs of one rank (naming the rank and both). */
 int nnp__cl_inputs_find(const char *dir, nnp_cl_inputs_t *in);
 void nnp__cl_inputs_fini(nnp_cl_inputs_t *in);
+/* A JSON file read whole (at most max bytes); NULL when it cannot be read (no error left
+ * set) or is not JSON (logged when warn). */
+struct cJSON;
+struct cJSON *nnp__cl_read_json(const char *path, size_t max, bool warn);
 /* A digest of the inputs (MPI processes check they all found the same). */
 uint64_t nnp__cl_inputs_digest(const nnp_cl_inputs_t *in);
 
@@ -376,7 +398,6 @@ int nnp__cl_read_mpa_output(const nnp_cl_input_t *x, nnp_cl_sink_for_fn sink_for
 /* One op object of communication.json / cluster_communication.json ("Communication Time
  * Info", "Communication Bandwidth Info") into a record of rank (cl_torch_npu.c). is_p2p:
  * 1 / 0 when the file says (its p2p / collective level), -1 from the name. */
-struct cJSON;
 int nnp__cl_comm_from_json(nnp_cl_sink_t *k, const char *step_key, const char *op_key,
                            const struct cJSON *op, int is_p2p);
 /* torch_npu's profiler_metadata.json "parallel_group_info": each process group's global
@@ -399,6 +420,21 @@ int nnp__cl_links_from_json(nnp_cl_sink_t *k, const char *step_key, const char *
                             const struct cJSON *op, const nnp_cl_pg_map_t *local);
 /* msprof-analyze's double_hash of a process group's name, as decimal text. */
 void nnp__cl_double_hash(const char *name, char *out, size_t cap);
+/* msprof-analyze's step columns of a CSV (torch_npu's step_trace_time.csv, its own
+ * cluster_step_trace_time.csv): the header's column numbers (-1 when absent). */
+#define NNP_CL_MPA_COLS 9
+typedef struct nnp_cl_mpa_cols {
+    long step;
+    long v[NNP_CL_MPA_COLS];
+} nnp_cl_mpa_cols_t;
+struct nnp_csv_reader;
+/* False when Computing, Communication(Not Overlapped) or Free is missing. */
+_Static_assert(NNP_CL_MPA_COLS == NNP_CL_ITER_INTERVAL, "msprof-analyze's columns come first");
+bool nnp__cl_mpa_header(const struct nnp_csv_reader *c, nnp_cl_mpa_cols_t *cols);
+/* The row's step and values (us) into r; false (logged with path and line) when a value is
+ * not a number. */
+bool nnp__cl_mpa_row(const struct nnp_csv_reader *c, const nnp_cl_mpa_cols_t *cols,
+                     const char *path, nnp_cl_step_rec_t *r);
 /* "step12" -> 12, "step" or anything else -> NNP_CL_NO_STEP. */
 uint64_t nnp__cl_step_of_key(const char *key);
 
@@ -523,6 +559,23 @@ uint32_t nnp__cl_group_key(const nnp_cl_data_t *d, uint32_t group, bool p2p);
 /* The index of rank r in d->ranks (sorted by rank), -1 when absent. */
 int nnp__cl_rank_index(const nnp_cl_data_t *d, int r);
 int nnp__cl_write_comm(nnp_cl_data_t *d);
+/* The {"(0, 1)": {"step1": {...}}} nesting both communication files share, written as the
+ * sorted records go by: call nnp__cl_nest_leaves_step before a record (and at the end,
+ * end = true) to close the step after its last op, then nnp__cl_nest_enter to open what the
+ * record needs; step_s is the open step's key. */
+typedef struct nnp_cl_nest {
+    uint32_t key;
+    uint64_t step;
+    bool in_group, in_step;
+    char step_s[32];
+} nnp_cl_nest_t;
+struct nnp_jw;
+bool nnp__cl_nest_leaves_step(const nnp_cl_nest_t *n, bool end, uint32_t key, uint64_t step);
+/* Closes the open step (its ops and totals written). */
+void nnp__cl_nest_close_step(nnp_cl_nest_t *n, struct nnp_jw *w);
+/* Closes the group the next record leaves (every group at the end), opens the record's. */
+void nnp__cl_nest_enter(nnp_cl_nest_t *n, struct nnp_jw *w, const nnp_cl_data_t *d, bool end,
+                        uint32_t key, uint64_t step);
 /* cluster_communication_matrix.json. */
 int nnp__cl_write_matrix(nnp_cl_data_t *d);
 /* cluster_advice.json and cluster_advice.txt. */
