@@ -415,6 +415,15 @@ typedef struct nnp_op {
     nnp_str_t input_dtypes;  /* e.g. "float32;float32", 0 = not recorded */
     uint64_t flops_matrix;   /* cube/matrix FLOPs, 0 = unknown */
     uint64_t flops_vector;   /* vector FLOPs, 0 = unknown */
+    /* Autograd link of framework ops (PyTorch's sequence number; Kineto draws its "fwdbwd"
+     * flows from it). A forward op carries its own thread's framework id in seq_thread, a
+     * backward op (is_backward) the framework id of the thread its forward op ran on; a
+     * backward op is linked to the forward op with the same sequence_nr and seq_thread.
+     * Zero-filled (has_sequence false) means no link. */
+    int64_t sequence_nr;
+    uint32_t seq_thread;
+    bool has_sequence;
+    bool is_backward;
 } nnp_op_t;
 
 /* Records an op that ran from start_ticks (nnp_now()) until now. */

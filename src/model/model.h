@@ -51,7 +51,15 @@ typedef struct nnp_ops {
     uint32_t *shapes, *dtypes;             /* strings, 0 = not recorded */
     uint64_t *corr;                        /* correlation id, 0 = none */
     uint64_t *flops_matrix, *flops_vector; /* NULL unless some op has FLOPs */
+    /* Autograd links (nnp_op_t.sequence_nr), NULL unless some op has one: seq_kind is
+     * NNP_SEQ_NONE, _FORWARD or _BACKWARD; seq_thread is the framework thread id of the
+     * op (forward) or of its forward op (backward). */
+    int64_t *seq_nr;
+    uint32_t *seq_thread;
+    uint8_t *seq_kind;
 } nnp_ops_t;
+
+enum { NNP_SEQ_NONE = 0, NNP_SEQ_FORWARD = 1, NNP_SEQ_BACKWARD = 2 };
 
 /* Device kernels / tasks (or CPU kernels measured per op). */
 typedef struct nnp_kernels {
@@ -111,6 +119,7 @@ typedef struct nnp_mem_events {
     uint8_t *is_alloc;
     uint64_t *address, *bytes;
     uint32_t *name, *owner_op, *device_id;
+    uint32_t *thread; /* index into threads; 0 also when the importer does not know it */
 } nnp_mem_events_t;
 
 /* Data pipeline ops (registration) and queue samples (op_id -1 = device queue). */
@@ -233,6 +242,8 @@ size_t nnp__table_push(nnp_table_t *t);
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_flops(nnp_model_t *m);
+/* Makes sure ops has the autograd link columns (seq_*). Returns NNP_OK or NNP_ENOMEM. */
+int nnp__model_ops_want_seq(nnp_model_t *m);
 /* Sorts every table by start time (stable) and builds nothing else; call once after
  * importing. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_finish(nnp_model_t *m);
