@@ -21,6 +21,9 @@ typedef struct item {
     size_t group;  /* index into the groups */
     int64_t bytes; /* memory events: +alloc / -free */
     bool is_mem;
+    bool merged; /* folded into its parent (same name, only child) */
+    size_t parent; /* enclosing interval, SIZE_MAX for none */
+    uint32_t n_children;
     int64_t child_ns;
     int64_t mem, self_mem;
 } item_t;
@@ -229,6 +232,42 @@ static int cmp_items(const void *pa, const void *pb)
     return 0;
 }
 
+/* The enclosing interval of i that is still counted (merged ones hand over). */
+static size_t live_parent(const table_t *t, size_t i)
+{
+    size_t p = t->items[i].parent;
+    while (p != SIZE_MAX && t->items[p].merged)
+        p = t->items[p].parent;
+    return p;
+}
+
+/* torch's EventList._remove_dup_nodes (torch/autograd/profiler_util.py): an interval
+ * that is the only child of a parent of the same name is folded into it (its children
+ * become the parent's), repeatedly, so "aten::sum" calling "aten::sum" counts once, as in
+ * torch's key_averages(). */
+static void merge_dups(table_t *t)
+{
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (size_t i = 0; i < t->n_items; i++) {
+            item_t *it = &t->items[i];
+            size_t p;
+            if (it->is_mem || it->merged)
+                continue;
+            p = live_parent(t, i);
+            if (p == SIZE_MAX || t->items[p].n_children != 1 ||
+                t->rows[t->items[p].group].name != t->rows[it->group].name)
+                continue;
+            it->merged = true;
+            t->items[p].n_children = it->n_children;
+            t->items[p].child_ns = it->child_ns;
+            t->items[p].self_mem += it->self_mem;
+            changed = true;
+        }
+    }
+}
+
 /* One pass per thread with a stack of the open intervals. */
 static int nest(table_t *t)
 {
@@ -253,11 +292,15 @@ static int nest(table_t *t)
                 t->items[stack[k]].mem += it->bytes;
             continue;
         }
-        if (depth > 0)
+        it->parent = depth > 0 ? stack[depth - 1] : SIZE_MAX;
+        if (depth > 0) {
             t->items[stack[depth - 1]].child_ns += it->end - it->start;
+            t->items[stack[depth - 1]].n_children++;
+        }
         stack[depth++] = i;
     }
     nnp__free(stack);
+    merge_dups(t);
     return NNP_OK;
 }
 
@@ -267,7 +310,7 @@ static void fold(table_t *t)
         const item_t *it = &t->items[i];
         nnp_op_row_t *r;
         int64_t dur, self;
-        if (it->is_mem)
+        if (it->is_mem || it->merged)
             continue;
         r = &t->rows[it->group];
         dur = it->end - it->start;
