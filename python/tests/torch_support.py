@@ -63,6 +63,29 @@ def kineto_trace(path):
         return json.load(f)
 
 
+def raw_counts(raw_dir):
+    """Calls per name as recorded (before any merging): op types, host ranges (user
+    annotations) and collectives of a raw directory."""
+    counts = collections.Counter()
+    for r in support.dump(raw_dir):
+        if r["kind"] == "op":
+            counts[r["type"]] += 1
+        elif r["kind"] == "range_begin":
+            counts[r["event"]] += 1
+        elif r["kind"] == "comm":
+            counts[r["name"]] += 1
+    return counts
+
+
+def torch_raw_counts(prof):
+    """Calls per name torch's profiler recorded, before its EventList merges an op into a
+    same-name parent (which it decides on microsecond timestamps, so the merged counts
+    vary from run to run): the events of its result, less the ones its parser drops."""
+    from torch.autograd.profiler_util import _filter_name  # pylint: disable=import-outside-toplevel
+    events = prof.profiler.kineto_results.events()
+    return collections.Counter(e.name() for e in events if not _filter_name(e.name()))
+
+
 def kinds(raw_dir):
     """Record kinds of a raw directory with their counts."""
     return collections.Counter(r["kind"] for r in support.dump(raw_dir))

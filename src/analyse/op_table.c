@@ -21,7 +21,7 @@ typedef struct item {
     size_t group;  /* index into the groups */
     int64_t bytes; /* memory events: +alloc / -free */
     bool is_mem;
-    bool merged; /* folded into its parent (same name, only child) */
+    bool merged;   /* folded into its parent (same name, only child) */
     size_t parent; /* enclosing interval, SIZE_MAX for none */
     uint32_t n_children;
     int64_t child_ns;

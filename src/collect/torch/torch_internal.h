@@ -67,14 +67,26 @@ class NameCache
     ~NameCache();
     NameCache(const NameCache &) = delete;
     NameCache &operator=(const NameCache &) = delete;
-    // The entry of (s, len, scope), created on first use. Never NULL unless out of
-    // memory or the interning failed; then *tmp is filled and returned.
+    // The entry of (s, len, scope), created on first use. Never NULL: when the table is
+    // full or out of memory, *tmp is filled and returned.
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
+    // The same for a NUL-terminated string, through a small cache keyed by the string's
+    // address first: op names of the dispatcher live in the operator's schema, so the
+    // same op passes the same pointer every call. A hit still compares the text (an
+    // address can be reused by another string), but skips strlen and hashing.
+    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp);
 
   private:
     bool grow();
+    struct PtrSlot {
+        const char *p;
+        uint32_t scope;
+        uint32_t idx; // entry index + 1, 0 = empty
+    };
+    static constexpr size_t kPtrSlots = 512; // direct-mapped; a model has ~100-300 op names
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;
+    PtrSlot ptrs_[kPtrSlots] = {};
 };
 
 // Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.
@@ -101,9 +113,19 @@ struct ThreadState {
     char fmt[kFmtBytes];
 };
 
+// The calling thread's state. initial-exec TLS: the shim is loaded after the program
+// started (dlopen), but 9 bytes fit glibc's static TLS surplus, and a hot-path access is
+// then one load instead of a __tls_get_addr call.
+extern thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+ThreadState *thread_state_slow();
+
 // The calling thread's state, created on first use; NULL while the thread exits or when
 // out of memory.
-ThreadState *thread_state();
+inline ThreadState *thread_state()
+{
+    ThreadState *s = t_state;
+    return __builtin_expect(s != nullptr, 1) ? s : thread_state_slow();
+}
 
 // Scope handles: "Net/layer1" <-> small integers (shared by every thread, mutex inside).
 uint32_t scope_handle(const char *path);

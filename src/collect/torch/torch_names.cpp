@@ -197,7 +197,27 @@ bool NameCache::grow()
     std::free(tab_);
     tab_ = nt;
     cap_ = ncap;
+    std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
     return true;
+}
+
+const NameEntry *NameCache::get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+{
+    // Addresses of schema strings are at least 8-byte aligned: drop the low bits.
+    PtrSlot &slot = ptrs_[(reinterpret_cast<uintptr_t>(s) >> 3) % kPtrSlots];
+    if (slot.p == s && slot.scope == scope && slot.idx) {
+        const NameEntry *e = &tab_[slot.idx - 1];
+        // strncmp stops at s's terminator: never reads past the string.
+        if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
+            return e;
+    }
+    const NameEntry *e = get(s, std::strlen(s), scope, tmp);
+    if (e != tmp) {
+        slot.p = s;
+        slot.scope = scope;
+        slot.idx = uint32_t(e - tab_) + 1;
+    }
+    return e;
 }
 
 const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameEntry *tmp)
@@ -238,9 +258,8 @@ const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameE
 namespace
 {
 
-// The state pointer is a trivially-destructible thread_local (a plain TLS load on the hot
-// path); the owner object, touched only when the state is created, frees it at exit.
-thread_local ThreadState *t_state;
+// The owner object, touched only when a thread's state is created, frees it at thread
+// exit; t_exited then stops a late callback from creating another.
 thread_local bool t_exited;
 
 struct StateOwner {
@@ -256,11 +275,11 @@ thread_local StateOwner t_owner;
 
 } // namespace
 
-ThreadState *thread_state()
+thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+
+ThreadState *thread_state_slow()
 {
-    ThreadState *s = t_state;
-    if (__builtin_expect(s != nullptr, 1))
-        return s;
+    ThreadState *s;
     if (t_exited)
         return nullptr;
     s = new (std::nothrow) ThreadState();

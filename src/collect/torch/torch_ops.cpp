@@ -166,7 +166,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
     NameEntry tmp;
-    const NameEntry *e = ts->names.get(name, std::strlen(name), scope, &tmp);
+    const NameEntry *e = ts->names.get_cstr(name, scope, &tmp);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
