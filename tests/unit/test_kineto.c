@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "test_util.h"
 #include "util/util.h"
@@ -328,6 +329,40 @@ static void test_kineto_export_steps_and_errors(void **state)
     assert_int_not_equal(nnp_export_kineto("/nonexistent/PROF_x", path, NULL, NULL), NNP_OK);
 }
 
+/* `nnprof export kineto`: one file per raw directory, a named .json file, refusals. */
+static int export_cli(const fixture_t *fx, const char *args)
+{
+    char cmd[4 * NNP_PATH_MAX];
+    int st;
+    snprintf(cmd, sizeof(cmd), "%s/nnprof export kineto -dir %s %s >/dev/null 2>&1", NNP_BINARY_DIR,
+             fx->raw, args);
+    st = system(cmd);
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli_export_kineto(void **state)
+{
+    fixture_t *fx = *state;
+    char args[NNP_PATH_MAX + 64], path[2 * NNP_PATH_MAX], *text = NULL;
+    const char *base = strrchr(fx->raw, '/') + 1;
+    /* PROF_<time>_<host>_<pid> -> <host>_<pid>.pt.trace.json in ASCEND_PROFILER_OUTPUT/ */
+    const char *worker = strchr(base + strlen("PROF_"), '_') + 1;
+    assert_int_equal(export_cli(fx, ""), 0);
+    snprintf(path, sizeof(path), "%s/ASCEND_PROFILER_OUTPUT/%s.pt.trace.json", fx->raw, worker);
+    assert_int_equal(nnp__read_file(path, MAX_FILE, &text, NULL), NNP_OK);
+    assert_non_null(strstr(text, "\"ProfilerStep#2\""));
+    free(text);
+    snprintf(args, sizeof(args), "--steps 2 -o %s/one.json", fx->dir);
+    assert_int_equal(export_cli(fx, args), 0);
+    snprintf(path, sizeof(path), "%s/one.json", fx->dir);
+    assert_int_equal(nnp__read_file(path, MAX_FILE, &text, NULL), NNP_OK);
+    assert_null(strstr(text, "\"ProfilerStep#1\""));
+    free(text);
+    snprintf(args, sizeof(args), "-o %s/one.json.gz", fx->dir);
+    assert_int_equal(export_cli(fx, args), 2);
+    assert_int_equal(export_cli(fx, "--steps 3,5"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_op_table_steps_and_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export_steps_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_export_kineto, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,6 +83,23 @@ static int do_sqlite(const char *dir, const char *db)
     return NNP_EXIT_OK;
 }
 
+/* The raw directories at or below dir, into *raws (MAX_RAW_DIRS entries, each and the
+ * array freed by the caller; NULL when out of memory). Returns how many, <= 0 after
+ * saying why there is none. */
+static int find_raws(const char *dir, char ***raws)
+{
+    int n;
+    *raws = calloc(MAX_RAW_DIRS, sizeof(**raws));
+    if (!*raws) {
+        nnp_cli_error("export", "out of memory");
+        return -1;
+    }
+    n = nnp_cli_find_raw_dirs(dir, *raws, MAX_RAW_DIRS);
+    if (n == 0)
+        nnp_cli_error(dir, "no PROF_* raw directory here or below");
+    return n;
+}
+
 /* "PROF_<time>_<host>_<pid>" -> "<host>_<pid>": torch's worker name ("<host>_<pid>"). */
 static const char *worker_of(const char *raw)
 {
@@ -129,18 +146,11 @@ static int kineto_one(const char *raw, const char *out, const nnp_analyse_option
 
 static int do_kineto(const char *dir, const char *out, const nnp_analyse_options_t *ao)
 {
-    char **raws = calloc(MAX_RAW_DIRS, sizeof(*raws));
-    int n, rc = NNP_EXIT_OK;
+    char **raws;
+    int n = find_raws(dir, &raws), rc = n > 0 ? NNP_EXIT_OK : NNP_EXIT_FAIL;
     bool refused = false;
-    if (!raws) {
-        nnp_cli_error("export", "out of memory");
+    if (!raws)
         return NNP_EXIT_FAIL;
-    }
-    n = nnp_cli_find_raw_dirs(dir, raws, MAX_RAW_DIRS);
-    if (n == 0)
-        nnp_cli_error(dir, "no PROF_* raw directory here or below");
-    if (n <= 0)
-        rc = NNP_EXIT_FAIL;
     if (out && ends_with(out, ".gz")) {
         nnp_cli_error(out, "gzip output is written by nnprof.torch's export_chrome_trace; "
                            "write .json here and compress it with gzip");
@@ -166,17 +176,10 @@ static int do_kineto(const char *dir, const char *out, const nnp_analyse_options
 
 static int do_msprof(const char *dir, const nnp_msprof_opts_t *o)
 {
-    char **raws = calloc(MAX_RAW_DIRS, sizeof(*raws));
-    int n, rc = NNP_EXIT_OK;
-    if (!raws) {
-        nnp_cli_error("export", "out of memory");
+    char **raws;
+    int n = find_raws(dir, &raws), rc = n > 0 ? NNP_EXIT_OK : NNP_EXIT_FAIL;
+    if (!raws)
         return NNP_EXIT_FAIL;
-    }
-    n = nnp_cli_find_raw_dirs(dir, raws, MAX_RAW_DIRS);
-    if (n == 0)
-        nnp_cli_error(dir, "no PROF_* raw directory here or below");
-    if (n <= 0)
-        rc = NNP_EXIT_FAIL;
     for (int i = 0; i < n; i++) {
         nnp_msprof_result_t res;
         if (nnp__msprof_export(raws[i], o, &res) != NNP_OK) {
