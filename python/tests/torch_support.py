@@ -8,6 +8,7 @@ skipped (python/CMakeLists.txt, SKIP_REGULAR_EXPRESSION).
 """
 
 import collections
+import decimal
 import json
 import os
 import subprocess
@@ -54,13 +55,15 @@ def train_step(model, opt, x):
 
 
 def kineto_trace(path):
-    """The JSON of a Kineto trace (gzip-aware)."""
+    """The JSON of a Kineto trace (gzip-aware). Numbers with a fraction are read as
+    Decimal: timestamps are wall-clock microseconds with ns decimals (19 digits), which a
+    float would round to a quarter of a microsecond, merging nearby events."""
     if path.endswith(".gz"):
         import gzip  # pylint: disable=import-outside-toplevel
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, parse_float=decimal.Decimal)
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        return json.load(f, parse_float=decimal.Decimal)
 
 
 def raw_counts(raw_dir):
