@@ -5,8 +5,9 @@
  * about the raw format. Tables are sorted by start time once the importer finishes
  * (nnp__model_finish), so analyses may rely on that order.
  *
- * Memory: an op row costs 52 bytes (68 with FLOPs columns, allocated only when some op
- * has FLOPs), well under the 64 B/event budget of issue #3 for typical runs. */
+ * Memory: an op row costs 52 bytes (68 with FLOPs columns, +13 with autograd links, each
+ * allocated only when some op has them), well under the 64 B/event budget of issue #3 for
+ * typical runs. */
 #ifndef NNP_MODEL_H
 #define NNP_MODEL_H
 
