@@ -353,6 +353,36 @@ NNP_API NNP_NODISCARD int nnp_offline_analyse(const char *path, const nnp_analys
 NNP_API NNP_NODISCARD int nnp_op_analyse(const char *path, const char *const *names, size_t n_names,
                                          int device_id, char **json);
 
+/* Writes the data of one raw directory (a PROF_* directory) in PyTorch profiler's trace
+ * format (Kineto's Chrome-trace JSON: "traceEvents", "distributedInfo",
+ * "deviceProperties"; ops as "cpu_op" with "Input Dims", "Input type", "Sequence number",
+ * steps as "ProfilerStep#N", autograd links as "fwdbwd" flows; docs/TORCH.md), so
+ * TensorBoard's profiler plugin, HTA and chrome://tracing open it.
+ *   raw_dir       [in] the raw directory, read only
+ *   out_path      [in] the file to write (replaced atomically; plain JSON, mode 0600)
+ *   o             [in] may be NULL; has_steps/step_first/step_last keep the events starting
+ *                      within those steps, pretty indents
+ *   metadata_json [in] NULL or a JSON object whose members are added at the top level
+ *                      (torch's add_metadata)
+ * Returns NNP_OK, NNP_EINVAL, NNP_ENOENT (no such raw directory), NNP_EPATH, NNP_EIO or
+ * NNP_ENOMEM. Not for hot paths; thread-safe. */
+NNP_API NNP_NODISCARD int nnp_export_kineto(const char *raw_dir, const char *out_path,
+                                            const nnp_analyse_options_t *o,
+                                            const char *metadata_json);
+
+/* Operator table of one raw directory, as torch.profiler's key_averages(): one object per
+ * op name (per name and input shapes when by_shapes), over host ops, host ranges and
+ * communication ops: {"name", "input_shapes" (by_shapes), "count", "total_ns", "self_ns",
+ * "min_ns", "max_ns", "flops", "mem_bytes", "self_mem_bytes", "kind"} where kind is "op",
+ * "range" or "comm", sorted by self time (largest first). Self time is the time not
+ * covered by ops or ranges nested in it on the same thread; memory is what was allocated
+ * minus freed during the op on its thread (with or without nested ops).
+ *   o [in] may be NULL; has_steps/step_first/step_last keep what starts within those steps
+ * On success *json is owned by the caller and released with nnp_free(). Returns NNP_OK,
+ * NNP_EINVAL, NNP_ENOENT or NNP_ENOMEM. Thread-safe. */
+NNP_API NNP_NODISCARD int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o,
+                                       bool by_shapes, char **json);
+
 /* Releases memory the library handed out (nnp_op_analyse's JSON). NULL is a no-op. */
 NNP_API void nnp_free(void *p);
 
@@ -420,6 +450,15 @@ typedef struct nnp_op {
     nnp_str_t input_dtypes;  /* e.g. "float32;float32", 0 = not recorded */
     uint64_t flops_matrix;   /* cube/matrix FLOPs, 0 = unknown */
     uint64_t flops_vector;   /* vector FLOPs, 0 = unknown */
+    /* Autograd link of framework ops (PyTorch's sequence number; Kineto draws its "fwdbwd"
+     * flows from it). A forward op carries its own thread's framework id in seq_thread, a
+     * backward op (is_backward) the framework id of the thread its forward op ran on; a
+     * backward op is linked to the forward op with the same sequence_nr and seq_thread.
+     * Zero-filled (has_sequence false) means no link. */
+    int64_t sequence_nr;
+    uint32_t seq_thread;
+    bool has_sequence;
+    bool is_backward;
 } nnp_op_t;
 
 /* Records an op that ran from start_ticks (nnp_now()) until now. */

@@ -64,6 +64,9 @@ PROTOTYPES = {
     # char **json is received as a void pointer so that it can be handed to nnp_free.
     "nnp_op_analyse": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, c_int,
                                POINTER(c_void_p)]),
+    "nnp_export_kineto": (c_int, [c_char_p, c_char_p, POINTER(AnalyseOptions), c_char_p]),
+    # char **json is received as a void pointer so that it can be handed to nnp_free.
+    "nnp_op_table": (c_int, [c_char_p, POINTER(AnalyseOptions), c_bool, POINTER(c_void_p)]),
     "nnp_free": (None, [c_void_p]),
     # recording: strings, clocks, threads
     "nnp_intern": (c_uint32, [c_char_p]),

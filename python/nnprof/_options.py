@@ -166,6 +166,10 @@ class OpStruct(ctypes.Structure):
         ("input_dtypes", c_uint32),
         ("flops_matrix", c_uint64),
         ("flops_vector", c_uint64),
+        ("sequence_nr", c_int64),
+        ("seq_thread", c_uint32),
+        ("has_sequence", c_bool),
+        ("is_backward", c_bool),
     ]
 
 

@@ -51,7 +51,7 @@ class TestLayout(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(_options.AnalyseOptions), 4160)
         self.assertEqual(ctypes.sizeof(_options.Stats), 64)
         self.assertEqual(ctypes.sizeof(_options.HostTag), 20)
-        self.assertEqual(ctypes.sizeof(_options.OpStruct), 48)
+        self.assertEqual(ctypes.sizeof(_options.OpStruct), 64)
         self.assertEqual(ctypes.sizeof(_options.KernelStruct), 24)
         self.assertEqual(ctypes.sizeof(_options.TensorStruct), 32)
         self.assertEqual(ctypes.sizeof(_options.CommStruct), 64)

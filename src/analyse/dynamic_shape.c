@@ -133,9 +133,30 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
     return rc;
 }
 
-/* Finds the ops with more than one distinct recorded shapes string; keeps (and orders by
- * name) the MAX_LISTED_OPS of them with the most time. Shapes 0 (not recorded) are no
- * shape: an op recorded in some steps only is not dynamic for that. */
+/* Whether the executions of one op, items[i, j) sorted by step then order, change shape
+ * from step to step: the k-th execution of each step is compared with the k-th of the
+ * first step. An op name runs once per step in a graph (MindSpore), but several times in
+ * eager frameworks (PyTorch's "aten::conv2d" in every layer): different shapes within a
+ * step are layers, not dynamic shapes. Shapes 0 (not recorded) compare with nothing. */
+static bool changes_between_steps(const item_t *v, size_t i, size_t j)
+{
+    size_t first_end = i;
+    while (first_end < j && v[first_end].step_id == v[i].step_id)
+        first_end++;
+    for (size_t a = first_end, b; a < j; a = b) {
+        for (b = a; b < j && v[b].step_id == v[a].step_id; b++) {
+            size_t k = b - a;
+            if (i + k < first_end && v[b].shapes && v[i + k].shapes &&
+                v[b].shapes != v[i + k].shapes)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Finds the ops whose recorded shapes change between steps; keeps (and orders by name)
+ * the MAX_LISTED_OPS of them with the most time. Shapes 0 (not recorded) are no shape: an
+ * op recorded in some steps only is not dynamic for that. */
 static int find_dynamic(ctx_t *x)
 {
     qsort(x->items, x->n_items, sizeof(item_t), cmp_item_name);
@@ -150,7 +171,7 @@ static int find_dynamic(ctx_t *x)
         qsort(x->scratch, n_shapes, sizeof(uint32_t), cmp_u32);
         for (size_t k = 0; k < n_shapes; k++)
             n_distinct += k == 0 || x->scratch[k] != x->scratch[k - 1];
-        if (n_distinct < 2)
+        if (n_distinct < 2 || !changes_between_steps(x->items, i, j))
             continue;
         if (!x->ops) {
             /* At most one entry per op name, so n_items entries always suffice. */

@@ -112,6 +112,10 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 /* COMM (v2): a third slot with details follows (nnp_rec_comm_detail_t). Flags are unique
  * across kinds so a flag never means two things. */
 #define NNP_REC_F_COMM_DETAIL 0x0010u
+/* OP (v2): seq_thread and sequence_nr of the extension slot hold an autograd link. */
+#define NNP_REC_F_SEQ 0x0020u
+/* OP (v2): a backward op (with NNP_REC_F_SEQ: seq_thread is its forward op's thread). */
+#define NNP_REC_F_BACKWARD 0x0040u
 
 /* X-macro: kind, number, slots, name. The per-kind field meaning is in the comments of
  * the payload structs below and in docs/FORMAT.md. */
@@ -198,8 +202,8 @@ typedef struct nnp_rec_op_ext {
     uint32_t stream_id;
     uint32_t input_shapes;
     uint32_t input_dtypes;
-    uint32_t reserved0;
-    uint64_t reserved1;
+    uint32_t seq_thread; /* with NNP_REC_F_SEQ (nnp_op_t.seq_thread), else 0 */
+    int64_t sequence_nr; /* with NNP_REC_F_SEQ, else 0 */
 } nnp_rec_op_ext_t;
 _Static_assert(sizeof(nnp_rec_op_ext_t) == 32, "extension slot is 32 bytes");
 

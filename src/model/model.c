@@ -215,6 +215,7 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->mem, name);
     COL(m->mem, owner_op);
     COL(m->mem, device_id);
+    COL(m->mem, thread);
 
     COL(m->pipe_ops, op_id);
     COL(m->pipe_ops, parent_id);
@@ -321,6 +322,32 @@ int nnp__model_want_end_ps(nnp_model_t *m)
 {
     int rc = want_u16(&m->kernels.t, &m->kernels.end_ps);
     return rc == NNP_OK ? want_u16(&m->comms.t, &m->comms.end_ps) : rc;
+}
+
+int nnp__model_ops_want_seq(nnp_model_t *m)
+{
+    nnp_table_t *t = &m->ops.t;
+    if (m->ops.seq_nr)
+        return NNP_OK;
+    /* As the FLOPs columns: allocated at the current capacity, zero for existing rows. */
+    if (t->cap) {
+        m->ops.seq_nr = nnp__calloc(t->cap, sizeof(int64_t));
+        m->ops.seq_thread = nnp__calloc(t->cap, sizeof(uint32_t));
+        m->ops.seq_kind = nnp__calloc(t->cap, sizeof(uint8_t));
+        if (!m->ops.seq_nr || !m->ops.seq_thread || !m->ops.seq_kind) {
+            nnp__free(m->ops.seq_nr);
+            nnp__free(m->ops.seq_thread);
+            nnp__free(m->ops.seq_kind);
+            m->ops.seq_nr = NULL;
+            m->ops.seq_thread = NULL;
+            m->ops.seq_kind = NULL;
+            return NNP_ENOMEM;
+        }
+    }
+    COL(m->ops, seq_nr);
+    COL(m->ops, seq_thread);
+    COL(m->ops, seq_kind);
+    return NNP_OK;
 }
 
 void nnp__model_fini(nnp_model_t *m)

@@ -5,8 +5,9 @@
  * about the raw format. Tables are sorted by start time once the importer finishes
  * (nnp__model_finish), so analyses may rely on that order.
  *
- * Memory: an op row costs 52 bytes (68 with FLOPs columns, allocated only when some op
- * has FLOPs), well under the 64 B/event budget of issue #3 for typical runs. */
+ * Memory: an op row costs 52 bytes (68 with FLOPs columns, +13 with autograd links, each
+ * allocated only when some op has them), well under the 64 B/event budget of issue #3 for
+ * typical runs. */
 #ifndef NNP_MODEL_H
 #define NNP_MODEL_H
 
@@ -51,6 +52,12 @@ typedef struct nnp_ops {
     uint32_t *shapes, *dtypes;             /* strings, 0 = not recorded */
     uint64_t *corr;                        /* correlation id, 0 = none */
     uint64_t *flops_matrix, *flops_vector; /* NULL unless some op has FLOPs */
+    /* Autograd links (nnp_op_t.sequence_nr), NULL unless some op has one: seq_kind is
+     * NNP_SEQ_NONE, _FORWARD or _BACKWARD; seq_thread is the framework thread id of the
+     * op (forward) or of its forward op (backward). */
+    int64_t *seq_nr;
+    uint32_t *seq_thread;
+    uint8_t *seq_kind;
 } nnp_ops_t;
 
 /* What a GPU back end knows of a kernel, copy or memory set beyond its name and time. */
@@ -65,6 +72,7 @@ typedef struct nnp_kernel_detail {
     uint8_t copy_kind;          /* nnp_copy_kind_t */
     uint8_t src_kind, dst_kind; /* nnp_memory_kind_t */
 } nnp_kernel_detail_t;
+enum { NNP_SEQ_NONE = 0, NNP_SEQ_FORWARD = 1, NNP_SEQ_BACKWARD = 2 };
 
 /* Device kernels / tasks (or CPU kernels measured per op). */
 typedef struct nnp_kernels {
@@ -205,6 +213,7 @@ typedef struct nnp_mem_events {
     uint8_t *is_alloc;
     uint64_t *address, *bytes;
     uint32_t *name, *owner_op, *device_id;
+    uint32_t *thread; /* index into threads; 0 also when the importer does not know it */
 } nnp_mem_events_t;
 
 /* Data pipeline ops (registration) and queue samples (op_id -1 = device queue). */
@@ -356,6 +365,8 @@ int nnp__model_kernels_want_detail(nnp_model_t *m);
 /* Makes sure kernels and comms have their end_ps columns (zero for rows so far). Returns
  * NNP_OK or NNP_ENOMEM. */
 int nnp__model_want_end_ps(nnp_model_t *m);
+/* Makes sure ops has the autograd link columns (seq_*). Returns NNP_OK or NNP_ENOMEM. */
+int nnp__model_ops_want_seq(nnp_model_t *m);
 /* Sorts every table by start time (stable) and builds nothing else; call once after
  * importing. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_finish(nnp_model_t *m);

@@ -159,6 +159,10 @@ static void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
         c->err = NNP_ENOMEM;
         return;
     }
+    if ((r->flags & NNP_REC_F_SEQ) && nnp__model_ops_want_seq(c->m) != NNP_OK) {
+        c->err = NNP_ENOMEM;
+        return;
+    }
     i = push(c, &o->t);
     if (i == SIZE_MAX)
         return;
@@ -176,6 +180,11 @@ static void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
         const nnp_rec_flops_t *f = (const nnp_rec_flops_t *)&r[2];
         o->flops_matrix[i] = f->matrix;
         o->flops_vector[i] = f->vector;
+    }
+    if (r->flags & NNP_REC_F_SEQ) {
+        o->seq_nr[i] = x->sequence_nr;
+        o->seq_thread[i] = x->seq_thread;
+        o->seq_kind[i] = (r->flags & NNP_REC_F_BACKWARD) ? NNP_SEQ_BACKWARD : NNP_SEQ_FORWARD;
     }
 }
 
@@ -325,6 +334,7 @@ static void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
     t->is_alloc[i] = alloc;
     t->address[i] = r->a;
     t->bytes[i] = r->b;
+    t->thread[i] = thread_of(c, ev->tid);
     if (alloc) {
         const nnp_rec_alloc_ext_t *x = (const nnp_rec_alloc_ext_t *)&r[1];
         t->name[i] = map_str(c, r->name);

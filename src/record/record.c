@@ -176,6 +176,8 @@ static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t 
         return;
     if (has_flops)
         flags |= NNP_REC_F_FLOPS;
+    if (op->has_sequence)
+        flags |= op->is_backward ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
     s = putn_begin(tb, n, NNP_REC_OP, flags, op->name, start, end, op->correlation_id);
     if (NNP_UNLIKELY(s == UINT64_MAX))
         return;
@@ -185,8 +187,8 @@ static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t 
     x->stream_id = op->stream_id;
     x->input_shapes = op->input_shapes;
     x->input_dtypes = op->input_dtypes;
-    x->reserved0 = 0;
-    x->reserved1 = 0;
+    x->seq_thread = op->has_sequence ? op->seq_thread : 0;
+    x->sequence_nr = op->has_sequence ? op->sequence_nr : 0;
     if (has_flops) {
         nnp_rec_flops_t *f = (nnp_rec_flops_t *)nnp__tbuf_slot(tb, s + 2);
         f->matrix = op->flops_matrix;

@@ -200,6 +200,32 @@ static void test_static_model_no_file(void **state)
 /* 101 dynamic ops D000..D100 (D<k> takes k+1 us in step 1 and 1 us in step 2, with a new
  * shape): all are counted, the 100 with the most time are listed - D000 (2 us in all) is
  * left out - in name order. Each op has its own type, so 100 types are listed too. */
+/* An eager framework runs one op name in several layers of a step (PyTorch's
+ * aten::conv2d): layer 1 on 32x32 images, layer 2 on 16x16, the same in every step. Two
+ * distinct shapes, but the k-th call of each step keeps its shape: not dynamic. When the
+ * second call of step 4 changes, it is. */
+static void test_eager_layers_are_not_dynamic(void **state)
+{
+    fixture_t *fx = *state;
+    add_steps(&fx->m);
+    for (int s = 0; s < N_STEPS; s++) {
+        add_op(&fx->m, s * STEP_US + 5, 1, "aten::conv2d", "aten::conv2d", "8,3,32,32");
+        add_op(&fx->m, s * STEP_US + 10, 1, "aten::conv2d", "aten::conv2d",
+               s == N_STEPS - 1 ? "8,3,17,17" : "8,3,16,16");
+    }
+    assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
+    fx->c.has_steps = true;
+    fx->c.step_first = 1;
+    fx->c.step_last = N_STEPS - 1;
+    assert_int_equal(run(fx), NNP_OK);
+    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_int_equal(fx->f.n_dynamic_ops, 0);
+    fx->c.has_steps = false;
+    assert_int_equal(run(fx), NNP_OK);
+    assert_true(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_int_equal(fx->f.n_dynamic_ops, 1);
+}
+
 static void test_listed_ops_are_capped(void **state)
 {
     fixture_t *fx = *state;
@@ -255,6 +281,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shape_change_at_step_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps_hide_the_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_static_model_no_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eager_layers_are_not_dynamic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listed_ops_are_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
     };

@@ -79,6 +79,11 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
             key_u(c, "flops_matrix", f->matrix);
             key_u(c, "flops_vector", f->vector);
         }
+        if (r->flags & NNP_REC_F_SEQ) {
+            key_i(c, "sequence_nr", x->sequence_nr);
+            key_u(c, "seq_thread", x->seq_thread);
+            key_u(c, "is_backward", (r->flags & NNP_REC_F_BACKWARD) ? 1 : 0);
+        }
         break;
     }
     case NNP_REC_KERNEL: {

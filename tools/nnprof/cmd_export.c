@@ -1,6 +1,7 @@
-/* cmd_export.c - `nnprof export timeline|summary|sqlite` (issue #6). timeline and summary
- * take msprof's flags and rules (seed 002) and write each raw directory's
- * mindstudio_profiler_output/ (docs/EXPORT.md); sqlite hands over to nnp__export_sqlite. */
+/* cmd_export.c - `nnprof export timeline|summary|sqlite|kineto` (issue #6). timeline and
+ * summary take msprof's flags and rules (seed 002) and write each raw directory's
+ * mindstudio_profiler_output/ (docs/EXPORT.md); sqlite hands over to nnp__export_sqlite;
+ * kineto writes PyTorch profiler traces (nnp_export_kineto, docs/TORCH.md). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static void help(FILE *f)
                "       nnprof export --export=on --output=DIR [--type=text|db]\n"
                "                     [--model-id=M --iteration-id=N] [--summary-format=csv|json]\n"
                "                     [--clear=on|off]      (msprof's own flags)\n\n"
+               "       nnprof export kineto -dir DIR [-o FILE|DIR] [--steps A-B]\n\n"
                "msprof-compatible export (docs/EXPORT.md). DIR is a raw directory (PROF_*) or its\n"
                "parent; each PROF_* gets its own mindstudio_profiler_output/.\n\n"
                "  -dir, --collection-dir DIR  the run directory or its parent\n"
@@ -34,7 +36,13 @@ static void help(FILE *f)
                "  --iteration-count K  iterations to export from N (default 1)\n"
                "  --format csv|json    summary file format (default csv)\n"
                "  --clear on|off       on: remove DIR/ASCEND_PROFILER_OUTPUT after export\n"
-               "  -o, --output FILE    sqlite: database path (default DIR/nnprof.db)\n\n"
+               "  -o, --output FILE    sqlite: database path (default DIR/nnprof.db)\n"
+               "                       kineto: the trace file (one raw directory, a name ending\n"
+               "                       in .json) or a directory for <host>_<pid>.pt.trace.json\n"
+               "                       files (default: each raw directory's\n"
+               "                       ASCEND_PROFILER_OUTPUT/)\n"
+               "  --steps A-B          kineto: only events within steps A..B (MindSpore's\n"
+               "                       step_list: \"5\", \"3-7\", \"3,4,5\")\n\n"
                "exit: 0 ok, 1 export failed, 2 usage error\n");
 }
 
@@ -78,19 +86,103 @@ static int do_sqlite(const char *dir, const char *db)
     return NNP_EXIT_OK;
 }
 
-static int do_msprof(const char *dir, const nnp_msprof_opts_t *o)
+/* The raw directories at or below dir, into *raws (MAX_RAW_DIRS entries, each and the
+ * array freed by the caller; NULL when out of memory). Returns how many, <= 0 after
+ * saying why there is none. */
+static int find_raws(const char *dir, char ***raws)
 {
-    char **raws = calloc(MAX_RAW_DIRS, sizeof(*raws));
-    int n, rc = NNP_EXIT_OK;
-    if (!raws) {
+    int n;
+    *raws = calloc(MAX_RAW_DIRS, sizeof(**raws));
+    if (!*raws) {
         nnp_cli_error("export", "out of memory");
-        return NNP_EXIT_FAIL;
+        return -1;
     }
-    n = nnp_cli_find_raw_dirs(dir, raws, MAX_RAW_DIRS);
+    n = nnp_cli_find_raw_dirs(dir, *raws, MAX_RAW_DIRS);
     if (n == 0)
         nnp_cli_error(dir, "no PROF_* raw directory here or below");
-    if (n <= 0)
-        rc = NNP_EXIT_FAIL;
+    return n;
+}
+
+/* "PROF_<time>_<host>_<pid>" -> "<host>_<pid>": torch's worker name ("<host>_<pid>"). */
+static const char *worker_of(const char *raw)
+{
+    const char *base = strrchr(raw, '/'), *p;
+    base = base ? base + 1 : raw;
+    p = strncmp(base, "PROF_", 5) == 0 ? strchr(base + 5, '_') : NULL;
+    return p ? p + 1 : base;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Exports one raw directory to out (a .json file, a directory, or NULL: the raw
+ * directory's ASCEND_PROFILER_OUTPUT/). Returns an exit code. */
+static int kineto_one(const char *raw, const char *out, const nnp_analyse_options_t *ao)
+{
+    char path[NNP_PATH_MAX], dirbuf[NNP_PATH_MAX];
+    const char *target = out, *d = out;
+    if (!out || !ends_with(out, ".json")) {
+        if (!d) {
+            if (nnp__path_join(dirbuf, sizeof(dirbuf), raw, "ASCEND_PROFILER_OUTPUT") != NNP_OK)
+                return usage("-dir", "is too long", raw);
+            d = dirbuf;
+        }
+        if (snprintf(path, sizeof(path), "%s/%s.pt.trace.json", d, worker_of(raw)) >=
+            (int)sizeof(path))
+            return usage("-o", "is too long", d);
+        if (nnp__mkdir_p(d, 0700) != NNP_OK) {
+            nnp_cli_error(d, "%s", nnp_last_error());
+            return NNP_EXIT_FAIL;
+        }
+        target = path;
+    }
+    if (nnp_export_kineto(raw, target, ao, NULL) != NNP_OK) {
+        nnp_cli_error(raw, "%s", nnp_last_error());
+        return NNP_EXIT_FAIL;
+    }
+    printf("%s\n", target);
+    return NNP_EXIT_OK;
+}
+
+static int do_kineto(const char *dir, const char *out, const nnp_analyse_options_t *ao)
+{
+    char **raws;
+    int n = find_raws(dir, &raws), rc = n > 0 ? NNP_EXIT_OK : NNP_EXIT_FAIL;
+    bool refused = false;
+    if (!raws)
+        return NNP_EXIT_FAIL;
+    if (out && ends_with(out, ".gz")) {
+        nnp_cli_error(out, "gzip output is written by nnprof.torch's export_chrome_trace; "
+                           "write .json here and compress it with gzip");
+        refused = true;
+    } else if (n > 1 && out && ends_with(out, ".json")) {
+        nnp_cli_error(out, "names one file but %s holds %d raw directories: give a directory", dir,
+                      n);
+        refused = true;
+    }
+    if (refused)
+        rc = NNP_EXIT_USAGE;
+    for (int i = 0; i < n; i++) {
+        if (!refused) {
+            int one = kineto_one(raws[i], out, ao);
+            if (one != NNP_EXIT_OK)
+                rc = one;
+        }
+        free(raws[i]);
+    }
+    free(raws);
+    return rc;
+}
+
+static int do_msprof(const char *dir, const nnp_msprof_opts_t *o)
+{
+    char **raws;
+    int n = find_raws(dir, &raws), rc = n > 0 ? NNP_EXIT_OK : NNP_EXIT_FAIL;
+    if (!raws)
+        return NNP_EXIT_FAIL;
     for (int i = 0; i < n; i++) {
         nnp_msprof_result_t res;
         if (nnp__msprof_export(raws[i], o, &res) != NNP_OK) {
@@ -208,10 +300,12 @@ int nnp_cmd_export(int argc, char **argv)
                                              {"format", required_argument, NULL, 'f'},
                                              {"clear", optional_argument, NULL, 'C'},
                                              {"output", required_argument, NULL, 'o'},
+                                             {"steps", required_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     nnp_msprof_opts_t o;
-    const char *dir = NULL, *db = NULL, *sub;
+    nnp_analyse_options_t ao;
+    const char *dir = NULL, *db = NULL, *sub, *steps = NULL;
     bool has_iter = false, has_model = false, has_count = false, has_format = false;
     bool has_clear = false;
     uint64_t v;
@@ -227,11 +321,12 @@ int nnp_cmd_export(int argc, char **argv)
             return NNP_EXIT_OK;
         }
         help(stderr);
-        return usage("export", "expected timeline, summary or sqlite", NULL);
+        return usage("export", "expected timeline, summary, sqlite or kineto", NULL);
     }
     sub = argv[1];
-    if (strcmp(sub, "timeline") != 0 && strcmp(sub, "summary") != 0 && strcmp(sub, "sqlite") != 0)
-        return usage("export", "is not one of: timeline, summary, sqlite", sub);
+    if (strcmp(sub, "timeline") != 0 && strcmp(sub, "summary") != 0 && strcmp(sub, "sqlite") != 0 &&
+        strcmp(sub, "kineto") != 0)
+        return usage("export", "is not one of: timeline, summary, sqlite, kineto", sub);
     o.is_timeline = strcmp(sub, "timeline") == 0;
     optind = 2;
     opterr = 1;
@@ -279,6 +374,9 @@ int nnp_cmd_export(int argc, char **argv)
         case 'o':
             db = optarg;
             break;
+        case 's':
+            steps = optarg;
+            break;
         case 'h':
             help(stdout);
             return NNP_EXIT_OK;
@@ -291,6 +389,16 @@ int nnp_cmd_export(int argc, char **argv)
         return usage("export", "unexpected argument", argv[optind]);
     if (!dir || !*dir)
         return usage("-dir", "is required (a PROF_* directory or its parent)", NULL);
+    if (strcmp(sub, "kineto") == 0) {
+        if (has_iter || has_model || has_count || has_format || has_clear)
+            return usage("kineto", "takes only -dir, -o and --steps", NULL);
+        nnp_analyse_options_init(&ao);
+        if (steps && nnp_parse_step_list(steps, &ao) != NNP_OK)
+            return usage("--steps", nnp_last_error(), steps);
+        return do_kineto(dir, db, &ao);
+    }
+    if (steps)
+        return usage("--steps", "only applies to export kineto", NULL);
     if (strcmp(sub, "sqlite") == 0) {
         if (has_iter || has_model || has_count || has_format || has_clear)
             return usage("sqlite", "takes only -dir and -o", NULL);

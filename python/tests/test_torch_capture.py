@@ -1,0 +1,171 @@
+"""What the PyTorch shim records, checked against torch's own profiler on the same steps:
+op counts per name, input shapes and dtypes, backward ops linked to their forward ops,
+tensor memory, nothing outside windows, module paths, refused flags."""
+
+import collections
+import unittest
+
+from tests import support
+from tests.torch_support import (kineto_trace, needs_torch, raw_counts, tiny_model,
+                                 torch_raw_counts, train_step)
+
+try:
+    import torch
+    import torch.profiler as tp
+    import nnprof.torch as nt
+    from nnprof import _torch_shim
+except ImportError:
+    torch = tp = nt = _torch_shim = None
+
+STEPS = 3
+
+
+@needs_torch
+class CaptureTest(support.NnprofTestCase):
+    """The shim's records against torch.profiler's, for the same model and steps."""
+
+    def setUp(self):
+        super().setUp()
+        self.model, self.opt, self.x = tiny_model()
+        train_step(self.model, self.opt, self.x)  # first-call work happens before both
+
+    def nnprof_run(self, steps=STEPS, **kwargs):
+        with nt.profile(output_path=self.path("data"), **kwargs) as prof:
+            for _ in range(steps):
+                train_step(self.model, self.opt, self.x)
+        return prof
+
+    def torch_run(self, steps=STEPS, **kwargs):
+        with tp.profile(activities=[tp.ProfilerActivity.CPU], **kwargs) as prof:
+            for _ in range(steps):
+                train_step(self.model, self.opt, self.x)
+        return prof
+
+    def test_counts_equal_torch_profiler(self):
+        # What each profiler recorded on the same steps: every call, per name.
+        theirs = torch_raw_counts(self.torch_run())
+        prof = self.nnprof_run()
+        ours = raw_counts(prof.raw_dir)
+        self.assertEqual(dict(ours), dict(theirs))
+        # key_averages merges an op into a same-name only parent, as torch's does.
+        table = {r.key: r.count for r in prof.key_averages()}
+        self.assertEqual(table["aten::sum"], ours["aten::sum"] - STEPS)
+        self.assertEqual(sum(table.values()), sum(ours.values()) - STEPS)
+        # The model's own ops are there, once per step (forward, backward, optimizer).
+        self.assertEqual(ours["aten::conv2d"], STEPS)
+        self.assertEqual(ours["aten::addmm"], STEPS)
+        self.assertEqual(ours["AddmmBackward0"], STEPS)
+        self.assertEqual(ours["Optimizer.step#SGD.step"], STEPS)
+
+    def test_shapes_and_dtypes(self):
+        theirs = {}
+        for e in self.torch_run(record_shapes=True).events():
+            theirs.setdefault(e.name, [])
+            theirs[e.name].append(e.input_shapes)
+        prof = self.nnprof_run(record_shapes=True)
+        trace = kineto_trace(prof.export_chrome_trace(self.path("t.json")))
+        ours = {}
+        types = {}
+        for e in trace["traceEvents"]:
+            if e.get("cat") == "cpu_op":
+                ours.setdefault(e["name"], []).append(e["args"].get("Input Dims"))
+                types.setdefault(e["name"], e["args"].get("Input type"))
+        for name in ("aten::conv2d", "aten::addmm", "aten::relu", "aten::flatten"):
+            self.assertEqual(ours[name], theirs[name], name)
+        self.assertEqual(ours["aten::addmm"][0], [[5], [2, 144], [144, 5], [], []])
+        self.assertEqual(types["aten::addmm"], ["float", "float", "float", "Scalar", "Scalar"])
+        self.assertEqual(types["aten::conv2d"][:3], ["float", "float", "float"])
+        # Without record_shapes nothing of the kind is recorded.
+        rows = support.dump(self.nnprof_run().raw_dir)
+        self.assertTrue(all("input_shapes" not in r or not r["input_shapes"]
+                            for r in rows if r["kind"] == "op"))
+
+    def test_backward_ops_linked_to_forward(self):
+        prof = self.nnprof_run()
+        events = kineto_trace(prof.export_chrome_trace(self.path("t.json")))["traceEvents"]
+        ops = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
+        starts = {e["id"]: e for e in events if e.get("ph") == "s" and e["cat"] == "fwdbwd"}
+        links = collections.Counter()
+        for f in (e for e in events if e.get("ph") == "f" and e["cat"] == "fwdbwd"):
+            fwd = ops[(starts[f["id"]]["tid"], starts[f["id"]]["ts"])]
+            bwd = ops[(f["tid"], f["ts"])]
+            self.assertEqual(bwd["args"]["Sequence number"], fwd["args"]["Sequence number"])
+            self.assertEqual(fwd["args"]["Fwd thread id"], 0)
+            self.assertGreater(bwd["args"]["Fwd thread id"], 0)
+            links[(fwd["name"], bwd["name"])] += 1
+        # Each backward node of the model, each step, points at the op that created it.
+        self.assertEqual(links[("aten::addmm", "AddmmBackward0")], STEPS)
+        self.assertEqual(links[("aten::convolution", "ConvolutionBackward0")], STEPS)
+        self.assertEqual(links[("aten::relu", "ReluBackward0")], STEPS)
+        self.assertEqual(links[("aten::sum", "SumBackward0")], STEPS)
+
+    def test_memory_alloc_free_balance(self):
+        nbytes = 4096 * 4
+        with nt.profile(output_path=self.path("data"), profile_memory=True) as prof:
+            for _ in range(STEPS):
+                t = torch.empty(4096, dtype=torch.float32)
+                t.fill_(1.0)
+                del t
+        rows = support.dump(prof.raw_dir)
+        allocs = {r["address"]: r for r in rows if r["kind"] == "mem_alloc"}
+        frees = [r for r in rows if r["kind"] == "mem_free"]
+        ours = [a for a in allocs.values() if a["bytes"] == nbytes]
+        self.assertGreaterEqual(len(ours), 1)
+        self.assertTrue(all(a["owner_op"] == "aten::empty" for a in ours))
+        # Every allocation made in the window is freed in it, byte for byte.
+        freed = {f["address"]: f["bytes"] for f in frees}
+        self.assertEqual(sum(a["bytes"] for a in allocs.values()),
+                         sum(freed.get(addr, 0) for addr in allocs))
+        self.assertEqual(sum(r["bytes"] for r in rows if r["kind"] == "mem_alloc"),
+                         sum(r["bytes"] for r in frees))
+        table = {r.key: r for r in prof.key_averages()}
+        self.assertEqual(table["aten::empty"].self_cpu_memory_usage, STEPS * nbytes)
+
+    def test_nothing_recorded_outside_windows(self):
+        with nt.profile(output_path=self.path("data"),
+                        schedule=nt.schedule(wait=1, warmup=0, active=1)) as prof:
+            self.assertFalse(_torch_shim.is_active())
+            torch.ones(3).mul_(7)  # step 0: wait
+            prof.step()
+            self.assertTrue(_torch_shim.is_active())
+            torch.ones(3).add_(1)  # step 1: recorded
+            prof.step()
+            self.assertFalse(_torch_shim.is_active())
+            torch.ones(3).sub_(1)  # after the cycle
+        names = collections.Counter(r["name"] for r in support.dump(prof.raw_dir)
+                                    if r["kind"] == "op")
+        self.assertEqual(names["aten::add_"], 1)
+        self.assertNotIn("aten::mul_", names)
+        self.assertNotIn("aten::sub_", names)
+
+    def test_flops_as_torch(self):
+        theirs = {e.key: e.flops for e in self.torch_run(with_flops=True).key_averages()}
+        ours = {r.key: r.flops for r in self.nnprof_run(with_flops=True).key_averages()}
+        for name in ("aten::conv2d", "aten::addmm"):
+            self.assertGreater(ours[name], 0)
+            self.assertEqual(ours[name], theirs[name], name)
+        # addmm [2,144] x [144,5]: 2 * 2 * 144 * 5 FLOPs per call.
+        self.assertEqual(ours["aten::addmm"], STEPS * 2 * 2 * 144 * 5)
+
+    def test_module_paths(self):
+        prof = self.nnprof_run(steps=1, with_modules=True)
+        names = {r["name"] for r in support.dump(prof.raw_dir) if r["kind"] == "op"}
+        self.assertIn("Sequential/0/aten::conv2d", names)
+        self.assertIn("Sequential/3/aten::linear", names)
+        trace = kineto_trace(prof.export_chrome_trace(self.path("t.json")))
+        conv = next(e for e in trace["traceEvents"] if e.get("name") == "aten::conv2d")
+        self.assertEqual(conv["args"]["Module Hierarchy"], "Sequential/0")
+
+    def test_unsupported_flags_are_refused_by_name(self):
+        with self.assertWarnsRegex(UserWarning, "with_stack"):
+            prof = nt.profile(output_path=self.path("data"), with_stack=True)
+        self.assertFalse(prof.with_stack)
+        with self.assertWarnsRegex(UserWarning, "CUDA"):
+            nt.profile(output_path=self.path("data"),
+                       activities=[nt.ProfilerActivity.CPU, nt.ProfilerActivity.CUDA])
+        with self.assertWarnsRegex(UserWarning, "export_stacks"):
+            self.nnprof_run(steps=1).export_stacks(self.path("stacks.txt"))
+
+
+if __name__ == "__main__":
+    unittest.main()

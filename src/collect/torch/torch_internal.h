@@ -1,0 +1,151 @@
+// torch_internal.h - shared state of the PyTorch shim (src/collect/torch/): the
+// configuration the RecordFunction callbacks read, the per-thread state (op stack, module
+// scopes, string caches), and the functions each file of the shim offers the others.
+// The callbacks read the configuration with relaxed loads: it only changes at window
+// boundaries, when the callbacks are re-installed.
+#ifndef NNP_TORCH_INTERNAL_H
+#define NNP_TORCH_INTERNAL_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "nnprof/nnprof.h"
+#include "nnprof_torch.h"
+
+namespace nnp_torch
+{
+
+// The configuration as the callbacks read it.
+struct Config {
+    std::atomic<bool> shapes{false};
+    std::atomic<bool> memory{false};
+    std::atomic<bool> flops{false};
+    std::atomic<bool> modules{false};
+    std::atomic<bool> auto_steps{false};
+    std::atomic<uint32_t> comm_group{0};
+};
+extern Config g_cfg;
+
+struct Counters {
+    std::atomic<uint64_t> windows{0};
+    std::atomic<uint64_t> depth_overflow{0};
+    std::atomic<uint64_t> unmatched_ends{0};
+    std::atomic<uint64_t> flops_errors{0};
+    std::atomic<uint64_t> hook_errors{0};
+    std::atomic<uint64_t> memory_threads{0};
+};
+extern Counters g_counters;
+
+// What a cached name is, decided once when it enters a thread's cache.
+enum NameKind : uint8_t {
+    NAME_PLAIN = 0,
+    NAME_FLOPS_MATRIX, // torch computes FLOPs for it: convolution, matrix products
+    NAME_FLOPS_VECTOR, // torch computes FLOPs for it: element-wise add, mul
+    NAME_COMM,         // a collective of a process group ("gloo:all_reduce")
+    NAME_OPT_STEP,     // "Optimizer.step#SGD.step": the end of a training iteration
+};
+
+// One string a thread has interned: the key (bytes and scope) and what it maps to.
+struct NameEntry {
+    uint64_t hash;
+    char *str; // owned copy of the key bytes (NUL-terminated)
+    uint32_t len;
+    uint32_t scope; // scope handle the name was combined with, 0 = none
+    nnp_str_t id;   // the op's full name ("<scope>/<name>" or the name)
+    nnp_str_t type; // the name alone (the op type)
+    uint8_t kind;   // NameKind
+    uint8_t comm;   // nnp_comm_kind_t when kind == NAME_COMM
+};
+
+// An open-addressing table of a thread's strings, growing by doubling up to a hard cap;
+// past the cap names are interned on every use (slow but correct) and counted.
+class NameCache
+{
+  public:
+    NameCache() = default;
+    ~NameCache();
+    NameCache(const NameCache &) = delete;
+    NameCache &operator=(const NameCache &) = delete;
+    // The entry of (s, len, scope), created on first use. Never NULL: when the table is
+    // full or out of memory, *tmp is filled and returned.
+    const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
+    // The same for a NUL-terminated string, through a small cache keyed by the string's
+    // address first: op names of the dispatcher live in the operator's schema, so the
+    // same op passes the same pointer every call. A hit still compares the text (an
+    // address can be reused by another string), but skips strlen and hashing.
+    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp);
+
+  private:
+    bool grow();
+    struct PtrSlot {
+        const char *p;
+        uint32_t scope;
+        uint32_t idx; // entry index + 1, 0 = empty
+    };
+    static constexpr size_t kPtrSlots = 512; // direct-mapped; a model has ~100-300 op names
+    NameEntry *tab_ = nullptr;
+    size_t cap_ = 0, n_ = 0;
+    PtrSlot ptrs_[kPtrSlots] = {};
+};
+
+// Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.
+void name_entry_fill(NameEntry *e, const char *s, size_t len, uint32_t scope);
+
+// The per-thread state of the callbacks.
+struct Frame {
+    const void *fn; // the at::RecordFunction (its address identifies the call)
+    uint64_t t0;    // nnp_now() at start
+    nnp_op_t op;
+};
+
+constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
+constexpr int kMaxScopes = 128;    // module nesting of very deep networks
+constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cut at a field
+
+struct ThreadState {
+    int depth = 0;
+    int scope_depth = 0;
+    Frame frames[kMaxDepth];
+    uint32_t scopes[kMaxScopes];
+    NameCache names; // op names (with their scope)
+    NameCache texts; // shapes and dtypes strings
+    char fmt[kFmtBytes];
+};
+
+// The calling thread's state. initial-exec TLS: the shim is loaded after the program
+// started (dlopen), but 9 bytes fit glibc's static TLS surplus, and a hot-path access is
+// then one load instead of a __tls_get_addr call.
+extern thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+ThreadState *thread_state_slow();
+
+// The calling thread's state, created on first use; NULL while the thread exits or when
+// out of memory.
+inline ThreadState *thread_state()
+{
+    ThreadState *s = t_state;
+    return __builtin_expect(s != nullptr, 1) ? s : thread_state_slow();
+}
+
+// Scope handles: "Net/layer1" <-> small integers (shared by every thread, mutex inside).
+uint32_t scope_handle(const char *path);
+// Copies the path of a handle into buf (cap bytes); returns its length or 0 if unknown.
+size_t scope_path(uint32_t handle, char *buf, size_t cap);
+
+// Window hooks of each part (called by the collector, see torch_shim.cpp).
+void ops_install(); // adds the RecordFunction callbacks for the current configuration
+void ops_remove();  // removes them
+bool ops_installed();
+void memory_install();
+void memory_remove();
+void steps_reset(); // auto_steps: forget the previous optimizer step
+
+// auto_steps: an optimizer step ended now (called by the user-scope callback).
+void steps_on_optimizer_end();
+
+// The op running on this thread (top of the stack), 0 when none: owner of allocations.
+nnp_str_t current_op_name();
+
+} // namespace nnp_torch
+
+#endif // NNP_TORCH_INTERNAL_H

@@ -1,0 +1,293 @@
+// torch_names.cpp - strings of the PyTorch shim: each thread's cache from op names,
+// shapes and dtypes texts to libnnprof string ids (so the hot path interns nothing after
+// a name's first use), the module scope table, and the per-thread state.
+// nnp_intern() takes a lock; the caches make it a once-per-string-per-thread cost.
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "torch_internal.h"
+
+namespace nnp_torch
+{
+
+namespace
+{
+
+// First table size, and the cap past which new strings are no longer cached: 2^16
+// distinct op names or shape texts per thread is far beyond a real model's (a ResNet-50
+// training step has ~150 distinct op names and ~400 shape texts).
+constexpr size_t kCacheInitial = 256;
+constexpr size_t kCacheMax = size_t(1) << 16;
+
+// Mixing constants of splitmix64 (Steele et al.), a fast hash with good avalanche.
+constexpr uint64_t kMix1 = 0xbf58476d1ce4e5b9ull;
+constexpr uint64_t kMix2 = 0x94d049bb133111ebull;
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+
+uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
+{
+    uint64_t h = (n + (uint64_t(scope) << 32)) * kGolden;
+    while (n >= 8) {
+        uint64_t v;
+        std::memcpy(&v, s, 8);
+        h = (h ^ v) * kMix1;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t v = 0;
+    std::memcpy(&v, s, n);
+    h = (h ^ v) * kMix2;
+    h ^= h >> 29;
+    return h | 1; // 0 marks an empty slot
+}
+
+bool has_prefix(const char *s, size_t len, const char *p)
+{
+    size_t n = std::strlen(p);
+    return len >= n && std::memcmp(s, p, n) == 0;
+}
+
+// Ops torch's profiler computes FLOPs for (torch/csrc/profiler/util.cpp, saveExtraArgs
+// and computeFlops of 1.13): matrix products and convolution, element-wise add and mul.
+const char *const kFlopsMatrix[] = {"aten::conv2d", "aten::mm", "aten::addmm", "aten::bmm",
+                                    "aten::baddbmm"};
+const char *const kFlopsVector[] = {"aten::mul", "aten::mul_", "aten::add", "aten::add_"};
+
+bool name_in(const char *s, size_t len, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (std::strlen(list[i]) == len && std::memcmp(list[i], s, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+// Collective names of c10d's process groups: "<backend>:<collective>" (ProcessGroupGloo
+// work titles such as "gloo:all_reduce"; NCCL and MPI use the same form).
+struct CommName {
+    const char *suffix;
+    nnp_comm_kind_t kind;
+};
+const CommName kCommNames[] = {
+    {"all_reduce", NNP_COMM_ALLREDUCE},
+    {"allreduce", NNP_COMM_ALLREDUCE},
+    {"all_gather", NNP_COMM_ALLGATHER},
+    {"allgather", NNP_COMM_ALLGATHER},
+    {"reduce_scatter", NNP_COMM_REDUCESCATTER},
+    {"broadcast", NNP_COMM_BROADCAST},
+    {"reduce", NNP_COMM_REDUCE},
+    {"all_to_all", NNP_COMM_ALLTOALL},
+    {"alltoall", NNP_COMM_ALLTOALL},
+    {"send", NNP_COMM_SEND},
+    {"recv", NNP_COMM_RECV},
+    {"barrier", NNP_COMM_BARRIER},
+};
+const char *const kCommPrefixes[] = {"gloo:", "nccl:", "mpi:", "ucc:"};
+
+bool comm_kind(const char *s, size_t len, nnp_comm_kind_t *kind)
+{
+    for (const char *p : kCommPrefixes) {
+        if (!has_prefix(s, len, p))
+            continue;
+        const char *rest = s + std::strlen(p);
+        size_t n = len - std::strlen(p);
+        *kind = NNP_COMM_OTHER;
+        for (const CommName &c : kCommNames) {
+            if (has_prefix(rest, n, c.suffix)) {
+                *kind = c.kind;
+                break;
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
+// Scope handles: index + 1 into a vector of paths; handles are never reused.
+std::mutex g_scope_lock;
+std::vector<std::string> *g_scopes; // leaked at exit on purpose: callbacks may still run
+
+} // namespace
+
+uint32_t scope_handle(const char *path)
+{
+    std::lock_guard<std::mutex> guard(g_scope_lock);
+    if (!path || !*path)
+        return 0;
+    if (!g_scopes)
+        g_scopes = new std::vector<std::string>();
+    // Paths are few (one per module of the model); a linear search at set-up is fine
+    // because Python caches the handle of each module.
+    for (size_t i = 0; i < g_scopes->size(); i++) {
+        if ((*g_scopes)[i] == path)
+            return uint32_t(i + 1);
+    }
+    g_scopes->emplace_back(path);
+    return uint32_t(g_scopes->size());
+}
+
+size_t scope_path(uint32_t handle, char *buf, size_t cap)
+{
+    std::lock_guard<std::mutex> guard(g_scope_lock);
+    if (!g_scopes || handle == 0 || handle > g_scopes->size() || cap == 0)
+        return 0;
+    const std::string &s = (*g_scopes)[handle - 1];
+    size_t n = s.size() < cap - 1 ? s.size() : cap - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+    return n;
+}
+
+void name_entry_fill(NameEntry *e, const char *s, size_t len, uint32_t scope)
+{
+    std::string key(s, len);
+    nnp_comm_kind_t ck = NNP_COMM_OTHER;
+    e->type = nnp_intern(key.c_str());
+    e->id = e->type;
+    if (scope) {
+        char path[1024];
+        size_t n = scope_path(scope, path, sizeof(path));
+        if (n) {
+            std::string full(path, n);
+            full += '/';
+            full += key;
+            e->id = nnp_intern(full.c_str());
+        }
+    }
+    e->kind = NAME_PLAIN;
+    e->comm = 0;
+    if (name_in(s, len, kFlopsMatrix, sizeof(kFlopsMatrix) / sizeof(kFlopsMatrix[0])))
+        e->kind = NAME_FLOPS_MATRIX;
+    else if (name_in(s, len, kFlopsVector, sizeof(kFlopsVector) / sizeof(kFlopsVector[0])))
+        e->kind = NAME_FLOPS_VECTOR;
+    else if (comm_kind(s, len, &ck)) {
+        e->kind = NAME_COMM;
+        e->comm = uint8_t(ck);
+    } else if (has_prefix(s, len, "Optimizer.step#"))
+        e->kind = NAME_OPT_STEP;
+}
+
+NameCache::~NameCache()
+{
+    for (size_t i = 0; i < cap_; i++)
+        std::free(tab_[i].str);
+    std::free(tab_);
+}
+
+bool NameCache::grow()
+{
+    size_t ncap = cap_ ? cap_ * 2 : kCacheInitial;
+    if (ncap > kCacheMax)
+        return false;
+    NameEntry *nt = static_cast<NameEntry *>(std::calloc(ncap, sizeof(NameEntry)));
+    if (!nt)
+        return false;
+    for (size_t i = 0; i < cap_; i++) {
+        if (!tab_[i].hash)
+            continue;
+        size_t j = tab_[i].hash & (ncap - 1);
+        while (nt[j].hash)
+            j = (j + 1) & (ncap - 1);
+        nt[j] = tab_[i];
+    }
+    std::free(tab_);
+    tab_ = nt;
+    cap_ = ncap;
+    std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
+    return true;
+}
+
+const NameEntry *NameCache::get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+{
+    // Addresses of schema strings are at least 8-byte aligned: drop the low bits.
+    PtrSlot &slot = ptrs_[(reinterpret_cast<uintptr_t>(s) >> 3) % kPtrSlots];
+    if (slot.p == s && slot.scope == scope && slot.idx) {
+        const NameEntry *e = &tab_[slot.idx - 1];
+        // strncmp stops at s's terminator: never reads past the string.
+        if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
+            return e;
+    }
+    const NameEntry *e = get(s, std::strlen(s), scope, tmp);
+    if (e != tmp) {
+        slot.p = s;
+        slot.scope = scope;
+        slot.idx = uint32_t(e - tab_) + 1;
+    }
+    return e;
+}
+
+const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameEntry *tmp)
+{
+    uint64_t h = hash_bytes(s, len, scope);
+    if (cap_) {
+        for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
+            NameEntry *e = &tab_[j];
+            if (!e->hash)
+                break;
+            if (e->hash == h && e->len == len && e->scope == scope &&
+                std::memcmp(e->str, s, len) == 0)
+                return e;
+        }
+    }
+    // A miss: intern, then keep it (load factor at most 1/2).
+    name_entry_fill(tmp, s, len, scope);
+    tmp->hash = h;
+    tmp->len = uint32_t(len);
+    tmp->scope = scope;
+    tmp->str = nullptr;
+    if ((n_ + 1) * 2 > cap_ && !grow())
+        return tmp;
+    char *copy = static_cast<char *>(std::malloc(len + 1));
+    if (!copy)
+        return tmp;
+    std::memcpy(copy, s, len);
+    copy[len] = '\0';
+    size_t j = h & (cap_ - 1);
+    while (tab_[j].hash)
+        j = (j + 1) & (cap_ - 1);
+    tab_[j] = *tmp;
+    tab_[j].str = copy;
+    n_++;
+    return &tab_[j];
+}
+
+namespace
+{
+
+// The owner object, touched only when a thread's state is created, frees it at thread
+// exit; t_exited then stops a late callback from creating another.
+thread_local bool t_exited;
+
+struct StateOwner {
+    ThreadState *p = nullptr;
+    ~StateOwner()
+    {
+        t_state = nullptr;
+        t_exited = true;
+        delete p;
+    }
+};
+thread_local StateOwner t_owner;
+
+} // namespace
+
+thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+
+ThreadState *thread_state_slow()
+{
+    ThreadState *s;
+    if (t_exited)
+        return nullptr;
+    s = new (std::nothrow) ThreadState();
+    if (!s)
+        return nullptr;
+    t_owner.p = s;
+    t_state = s;
+    return s;
+}
+
+} // namespace nnp_torch
