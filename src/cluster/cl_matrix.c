@@ -273,12 +273,37 @@ static bool adds_to_total(const char *op)
     return !strstr(op, "middle") && !strstr(op, "top") && !strstr(op, "bottom");
 }
 
+/* One ClusterCommunicationMatrix row (msprof-analyze's transfer_matrix_from_json_to_db:
+ * every op entry of the JSON, Total Op Info included). */
+static int link_row(writer_t *wr, const nnp_cl_link_rec_t *r, const char *step_s, const char *key)
+{
+    char v[3][NUM_BUF], src_s[NUM_BUF], dst_s[NUM_BUF];
+    const char *row[10];
+    double mb = (double)r->bytes / BYTES_PER_MB, ms = (double)r->time_ns / NS_PER_MS;
+    snprintf(src_s, sizeof(src_s), "%d", r->src);
+    snprintf(dst_s, sizeof(dst_s), "%d", r->dst);
+    num(v[0], NUM_BUF, mb);
+    num(v[1], NUM_BUF, ms);
+    num(v[2], NUM_BUF, ratio4(mb, ms));
+    row[0] = step_s;
+    row[1] = key;
+    row[2] = nnp__cl_str(wr->d->strs, r->group);
+    row[3] = src_s;
+    row[4] = dst_s;
+    row[5] = v[0];
+    row[6] = v[1];
+    row[7] = v[2];
+    row[8] = nnp__cl_str(wr->d->strs, r->type);
+    row[9] = label_of(wr, r);
+    return nnp__cl_db_row(wr->d, NNP_CL_T_COMM_MATRIX, row, 10);
+}
+
 static int write_instance(writer_t *wr, links_t *l, const char *step_s)
 {
     nnp_cl_data_t *d = wr->d;
     const nnp_cl_link_rec_t *r0;
-    char key[KEY_BUF], v[5][NUM_BUF], src_s[NUM_BUF], dst_s[NUM_BUF];
-    const char *op_name, *row[10];
+    char key[KEY_BUF];
+    const char *op_name;
     int rc = NNP_OK;
     if (l->n == 0)
         return NNP_OK;
@@ -299,27 +324,10 @@ static int write_instance(writer_t *wr, links_t *l, const char *step_s)
     nnp__jw_key(&wr->w, key);
     nnp__jw_obj_begin(&wr->w);
     for (size_t i = 0; rc == NNP_OK && i < l->n; i++) {
-        const nnp_cl_link_rec_t *r = &l->v[i];
-        double mb = (double)r->bytes / BYTES_PER_MB, ms = (double)r->time_ns / NS_PER_MS;
-        link_obj(wr, r);
-        snprintf(src_s, sizeof(src_s), "%d", r->src);
-        snprintf(dst_s, sizeof(dst_s), "%d", r->dst);
-        num(v[0], NUM_BUF, mb);
-        num(v[1], NUM_BUF, ms);
-        num(v[2], NUM_BUF, ratio4(mb, ms));
-        row[0] = step_s;
-        row[1] = key;
-        row[2] = nnp__cl_str(d->strs, r->group);
-        row[3] = src_s;
-        row[4] = dst_s;
-        row[5] = v[0];
-        row[6] = v[1];
-        row[7] = v[2];
-        row[8] = nnp__cl_str(d->strs, r->type);
-        row[9] = label_of(wr, r);
-        rc = nnp__cl_db_row(d, NNP_CL_T_COMM_MATRIX, row, 10);
+        link_obj(wr, &l->v[i]);
+        rc = link_row(wr, &l->v[i], step_s, key);
         if (rc == NNP_OK)
-            rc = links_add(&wr->step_links, r);
+            rc = links_add(&wr->step_links, &l->v[i]);
     }
     nnp__jw_obj_end(&wr->w);
     return rc;
@@ -336,10 +344,12 @@ static int cmp_total(const void *a, const void *b, void *ctx)
     return (x->dst > y->dst) - (x->dst < y->dst);
 }
 
-static int write_totals(writer_t *wr)
+static int write_totals(writer_t *wr, const char *step_s)
 {
     links_t *l = &wr->step_links;
+    char key[KEY_BUF] = "";
     size_t out = 0;
+    int rc = NNP_OK;
     if (l->n == 0)
         return NNP_OK; /* every link of the step was left out (unmapped local ranks) */
     qsort_r(l->v, l->n, sizeof(*l->v), cmp_total, wr->d->strs);
@@ -357,9 +367,8 @@ static int write_totals(writer_t *wr)
         }
         l->v[out++] = l->v[i];
     }
-    for (size_t i = 0; i < out; i++) {
+    for (size_t i = 0; rc == NNP_OK && i < out; i++) {
         if (i == 0 || l->v[i - 1].group != l->v[i].group) {
-            char key[KEY_BUF];
             if (i > 0)
                 nnp__jw_obj_end(&wr->w);
             snprintf(key, sizeof(key), "Total Op Info@%s", nnp__cl_str(wr->d->strs, l->v[i].group));
@@ -367,11 +376,12 @@ static int write_totals(writer_t *wr)
             nnp__jw_obj_begin(&wr->w);
         }
         link_obj(wr, &l->v[i]);
+        rc = link_row(wr, &l->v[i], step_s, key);
     }
     if (out > 0)
         nnp__jw_obj_end(&wr->w);
     l->n = 0;
-    return NNP_OK;
+    return rc;
 }
 
 /* One (group key, step) block: local ranks mapped, then each op instance in turn. */
@@ -454,7 +464,7 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
             rc = write_block(&wr, &in, nest.step_s);
             in.n = 0;
             if (rc == NNP_OK)
-                rc = write_totals(&wr);
+                rc = write_totals(&wr, nest.step_s);
             nnp__cl_nest_close_step(&nest, &wr.w);
         }
         nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
