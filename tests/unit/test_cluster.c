@@ -748,6 +748,35 @@ static void test_torch_npu_folders(void **state)
     assert_true(jnum(l, "Transit Size(MB)") == 2.0);
     assert_null(jpath(m, "(0, 2)", "step1", "hcom_send__5_0@" PP_HASH, "0-1"));
     cJSON_Delete(m);
+
+    /* The database's matrix table has the totals too: over both steps 1 -> 0 is 4 MB in
+     * 0.5 ms (the aggregate left out), 0 -> 2 4 MB in 0.2 ms. */
+    {
+        char db[4200];
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        static const double want[3][4] = {{0, 1, 4, 0.2}, {0, 2, 4, 0.2}, {1, 0, 4, 0.5}};
+        int n = 0;
+        snprintf(db, sizeof(db), "%s/cluster_analysis.db", out);
+        assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h,
+                                            "SELECT src_rank, dst_rank, SUM(transit_size), "
+                                            "SUM(transit_time) FROM ClusterCommunicationMatrix "
+                                            "WHERE hccl_op_name LIKE 'Total Op Info@%' AND "
+                                            "src_rank <> dst_rank GROUP BY src_rank, dst_rank "
+                                            "ORDER BY src_rank, dst_rank",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            assert_true(n < 3);
+            for (int k = 0; k < 4; k++)
+                assert_true(fabs(sqlite3_column_double(st, k) - want[n][k]) < 1e-12);
+            n++;
+        }
+        assert_int_equal(n, 3);
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+    }
     nnpt_rm_rf(dir);
     free(dir);
 }
