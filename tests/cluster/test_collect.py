@@ -21,8 +21,32 @@ CLI = os.environ.get("NNPROF_CLI", "")
 SSHD = "/usr/sbin/sshd"
 HOSTS = ["127.0.0.2", "127.0.0.3"]
 TIMEOUT = 120
-CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
-                      "corpus", "mindinsight", "cluster_propose")
+
+# MindSpore 1.x per-rank files (docs/CLUSTER.md "MindSpore data"), written here so the test
+# needs no corpus: a step trace of two steps and its average row, the HCCL costs with one
+# SDMA link, the FLOPs summary.
+STEP_TRACE = (
+    "step_num,start_point,end_point,total,fp_point,bp_point,iteration_interval,fp_and_bp,tail,"
+    "stream_1_0_AllReduce-op1,stream_1_0_AllReduce-op1_start_point,"
+    "stream_1_0_AllReduce-op1_end_point\n"
+    "1,100000,200000,100000,101000,190000,1000,89000,10000,5000,185000,190000\n"
+    "2,200000,300000,100000,201000,290000,1000,89000,10000,5000,285000,290000\n"
+    "-,150000,250000,100000,151000,240000,1000,89000,10000,5000,235000,240000\n")
+HCCL_RAW = (
+    "step_num,communication_cost,wait_cost,link_info,communication_operator_cost\n" +
+    "".join('%s,0.05,0.01,"{""0-1"": {""SDMA"": [0.02, 1024.0, 51200000.0]}}",'
+            '"{""stream_1_0_AllReduce-op1"": [""%s"", 0.05, 0.01, {""0-1"": {""SDMA"": '
+            '[0.02, 1024.0, 51200000.0]}}]}"\n' % (s, s) for s in ("1", "2", "-")))
+FLOPS = '{"FLOPs": 100.5, "FLOPS": 20.1, "FLOPS_Utilization": 0.2}'
+
+
+def write_rank_files(folder, rank):
+    """Rank's MindSpore files into folder; returns their names."""
+    files = {"step_trace_raw_%d_detail_time.csv" % rank: STEP_TRACE,
+             "hccl_raw_%d.csv" % rank: HCCL_RAW, "flops_summary_%d.json" % rank: FLOPS}
+    for name, text in files.items():
+        write(os.path.join(folder, name), text)
+    return sorted(files)
 
 
 def free_port():
@@ -90,15 +114,15 @@ class Collect(unittest.TestCase):
         write(cls.known, "".join("[%s]:%d %s %s\n" % (h, cls.port, pub[0], pub[1]) for h in HOSTS))
         # Each "host" has its own data folder: MindSpore files of two ranks each.
         cls.src = {}
+        cls.files = os.path.join(t, "files")  # every rank's files, to compare copies with
+        os.makedirs(cls.files)
         for i, host in enumerate(HOSTS):
             root = os.path.join(t, "host%d" % i)
             for dev, rank in enumerate((2 * i, 2 * i + 1)):
                 prof = os.path.join(root, "device%d" % dev, "data_r%d" % rank, "profiler")
                 os.makedirs(prof)
-                for name in os.listdir(CORPUS):
-                    if name.endswith("_%d.csv" % rank) or name.endswith("_%d.json" % rank) or \
-                            name == "step_trace_raw_%d_detail_time.csv" % rank:
-                        shutil.copy(os.path.join(CORPUS, name), prof)
+                write_rank_files(prof, rank)
+                write_rank_files(cls.files, rank)
             cls.src[host] = root
         cls.hccl = os.path.join(t, "hccl.json")
         write(cls.hccl, json.dumps({"version": "1.0", "server_count": "2", "server_list": [
@@ -138,7 +162,7 @@ class Collect(unittest.TestCase):
             prof = os.path.join(out, "cluster_profiler", str(i + 1), "profiler")
             for rank in (2 * i, 2 * i + 1):
                 name = "step_trace_raw_%d_detail_time.csv" % rank
-                self.assertTrue(filecmp.cmp(os.path.join(CORPUS, name), os.path.join(prof, name),
+                self.assertTrue(filecmp.cmp(os.path.join(self.files, name), os.path.join(prof, name),
                                             shallow=False))
             self.assertFalse(os.path.exists(os.path.join(prof, "step_trace_raw_%d_detail_time.csv"
                                                          % (2 * (1 - i)))))
@@ -213,7 +237,7 @@ class Collect(unittest.TestCase):
         with open(os.path.join(out, "host_ips_mapping.txt"), encoding="utf-8") as f:
             self.assertEqual(sorted(f.read().splitlines()), ["127.0.0.2 1", "127.0.0.3 2"])
         for name in ("hccl_raw_0.csv", "step_trace_raw_1_detail_time.csv"):
-            self.assertTrue(filecmp.cmp(os.path.join(CORPUS, name), os.path.join(prof, name),
+            self.assertTrue(filecmp.cmp(os.path.join(self.files, name), os.path.join(prof, name),
                                         shallow=False))
         self.assertEqual(os.stat(kept).st_ino, inode)  # unchanged files are not copied again
 
