@@ -54,6 +54,7 @@ struct nnp_session {
     nnp_sampler_t *sampler;
     bool started;
     bool from_env;
+    int gates; /* NNP_GATE_* bits of the options, published when a window opens */
     uint64_t create_wall_ns, create_mono_ns;
     window_t *windows;
     uint32_t n_windows, windows_cap;
@@ -322,19 +323,31 @@ static int write_info(nnp_session_t *s, const char *state)
     return rc;
 }
 
-static void apply_recorder_config(const nnp_options_t *o)
+/* The recorder settings of this session: buffer size and full policy now (threads of an
+ * earlier session may be reading them: they are atomics), and the gates, which reach the
+ * recording calls only with the window-open store of nnp_session_start(). */
+static int apply_recorder_config(const nnp_options_t *o)
 {
-    nnp__rec_config.buffer_slots = (uint64_t)o->buffer_size_kb * KB / sizeof(nnp_rec_t);
-    nnp__rec_config.full_policy = (int)o->full_policy;
-    nnp__rec_config.msproftx = o->msproftx;
-    nnp__rec_config.ops = o->op_time;
-    nnp__rec_config.memory = o->profile_memory;
-    nnp__rec_config.comm = o->profile_communication;
-    nnp__rec_config.pipeline = o->data_process;
-    nnp__rec_config.host_ranges =
-        o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_TIME;
-    nnp__rec_config.host_memory =
-        o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_MEMORY;
+    int gates = 0;
+    atomic_store_explicit(&nnp__rec_config.buffer_slots,
+                          (uint64_t)o->buffer_size_kb * KB / sizeof(nnp_rec_t),
+                          memory_order_relaxed);
+    atomic_store_explicit(&nnp__rec_config.full_policy, (int)o->full_policy, memory_order_relaxed);
+    if (o->msproftx)
+        gates |= NNP_GATE_MSPROFTX;
+    if (o->op_time)
+        gates |= NNP_GATE_OPS;
+    if (o->profile_memory)
+        gates |= NNP_GATE_MEMORY;
+    if (o->profile_communication)
+        gates |= NNP_GATE_COMM;
+    if (o->data_process)
+        gates |= NNP_GATE_PIPELINE;
+    if (o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_TIME)
+        gates |= NNP_GATE_HOST_RANGES;
+    if (o->profile_framework == NNP_FRAMEWORK_ALL || o->profile_framework == NNP_FRAMEWORK_MEMORY)
+        gates |= NNP_GATE_HOST_MEMORY;
+    return gates;
 }
 
 static int session_create(const nnp_options_t *o, bool from_env, nnp_session_t **out)
@@ -382,7 +395,7 @@ static int session_create(const nnp_options_t *o, bool from_env, nnp_session_t *
     rc = make_dirs(s);
     if (rc != NNP_OK)
         goto fail;
-    apply_recorder_config(&s->opts);
+    s->gates = apply_recorder_config(&s->opts);
     wc.raw_dir = s->raw_dir;
     wc.period_ms = s->opts.writer_period_ms;
     wc.raw_file_bytes = s->opts.raw_file_bytes;
@@ -464,7 +477,7 @@ int nnp_session_start(nnp_session_t *s)
     win->start_mono_ns = nnp__mono_ns();
     s->windows_total++;
     s->started = true;
-    atomic_store_explicit(&nnp__collecting, 1, memory_order_release);
+    atomic_store_explicit(&nnp__collecting, NNP_GATE_ON | s->gates, memory_order_release);
     nnp__collectors_window_start();
     NNP_LOG_I("profiling started, raw data in %s", s->raw_dir);
     return NNP_OK;

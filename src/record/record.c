@@ -9,6 +9,8 @@
 #include "record/tbuf.h"
 
 #define COLLECTING() NNP_LIKELY(atomic_load_explicit(&nnp__collecting, memory_order_relaxed))
+/* A window is open and the options let this kind of data through: one relaxed load. */
+#define GATED(bit) NNP_LIKELY(atomic_load_explicit(&nnp__collecting, memory_order_relaxed) & (bit))
 
 /* Per-thread counter for marker range ids; the id is (tid << 32) | counter so ranges
  * started on different threads never collide without a shared atomic. */
@@ -114,49 +116,49 @@ static inline void host_tag(uint8_t kind, const nnp_host_tag_t *t, uint16_t flag
 
 void nnp_range_begin(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_RANGE_BEGIN, tag, 0, nnp__ticks());
 }
 
 void nnp_range_end(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_RANGE_END, tag, 0, nnp__ticks());
 }
 
 void nnp_instant(const nnp_host_tag_t *tag)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_INSTANT, tag, 0, nnp__ticks());
 }
 
 void nnp_range_begin_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_RANGE_BEGIN, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_range_end_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_RANGE_END, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_instant_at(const nnp_host_tag_t *tag, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.host_ranges && tag)
+    if (GATED(NNP_GATE_HOST_RANGES) && tag)
         host_tag(NNP_REC_INSTANT, tag, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_host_memory(uint64_t bytes)
 {
-    if (COLLECTING() && nnp__rec_config.host_memory)
+    if (GATED(NNP_GATE_HOST_MEMORY))
         put1(NNP_REC_HOST_MEM, 0, 0, nnp__ticks(), bytes, 0);
 }
 
 void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.host_memory)
+    if (GATED(NNP_GATE_HOST_MEMORY))
         put1(NNP_REC_HOST_MEM, NNP_REC_F_TS_NS, 0, ts_ns, bytes, 0);
 }
 
@@ -196,13 +198,13 @@ static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t 
 
 void nnp_op_since(const nnp_op_t *op, uint64_t start_ticks)
 {
-    if (COLLECTING() && nnp__rec_config.ops && op)
+    if (GATED(NNP_GATE_OPS) && op)
         op_put(op, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_op_at(const nnp_op_t *op, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && nnp__rec_config.ops && op)
+    if (GATED(NNP_GATE_OPS) && op)
         op_put(op, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -229,13 +231,13 @@ static void kernel_put(const nnp_kernel_t *k, uint16_t flags, uint64_t start, ui
 
 void nnp_kernel_since(const nnp_kernel_t *k, uint64_t start_ticks)
 {
-    if (COLLECTING() && nnp__rec_config.ops && k)
+    if (GATED(NNP_GATE_OPS) && k)
         kernel_put(k, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && nnp__rec_config.ops && k)
+    if (GATED(NNP_GATE_OPS) && k)
         kernel_put(k, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -335,25 +337,25 @@ static void alloc_put(const nnp_tensor_t *t, uint16_t flags, uint64_t ts)
 
 void nnp_mem_alloc(const nnp_tensor_t *t)
 {
-    if (COLLECTING() && nnp__rec_config.memory && t)
+    if (GATED(NNP_GATE_MEMORY) && t)
         alloc_put(t, 0, nnp__ticks());
 }
 
 void nnp_mem_alloc_at(const nnp_tensor_t *t, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.memory && t)
+    if (GATED(NNP_GATE_MEMORY) && t)
         alloc_put(t, NNP_REC_F_TS_NS, ts_ns);
 }
 
 void nnp_mem_free(uint64_t address, uint64_t size_bytes)
 {
-    if (COLLECTING() && nnp__rec_config.memory)
+    if (GATED(NNP_GATE_MEMORY))
         put1(NNP_REC_MEM_FREE, 0, 0, nnp__ticks(), address, size_bytes);
 }
 
 void nnp_mem_free_at(uint64_t address, uint64_t size_bytes, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.memory)
+    if (GATED(NNP_GATE_MEMORY))
         put1(NNP_REC_MEM_FREE, NNP_REC_F_TS_NS, 0, ts_ns, address, size_bytes);
 }
 
@@ -393,13 +395,13 @@ static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64
 
 void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks)
 {
-    if (COLLECTING() && nnp__rec_config.comm && c)
+    if (GATED(NNP_GATE_COMM) && c)
         comm_put(c, 0, start_ticks, nnp__ticks());
 }
 
 void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns)
 {
-    if (COLLECTING() && nnp__rec_config.comm && c)
+    if (GATED(NNP_GATE_COMM) && c)
         comm_put(c, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
@@ -411,7 +413,7 @@ void nnp_pipeline_op(const nnp_pipeline_op_t *op)
     uint64_t s;
     nnp_rec_pipe_ext_t *x;
 
-    if (!COLLECTING() || !nnp__rec_config.pipeline || !op || !(tb = nnp__tbuf_get()))
+    if (!GATED(NNP_GATE_PIPELINE) || !op || !(tb = nnp__tbuf_get()))
         return;
     s = putn_begin(tb, 2, NNP_REC_PIPE_OP, 0, op->op_type, nnp__ticks(), (uint64_t)op->op_id,
                    (uint64_t)op->parent_id);
@@ -425,25 +427,25 @@ void nnp_pipeline_op(const nnp_pipeline_op_t *op)
 
 void nnp_queue_sample(int64_t op_id, uint32_t size, uint32_t capacity)
 {
-    if (COLLECTING() && nnp__rec_config.pipeline)
+    if (GATED(NNP_GATE_PIPELINE))
         put1(NNP_REC_QUEUE, 0, 0, nnp__ticks(), (uint64_t)op_id, pack32(size, capacity));
 }
 
 void nnp_device_queue_sample(uint32_t size, uint32_t capacity)
 {
-    if (COLLECTING() && nnp__rec_config.pipeline)
+    if (GATED(NNP_GATE_PIPELINE))
         put1(NNP_REC_DEVICE_QUEUE, 0, 0, nnp__ticks(), 0, pack32(size, capacity));
 }
 
 void nnp_queue_sample_at(int64_t op_id, uint32_t size, uint32_t capacity, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.pipeline)
+    if (GATED(NNP_GATE_PIPELINE))
         put1(NNP_REC_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, (uint64_t)op_id, pack32(size, capacity));
 }
 
 void nnp_device_queue_sample_at(uint32_t size, uint32_t capacity, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.pipeline)
+    if (GATED(NNP_GATE_PIPELINE))
         put1(NNP_REC_DEVICE_QUEUE, NNP_REC_F_TS_NS, 0, ts_ns, 0, pack32(size, capacity));
 }
 
@@ -451,13 +453,13 @@ void nnp_device_queue_sample_at(uint32_t size, uint32_t capacity, uint64_t ts_ns
 
 void nnp_mark(nnp_str_t message)
 {
-    if (COLLECTING() && nnp__rec_config.msproftx)
+    if (GATED(NNP_GATE_MSPROFTX))
         put1(NNP_REC_MARK, 0, message, nnp__ticks(), 0, 0);
 }
 
 void nnp_mark_at(nnp_str_t message, uint64_t ts_ns)
 {
-    if (COLLECTING() && nnp__rec_config.msproftx)
+    if (GATED(NNP_GATE_MSPROFTX))
         put1(NNP_REC_MARK, NNP_REC_F_TS_NS, message, ts_ns, 0, 0);
 }
 
@@ -465,7 +467,7 @@ uint64_t nnp_mark_range_start(nnp_str_t message)
 {
     nnp_tbuf_t *tb;
     uint64_t id;
-    if (!COLLECTING() || !nnp__rec_config.msproftx || !(tb = nnp__tbuf_get()))
+    if (!GATED(NNP_GATE_MSPROFTX) || !(tb = nnp__tbuf_get()))
         return 0;
     id = pack32(++tls_mark_seq, (uint32_t)tb->tid);
     put1(NNP_REC_MARK_START, 0, message, nnp__ticks(), id, 0);
@@ -474,7 +476,7 @@ uint64_t nnp_mark_range_start(nnp_str_t message)
 
 void nnp_mark_range_stop(uint64_t range_id)
 {
-    if (COLLECTING() && nnp__rec_config.msproftx && range_id != 0)
+    if (GATED(NNP_GATE_MSPROFTX) && range_id != 0)
         put1(NNP_REC_MARK_STOP, 0, 0, nnp__ticks(), range_id, 0);
 }
 

@@ -18,9 +18,8 @@
 /* Read by every recording call: the flag and the config sit on their own cache line, away
  * from the registry lock and counters the writer writes every period (STYLE 7.8). */
 _Alignas(NNP_CACHE_LINE) _Atomic int nnp__collecting;
-/* Before any session: everything but markers passes (the session sets the real gates). */
-nnp_rec_config_t nnp__rec_config = {
-    DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP, false, true, true, true, true, true, true};
+/* Until a session sets its own. */
+nnp_rec_config_t nnp__rec_config = {DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP};
 _Alignas(NNP_CACHE_LINE) _Atomic uint64_t nnp__orphan_drops;
 _Atomic int nnp__writer_wake_fd = -1;
 
@@ -56,7 +55,8 @@ static uint64_t round_pow2(uint64_t v)
 static nnp_tbuf_t *tbuf_create(void)
 {
     nnp_tbuf_t *b;
-    uint64_t cap = round_pow2(nnp__rec_config.buffer_slots);
+    uint64_t cap =
+        round_pow2(atomic_load_explicit(&nnp__rec_config.buffer_slots, memory_order_relaxed));
 
     pthread_once(&key_once, key_init);
     b = nnp__aligned_alloc(NNP_CACHE_LINE, sizeof(*b));
@@ -106,7 +106,8 @@ uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
         b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
         if (h + n - b->cached_tail <= b->cap)
             return h;
-        if (nnp__rec_config.full_policy != NNP_FULL_BLOCK ||
+        if (atomic_load_explicit(&nnp__rec_config.full_policy, memory_order_relaxed) !=
+                NNP_FULL_BLOCK ||
             !atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
             /* Single producer: a plain load+store is enough, the writer only reads. */
             uint64_t d = atomic_load_explicit(&b->dropped, memory_order_relaxed);
@@ -169,6 +170,9 @@ void nnp__tbuf_session_reset(void)
     for (nnp_tbuf_t *b = registry; b; b = b->next) {
         atomic_store(&b->thread_reported, false);
         b->dropped_reported = atomic_load_explicit(&b->dropped, memory_order_relaxed);
+        /* The writer is the consumer, and none runs now: moving tail is ours to do. */
+        atomic_store_explicit(&b->tail, atomic_load_explicit(&b->head, memory_order_acquire),
+                              memory_order_release);
     }
     pthread_mutex_unlock(&registry_lock);
 }
