@@ -1,6 +1,7 @@
 """Framework-author recording API: every call, the explicit-timestamp variants exactly,
 interning, and recording outside a window."""
 
+import os
 import threading
 import time
 import unittest
@@ -222,7 +223,7 @@ class TestSinceVariants(NnprofTestCase):
         record.mark("m")
         self.assertEqual(record.mark_range_start("r"), 0)
         prof.close()
-        self.assertFalse([r for r in dump(prof.raw_dir) if r["kind"].startswith("mark")])
+        self.assertFalse(os.path.exists(prof.raw_dir))  # nothing recorded: nothing left
 
 
 if __name__ == "__main__":

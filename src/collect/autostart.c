@@ -1,25 +1,28 @@
 /* autostart.c - profiling an unmodified program: when the environment enables profiling
  * (MS_PROFILER_OPTIONS {"start": true} or PROFILING_MODE=true), a constructor creates and
- * starts the session at load time (LD_PRELOAD or link), and atexit / SIGTERM / SIGINT stop
- * it and flush. Signal handlers are installed only where the program left the default
- * disposition, so a program's own handlers (Python's SIGINT) keep working and reach the
- * atexit path instead. */
+ * starts the session at load time (LD_PRELOAD or link); the session's exit hook and SIGTERM
+ * / SIGINT stop it and flush. Signal handlers are installed only where the program left the
+ * default disposition, so a program's own handlers (Python's SIGINT) keep working and reach
+ * the exit path instead.
+ * Children inherit LD_PRELOAD and the variables, so every `sh -c`, launcher and compiler the
+ * program runs would profile too. The first process to autostart sets NNPROF_ROOT_PID to its
+ * pid; a process that finds another pid there is a descendant and starts a session only with
+ * follow_children (CONTRACTS.md 2), linked to its nearest profiled ancestor's run. */
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/session.h"
 #include "util/util.h"
 
 /* How long a fatal-signal handler waits for the writer's last drain. */
 #define SIGNAL_FLUSH_TIMEOUT_MS 2000
-
-static void on_exit_flush(void)
-{
-    nnp_session_t *s = nnp_session_current();
-    if (s)
-        nnp_session_destroy(s);
-}
+/* Room for a pid in decimal. */
+#define PID_TEXT_CAP 24
+#define DEC_BASE     10
 
 static void on_fatal_signal(int sig)
 {
@@ -39,24 +42,75 @@ static void install_if_default(int sig)
     sigaction(sig, &sa, NULL);
 }
 
+/* A positive pid from the environment, or 0 when unset or not a pid. */
+static pid_t env_pid(const char *name)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+    if (!s || s[0] < '0' || s[0] > '9')
+        return 0;
+    errno = 0;
+    v = strtol(s, &end, DEC_BASE);
+    if (errno != 0 || *end != '\0' || v <= 0 || (long)(pid_t)v != v)
+        return 0;
+    return (pid_t)v;
+}
+
+static void set_env_pid(const char *name, pid_t pid)
+{
+    char text[PID_TEXT_CAP];
+    snprintf(text, sizeof(text), "%ld", (long)pid);
+    setenv(name, text, 1);
+}
+
 __attribute__((constructor)) static void nnp_autostart(void)
 {
     nnp_options_t o;
     nnp_session_t *s;
+    nnp_session_link_t link, *plink = NULL;
     bool enabled = false;
+    pid_t root, me = getpid();
     int rc;
 
     nnp_options_init(&o);
     if (nnp_options_from_env(&o, &enabled) != NNP_OK || !enabled)
         return;
+    root = env_pid(NNP_ENV_ROOT_PID);
+    if (root != 0 && root != me) {
+        const char *parent_dir = getenv(NNP_ENV_PARENT_RAW_DIR);
+        if (!o.follow_children) {
+            NNP_LOG_I("not profiling process %ld: a descendant of profiled process %ld "
+                      "(set NNPROF_FOLLOW_CHILDREN=1 or \"follow_children\": true to profile "
+                      "child processes too)",
+                      (long)me, (long)root);
+            return;
+        }
+        memset(&link, 0, sizeof(link));
+        link.parent_pid = env_pid(NNP_ENV_PARENT_PID);
+        if (link.parent_pid == 0)
+            link.parent_pid = root;
+        if (parent_dir)
+            nnp__strlcpy(link.parent_raw_dir, parent_dir, sizeof(link.parent_raw_dir));
+        link.kind = "exec";
+        plink = &link;
+    } else if (root == 0) {
+        set_env_pid(NNP_ENV_ROOT_PID, me);
+    }
     o.start_profile = true;
-    rc = nnp__session_create_from_env(&o, &s);
+    rc = nnp__session_create_from_env(&o, plink, &s);
     if (rc != NNP_OK) {
         NNP_LOG_E("profiling requested by the environment could not start: %s (%s)",
                   nnp_last_error(), nnp_strerror(rc));
         return;
     }
-    atexit(on_exit_flush);
+    /* This process's exec'd children link to its run. */
+    {
+        const char *raw = nnp_session_raw_dir(s);
+        const char *slash = strrchr(raw, '/');
+        set_env_pid(NNP_ENV_PARENT_PID, me);
+        setenv(NNP_ENV_PARENT_RAW_DIR, slash ? slash + 1 : raw, 1);
+    }
     install_if_default(SIGTERM);
     install_if_default(SIGINT);
 }

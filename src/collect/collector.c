@@ -101,3 +101,19 @@ size_t nnp__collectors_names(const char **names, size_t cap)
     pthread_mutex_unlock(&g_lock);
     return n;
 }
+
+void nnp__collectors_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void nnp__collectors_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void nnp__collectors_fork_child(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+    g_window_open = false;
+}

@@ -225,3 +225,8 @@ void nnp__sampler_stop(nnp_sampler_t *s)
     pthread_cond_destroy(&s->cond);
     nnp__free(s);
 }
+
+void nnp__sampler_forget(nnp_sampler_t *s)
+{
+    nnp__free(s);
+}

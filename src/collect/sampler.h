@@ -9,5 +9,8 @@ typedef struct nnp_sampler nnp_sampler_t;
 int nnp__sampler_start(int interval_ms, nnp_sampler_t **out);
 /* Stops and joins the thread; NULL is a no-op. */
 void nnp__sampler_stop(nnp_sampler_t *s);
+/* In a forked child: frees the child's copy of a sampler whose thread stayed in the parent
+ * (never joins or locks). NULL is a no-op. */
+void nnp__sampler_forget(nnp_sampler_t *s);
 
 #endif /* NNP_SAMPLER_H */

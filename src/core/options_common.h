@@ -139,7 +139,7 @@ typedef struct nnp_ms_opt {
 #define NNP_OPT_FLD(f) offsetof(nnp_options_t, f)
 
 /* Every key nnp_options_from_json() knows, in to_json order. */
-#define NNP_OPT_MS_COUNT 27
+#define NNP_OPT_MS_COUNT 29
 extern const nnp_ms_opt_t nnp__opt_ms_opts[NNP_OPT_MS_COUNT];
 /* The table entry of a MindSpore key, or NULL. */
 const nnp_ms_opt_t *nnp__opt_ms_find(const char *key);

@@ -1,6 +1,7 @@
 /* options_env.c - nnp_options_from_env(): MS_PROFILER_OPTIONS, PROFILING_MODE +
  * PROFILING_OPTIONS, MS_DIAGNOSTIC_DATA_PATH, PROFILING_FP_START/BP_END, RANK_ID, DEVICE_ID,
- * RANK_SIZE. A bad variable costs a warning, never the host program. */
+ * RANK_SIZE, NNPROF_FOLLOW_FORK/CHILDREN. A bad variable costs a warning naming it, never
+ * the host program. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +63,45 @@ static int env_json(const char *name, bool is_msprof, nnp_options_t *o, bool *st
     return rc;
 }
 
+/* NNPROF_FOLLOW_FORK / NNPROF_FOLLOW_CHILDREN: 0 or 1 (CONTRACTS.md 2); they override the
+ * JSON keys. Anything else is named in a warning and ignored. */
+static void env_flag(const char *name, bool *dst)
+{
+    const char *s = getenv(name);
+    char shown[VALUE_TEXT_CAP];
+    if (!s)
+        return;
+    if (strcmp(s, "0") == 0 || strcmp(s, "1") == 0) {
+        *dst = s[0] == '1';
+        return;
+    }
+    NNP_LOG_W("%s is \"%s\": the accepted values are 0 and 1; it is ignored.", name,
+              nnp__opt_escaped(s, shown, sizeof(shown)));
+}
+
+/* seed 004: PROFILING_MODE=true profiles with PROFILING_OPTIONS. "false" and "" say no;
+ * any other value (True, 1, maybe) is a mistake the user should hear about, since it
+ * silently profiles nothing. */
+static bool env_profiling_mode(void)
+{
+    const char *mode = getenv("PROFILING_MODE");
+    char shown[VALUE_TEXT_CAP];
+    if (!mode || mode[0] == '\0' || strcmp(mode, "false") == 0)
+        return false;
+    if (strcmp(mode, "true") == 0)
+        return true;
+    NNP_LOG_W("PROFILING_MODE is \"%s\": the accepted values are \"true\" (profile with "
+              "PROFILING_OPTIONS) and \"false\"; profiling is not enabled by it.",
+              nnp__opt_escaped(mode, shown, sizeof(shown)));
+    return false;
+}
+
 int nnp_options_from_env(nnp_options_t *o, bool *enabled)
 {
     nnp_options_t tmp;
     bool env_enabled = false, start = false, path_given = false;
-    const char *mode, *diag;
+    const char *ms, *diag;
+    bool mode;
     int rc;
 
     if (!o)
@@ -80,8 +115,13 @@ int nnp_options_from_env(nnp_options_t *o, bool *enabled)
     env_enabled = start;
 
     /* seed 004: PROFILING_OPTIONS is read only in PROFILING_MODE=true. */
-    mode = getenv("PROFILING_MODE");
-    if (mode && strcmp(mode, "true") == 0) {
+    mode = env_profiling_mode();
+    ms = getenv("MS_PROFILER_OPTIONS");
+    if (mode && ms && ms[0] != '\0')
+        NNP_LOG_W("Both MS_PROFILER_OPTIONS and PROFILING_MODE=true are set: one session "
+                  "profiles with both, and PROFILING_OPTIONS wins where both set the same "
+                  "thing (output over output_path, l2 over l2_cache), since it is read second.");
+    if (mode) {
         env_enabled = true;
         rc = env_json("PROFILING_OPTIONS", true, &tmp, NULL, &path_given);
         if (rc != NNP_OK)
@@ -111,6 +151,8 @@ int nnp_options_from_env(nnp_options_t *o, bool *enabled)
     env_int("RANK_ID", &tmp.rank_id, 0);
     env_int("DEVICE_ID", &tmp.device_id, 0);
     env_int("RANK_SIZE", &tmp.rank_size, 1);
+    env_flag("NNPROF_FOLLOW_FORK", &tmp.follow_fork);
+    env_flag("NNPROF_FOLLOW_CHILDREN", &tmp.follow_children);
 
     *o = tmp;
     if (enabled)

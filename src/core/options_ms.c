@@ -60,6 +60,10 @@ const nnp_ms_opt_t nnp__opt_ms_opts[] = {
      (int64_t)RAW_FILE_MIN_BYTES, JSON_INT_EXACT_MAX_I64, false, NNP_OPT_MSG_PLAIN},
     {"storage_limit_bytes", NNP_MS_INT, NNP_OPT_FLD(storage_limit_bytes), NNP_OPT_W_U64, 0,
      JSON_INT_EXACT_MAX_I64, false, NNP_OPT_MSG_PLAIN},
+    {"follow_fork", NNP_MS_BOOL, NNP_OPT_FLD(follow_fork), NNP_OPT_W_INT, 0, 0, false,
+     NNP_OPT_MSG_PLAIN},
+    {"follow_children", NNP_MS_BOOL, NNP_OPT_FLD(follow_children), NNP_OPT_W_INT, 0, 0, false,
+     NNP_OPT_MSG_PLAIN},
 };
 
 const nnp_ms_opt_t *nnp__opt_ms_find(const char *key)

@@ -164,6 +164,40 @@ void nnp__tbuf_reap(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
+void nnp__tbuf_fork_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+void nnp__tbuf_fork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void nnp__tbuf_fork_child(void)
+{
+    nnp_tbuf_t *mine = nnp__tls_buf;
+    pthread_mutex_init(&registry_lock, NULL);
+    for (nnp_tbuf_t **pp = &registry; *pp;) {
+        nnp_tbuf_t *b = *pp;
+        if (b != mine) {
+            /* Its thread stayed in the parent. */
+            *pp = b->next;
+            nnp__free(b->slots);
+            nnp__free(b);
+            continue;
+        }
+        b->tid = (uint64_t)syscall(SYS_gettid);
+        atomic_store(&b->tail, atomic_load(&b->head));
+        atomic_store(&b->dropped, 0);
+        b->dropped_reported = 0;
+        atomic_store(&b->thread_reported, false);
+        atomic_store(&b->orphaned, false);
+        pp = &b->next;
+    }
+    atomic_store(&nnp__orphan_drops, 0);
+}
+
 void nnp__tbuf_session_reset(void)
 {
     pthread_mutex_lock(&registry_lock);

@@ -123,4 +123,11 @@ void nnp__tbuf_reap(void);
  * which a thread committed for an earlier session after that session's last drain. */
 void nnp__tbuf_session_reset(void);
 
+/* fork() support (core/fork.c): prepare takes the registry lock, parent releases it. In
+ * the child, where only the forking thread exists, child() keeps that thread's buffer
+ * (emptied: what it held is the parent's to write) and frees every other. */
+void nnp__tbuf_fork_prepare(void);
+void nnp__tbuf_fork_parent(void);
+void nnp__tbuf_fork_child(void);
+
 #endif /* NNP_TBUF_H */

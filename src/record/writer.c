@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -36,18 +37,24 @@
 #define SIGNAL_POLL_NS    1000000L
 /* Bytes reserved in the scratch buffer for one STRINGS/THREADS/LOSS chunk at a time. */
 #define META_BATCH_BYTES (1u << 20)
+/* A raw directory that could not be created is tried again at most this often: the cause
+ * (permissions, a full disk) rarely goes away within a drain period. */
+#define OPEN_RETRY_NS NNP_NS_PER_SEC
 
 struct nnp_writer {
     char dir[NNP_PATH_MAX];
     int period_ms;
     uint64_t raw_file_bytes;
     uint64_t limit_bytes;
+    nnp_writer_open_dir_fn open_dir;
+    void *open_dir_user;
 
     pthread_t thread;
     int wake_fd; /* eventfd: flush request or stop */
     _Atomic uint64_t flush_req;
     _Atomic uint64_t flush_done;
     _Atomic bool stop;
+    _Atomic bool make_files; /* nnp__writer_flush_make(): create the files even if empty */
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
 
@@ -68,23 +75,60 @@ struct nnp_writer {
     void *zbuf;
     size_t zbuf_cap;
     unsigned char *meta_buf; /* META_BATCH_BYTES */
-    bool io_failed_logged;
-    bool busy; /* last drain found a buffer over half full */
+    bool io_failed_logged, disk_full_logged;
+    bool busy;             /* last drain found a buffer over half full */
+    bool files_open;       /* the raw directory and meta.nnp exist (created on first data) */
+    bool aging;            /* inside enforce_storage(): a failed AGED write must not recurse */
+    uint64_t next_open_ns; /* earliest retry of a failed directory or data file creation */
+    nnp_clock_point_t start_clock; /* the first CLOCK point, written when files open */
 
     /* counters (written by the writer, read by anyone) */
     _Atomic uint64_t events_recorded, events_dropped, bytes_raw, bytes_written, chunks;
+    _Atomic uint64_t events_unwritten, write_errors;
     _Atomic uint64_t files_aged, bytes_aged;
     _Atomic uint32_t threads;
+    _Atomic bool disk_full, has_files;
     _Atomic int io_error; /* sticky first error */
 };
 
-static void set_io_error(nnp_writer_t *w, int code, const char *what)
+/* Counts a failed write (err: its errno) and logs the first one; a full disk is logged once
+ * on its own, since it is the failure a long run meets and the one the user can act on. */
+static void set_io_error(nnp_writer_t *w, int code, const char *what, int err)
 {
     int expected = NNP_OK;
+    bool full = err == ENOSPC || err == EDQUOT;
+    atomic_fetch_add_explicit(&w->write_errors, 1, memory_order_relaxed);
+    if (full) {
+        atomic_store(&w->disk_full, true);
+        if (!w->disk_full_logged)
+            NNP_LOG_E("raw data writer: the disk holding %s is full (%s): events are being "
+                      "lost; info.json and `nnprof info` count them",
+                      w->dir, strerror(err));
+        w->disk_full_logged = true;
+    }
     if (atomic_compare_exchange_strong(&w->io_error, &expected, code) || !w->io_failed_logged) {
-        NNP_LOG_E("raw data writer: %s: %s (events are being lost)", what, strerror(errno));
+        if (!full && err != 0)
+            NNP_LOG_E("raw data writer: %s: %s (events are being lost)", what, strerror(err));
+        else if (!full)
+            NNP_LOG_E("raw data writer: %s (events are being lost)", what);
         w->io_failed_logged = true;
     }
+}
+
+/* write(2) of all n bytes; 0 or the errno that stopped it. */
+static int put_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
 }
 
 static int open_raw_file(nnp_writer_t *w, const char *name, uint32_t kind, uint32_t seq,
@@ -98,8 +142,12 @@ static int open_raw_file(nnp_writer_t *w, const char *name, uint32_t kind, uint3
     if (rc != NNP_OK)
         return rc;
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return nnp__fail(nnp__from_errno(errno), "cannot create '%s': %s", path, strerror(errno));
+    if (fd < 0) {
+        int err = errno;
+        rc = nnp__fail(nnp__from_errno(err), "cannot create '%s': %s", path, strerror(err));
+        errno = err; /* for the caller's count of a full disk */
+        return rc;
+    }
     memset(&h, 0, sizeof(h));
     memcpy(h.magic, NNP_RAW_MAGIC, NNP_RAW_MAGIC_LEN);
     h.version = NNP_RAW_VERSION;
@@ -108,23 +156,33 @@ static int open_raw_file(nnp_writer_t *w, const char *name, uint32_t kind, uint3
     h.slot_bytes = sizeof(nnp_rec_t);
     h.file_kind = kind;
     h.file_seq = seq;
-    rc = nnp__write_all(fd, &h, sizeof(h));
-    if (rc != NNP_OK) {
+    rc = put_all(fd, &h, sizeof(h));
+    if (rc != 0) {
+        int err = rc;
         close(fd);
+        unlink(path);
+        rc = nnp__fail(nnp__from_errno(err), "cannot write '%s': %s", path, strerror(err));
+        errno = err;
         return rc;
     }
     *fd_out = fd;
     return NNP_OK;
 }
 
-/* Writes one chunk (compressing when it pays) to fd. Returns bytes written or 0 on error. */
-static uint64_t write_chunk(nnp_writer_t *w, int fd, uint16_t type, const void *payload,
-                            uint32_t raw_bytes, uint32_t count, uint64_t tid)
+static uint64_t enforce_storage(nnp_writer_t *w, bool check_disk);
+
+/* Writes one chunk (compressing when it pays) to fd, whose size is size_before. Returns 0
+ * or the errno of a failed write, after cutting the file back to size_before so a later
+ * chunk follows the last whole one (the disk may fill in the middle of a chunk). */
+static int write_chunk_once(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
+                            const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid,
+                            uint64_t *wrote)
 {
     nnp_chunk_header_t h;
     const void *out = payload;
     uint32_t out_bytes = raw_bytes;
     uint16_t codec = NNP_CODEC_NONE;
+    int err;
 
     if (raw_bytes > 0) {
         size_t need = ZSTD_compressBound(raw_bytes);
@@ -149,20 +207,39 @@ static uint64_t write_chunk(nnp_writer_t *w, int fd, uint16_t type, const void *
     h.seq = ++w->chunk_seq;
     h.tid = tid;
     h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
-    if (nnp__write_all(fd, &h, sizeof(h)) != NNP_OK ||
-        nnp__write_all(fd, out, out_bytes) != NNP_OK) {
-        set_io_error(w, NNP_EIO, "chunk write failed");
+    err = put_all(fd, &h, sizeof(h));
+    if (err == 0)
+        err = put_all(fd, out, out_bytes);
+    if (err != 0) {
+        (void)!ftruncate(fd, (off_t)size_before);
+        return err;
+    }
+    *wrote = sizeof(h) + out_bytes;
+    return 0;
+}
+
+/* write_chunk_once(); when the disk is full, ages out old data as seed 004's 20 MB rule
+ * allows and tries once more. Returns the bytes written, 0 when the chunk is lost. */
+static uint64_t write_chunk(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
+                            const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid)
+{
+    uint64_t wrote = 0;
+    int err = write_chunk_once(w, fd, size_before, type, payload, raw_bytes, count, tid, &wrote);
+    if ((err == ENOSPC || err == EDQUOT) && !w->aging && enforce_storage(w, true) > 0)
+        err = write_chunk_once(w, fd, size_before, type, payload, raw_bytes, count, tid, &wrote);
+    if (err != 0) {
+        set_io_error(w, NNP_EIO, "chunk write failed", err);
         return 0;
     }
-    atomic_fetch_add_explicit(&w->bytes_written, sizeof(h) + out_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->bytes_written, wrote, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->chunks, 1, memory_order_relaxed);
-    return sizeof(h) + out_bytes;
+    return wrote;
 }
 
 static void write_meta(nnp_writer_t *w, uint16_t type, const void *p, uint32_t n, uint32_t count)
 {
     if (w->meta_fd >= 0)
-        w->meta_bytes += write_chunk(w, w->meta_fd, type, p, n, count, 0);
+        w->meta_bytes += write_chunk(w, w->meta_fd, w->meta_bytes, type, p, n, count, 0);
 }
 
 /* ---- storage limit ---- */
@@ -176,23 +253,38 @@ static void record_aged(nnp_writer_t *w, uint32_t seq, uint64_t bytes)
     write_meta(w, NNP_CHUNK_AGED, &e, sizeof(e), 1);
 }
 
-/* Deletes the oldest data files (never the current one) while the run's raw data is over
- * the limit or the disk is nearly full. Warns with what was aged out. */
-static void enforce_storage(nnp_writer_t *w, bool check_disk)
+/* Free bytes on the file system of the raw directory; false when statvfs fails (an
+ * unknown amount is not "0 bytes free"). */
+static bool disk_free(const nnp_writer_t *w, uint64_t *out)
 {
-    uint64_t free_bytes = UINT64_MAX;
-    uint64_t n_files = 0, n_bytes = 0;
+    struct statvfs sv;
+    if (statvfs(w->dir, &sv) != 0)
+        return false;
+    *out = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    return true;
+}
 
-    if (check_disk)
-        free_bytes = nnp__fs_free_bytes(w->dir);
+/* Seed 004's aging: deletes the oldest data files (never the current one) while the run's
+ * raw data is over storage_limit, or (check_disk) while the disk has less than 20 MB free.
+ * The second rule deletes no more than the shortfall, so a disk that other data filled
+ * does not cost the run more of its history than keeping 20 MB free requires. Says what
+ * it deleted and why. Returns the number of files deleted. */
+static uint64_t enforce_storage(nnp_writer_t *w, bool check_disk)
+{
+    uint64_t free_bytes = 0, free_seen = 0;
+    uint64_t n_limit = 0, b_limit = 0, n_disk = 0, b_disk = 0;
+    bool know_free = check_disk && disk_free(w, &free_bytes);
+
+    free_seen = free_bytes;
+    w->aging = true;
     while (w->oldest_seq < w->data_seq) {
         uint64_t used = w->total_data_bytes + w->meta_bytes;
         bool over = used > w->limit_bytes;
-        bool disk_full = check_disk && free_bytes != 0 && free_bytes < NNP_DISK_RESERVE_BYTES;
+        bool short_of_reserve = know_free && free_bytes < NNP_DISK_RESERVE_BYTES;
         char name[64], path[NNP_PATH_MAX];
         uint64_t sz;
 
-        if (!over && !disk_full)
+        if (!over && !short_of_reserve)
             break;
         sz = w->file_bytes[(w->oldest_seq - 1) % MAX_TRACKED_FILES];
         snprintf(name, sizeof(name), NNP_RAW_DATA_FMT, w->oldest_seq);
@@ -200,21 +292,39 @@ static void enforce_storage(nnp_writer_t *w, bool check_disk)
             unlink(path);
         record_aged(w, w->oldest_seq, sz);
         w->total_data_bytes -= sz;
-        if (free_bytes != UINT64_MAX)
+        if (know_free)
             free_bytes += sz;
         w->oldest_seq++;
-        n_files++;
-        n_bytes += sz;
+        if (over) {
+            n_limit++;
+            b_limit += sz;
+        } else {
+            n_disk++;
+            b_disk += sz;
+        }
     }
-    if (n_files > 0) {
-        atomic_fetch_add(&w->files_aged, n_files);
-        atomic_fetch_add(&w->bytes_aged, n_bytes);
-        NNP_LOG_W("storage_limit: aged out %llu oldest raw data file(s), %.1f MB, to stay "
-                  "under %.1f MB (or %llu MB free on disk); %.1f MB aged out in total",
-                  (unsigned long long)n_files, (double)n_bytes / 1e6, (double)w->limit_bytes / 1e6,
-                  (unsigned long long)(NNP_DISK_RESERVE_BYTES >> 20),
+    w->aging = false;
+    if (n_limit + n_disk == 0)
+        return 0;
+    atomic_fetch_add(&w->files_aged, n_limit + n_disk);
+    atomic_fetch_add(&w->bytes_aged, b_limit + b_disk);
+    if (n_limit > 0)
+        NNP_LOG_W("storage_limit: aged out %llu oldest raw data file(s), %.1f MB, to keep the "
+                  "run's raw data under %.1f MB; %.1f MB aged out in total",
+                  (unsigned long long)n_limit, (double)b_limit / 1e6, (double)w->limit_bytes / 1e6,
                   (double)atomic_load(&w->bytes_aged) / 1e6);
-    }
+    if (n_disk > 0)
+        NNP_LOG_W("storage_limit: the disk of %s had %.1f MB free, under the %llu MB to keep "
+                  "free: aged out %llu oldest raw data file(s), %.1f MB, no more than that "
+                  "shortfall needs%s; %.1f MB aged out in total",
+                  w->dir, (double)free_seen / 1e6,
+                  (unsigned long long)(NNP_DISK_RESERVE_BYTES >> 20), (unsigned long long)n_disk,
+                  (double)b_disk / 1e6,
+                  free_bytes < NNP_DISK_RESERVE_BYTES
+                      ? " (still short: only the data file being written is left)"
+                      : "",
+                  (double)atomic_load(&w->bytes_aged) / 1e6);
+    return n_limit + n_disk;
 }
 
 static int rotate_data_file(nnp_writer_t *w)
@@ -235,8 +345,10 @@ static int rotate_data_file(nnp_writer_t *w)
     w->data_seq++;
     snprintf(name, sizeof(name), NNP_RAW_DATA_FMT, w->data_seq);
     rc = open_raw_file(w, name, NNP_FILE_DATA, w->data_seq, &w->data_fd);
-    if (rc != NNP_OK)
+    if (rc != NNP_OK) {
+        w->data_seq--; /* nothing of that number exists: the retry reuses it */
         return rc;
+    }
     w->data_bytes = sizeof(nnp_raw_file_header_t);
     w->file_bytes[(w->data_seq - 1) % MAX_TRACKED_FILES] = w->data_bytes;
     w->total_data_bytes += w->data_bytes;
@@ -251,8 +363,11 @@ static void account_data(nnp_writer_t *w, uint64_t n)
     w->total_data_bytes += n;
     now = nnp__mono_ns();
     if (w->data_bytes >= w->raw_file_bytes) {
-        if (rotate_data_file(w) != NNP_OK)
-            set_io_error(w, NNP_EIO, "cannot open the next data file");
+        if (rotate_data_file(w) != NNP_OK) {
+            int err = errno;
+            set_io_error(w, NNP_EIO, "cannot open the next data file", err);
+            w->next_open_ns = now + OPEN_RETRY_NS;
+        }
         enforce_storage(w, true);
         w->last_disk_ns = now;
     } else if (w->total_data_bytes + w->meta_bytes > w->limit_bytes ||
@@ -324,7 +439,7 @@ static void drain_one(nnp_tbuf_t *b, void *user)
     uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
 
-    if (head != tail && !atomic_load(&b->thread_reported)) {
+    if (head != tail && w->meta_fd >= 0 && !atomic_load(&b->thread_reported)) {
         struct {
             uint64_t tid;
             uint32_t name, pid;
@@ -351,7 +466,7 @@ static void drain_one(nnp_tbuf_t *b, void *user)
         copy_slots(w, b, tail, end);
         if (w->data_fd >= 0) {
             uint64_t wrote =
-                write_chunk(w, w->data_fd, NNP_CHUNK_RECORDS, w->scratch,
+                write_chunk(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, w->scratch,
                             (uint32_t)((end - tail) * sizeof(nnp_rec_t)), n_rec, b->tid);
             if (wrote > 0) {
                 atomic_fetch_add_explicit(&w->events_recorded, n_rec, memory_order_relaxed);
@@ -359,10 +474,11 @@ static void drain_one(nnp_tbuf_t *b, void *user)
                                           memory_order_relaxed);
                 account_data(w, wrote);
             } else {
-                atomic_fetch_add_explicit(&w->events_dropped, n_rec, memory_order_relaxed);
+                atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
             }
         } else {
-            atomic_fetch_add_explicit(&w->events_dropped, n_rec, memory_order_relaxed);
+            /* No data file (its creation failed): the records are lost, and counted. */
+            atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
         }
         tail = end;
         atomic_store_explicit(&b->tail, tail, memory_order_release);
@@ -410,8 +526,78 @@ static void emit_losses(nnp_writer_t *w)
     }
 }
 
+/* True when a buffer holds records or unreported losses: what makes a raw directory. */
+struct pending_ctx {
+    bool any;
+};
+
+static void pending_one(nnp_tbuf_t *b, void *user)
+{
+    struct pending_ctx *c = user;
+    if (atomic_load_explicit(&b->head, memory_order_acquire) !=
+            atomic_load_explicit(&b->tail, memory_order_relaxed) ||
+        atomic_load_explicit(&b->dropped, memory_order_relaxed) != b->dropped_reported)
+        c->any = true;
+}
+
+static bool has_pending(nnp_writer_t *w)
+{
+    struct pending_ctx c = {false};
+    nnp__tbuf_for_each_writer(pending_one, &c);
+    return c.any || atomic_load(&nnp__orphan_drops) != w->orphan_reported;
+}
+
+/* Creates the raw directory (the session's callback) and opens meta.nnp and the first data
+ * file, on the first drain that has something to write: a session that records nothing
+ * leaves nothing on disk. A failure is logged and retried at most every OPEN_RETRY_NS;
+ * until then drained records are counted as unwritten. */
+static void open_files(nnp_writer_t *w)
+{
+    uint64_t now = nnp__mono_ns();
+    int rc, err;
+
+    if (now < w->next_open_ns)
+        return;
+    errno = 0;
+    rc = w->open_dir ? w->open_dir(w->open_dir_user, w) : NNP_OK;
+    if (rc == NNP_OK && w->meta_fd < 0) {
+        rc = open_raw_file(w, NNP_RAW_META_FILE, NNP_FILE_META, 0, &w->meta_fd);
+        if (rc == NNP_OK)
+            w->meta_bytes = sizeof(nnp_raw_file_header_t);
+    }
+    if (rc == NNP_OK && w->data_fd < 0)
+        rc = rotate_data_file(w);
+    err = errno;
+    if (rc != NNP_OK) {
+        set_io_error(w, rc, nnp_last_error(), err);
+        w->next_open_ns = now + OPEN_RETRY_NS;
+        return;
+    }
+    w->files_open = true;
+    atomic_store(&w->has_files, true);
+    write_meta(w, NNP_CHUNK_CLOCK, &w->start_clock, sizeof(w->start_clock), 1);
+    w->last_clock_ns = w->start_clock.mono_ns;
+    w->last_disk_ns = now;
+}
+
 static void drain_all(nnp_writer_t *w)
 {
+    if (!w->files_open) {
+        if (!has_pending(w) && !atomic_load(&w->make_files))
+            return;
+        open_files(w);
+    } else if (w->data_fd < 0 && nnp__mono_ns() >= w->next_open_ns) {
+        /* The next data file could not be created (a full disk): try again. */
+        if (rotate_data_file(w) != NNP_OK)
+            w->next_open_ns = nnp__mono_ns() + OPEN_RETRY_NS;
+    }
+    if (!w->files_open) {
+        /* Nothing to write to: drain and count, so buffers do not fill up behind it. */
+        nnp__tbuf_for_each_writer(drain_one, w);
+        emit_losses(w);
+        nnp__tbuf_reap();
+        return;
+    }
     emit_strings(w);
     nnp__tbuf_for_each_writer(drain_one, w);
     emit_strings(w); /* strings interned while draining, referenced by drained records */
@@ -447,7 +633,8 @@ static void *writer_main(void *arg)
         if (stopping)
             break;
     }
-    emit_clock(w);
+    if (w->files_open)
+        emit_clock(w);
     return NULL;
 }
 
@@ -473,6 +660,8 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     w->period_ms = cfg->period_ms;
     w->raw_file_bytes = cfg->raw_file_bytes;
     w->limit_bytes = cfg->storage_limit_bytes;
+    w->open_dir = cfg->open_dir;
+    w->open_dir_user = cfg->open_dir_user;
     w->oldest_seq = 1;
     w->zbuf_cap = ZSTD_compressBound((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
     w->zctx = ZSTD_createCCtx();
@@ -491,16 +680,10 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
         rc = nnp__fail(nnp__from_errno(errno), "eventfd: %s", strerror(errno));
         goto fail;
     }
-    rc = open_raw_file(w, NNP_RAW_META_FILE, NNP_FILE_META, 0, &w->meta_fd);
-    if (rc != NNP_OK)
-        goto fail;
-    w->meta_bytes = sizeof(nnp_raw_file_header_t);
-    rc = rotate_data_file(w);
-    if (rc != NNP_OK)
-        goto fail;
+    /* Files are created by the first drain with something to write (open_files). */
     nnp__tbuf_session_reset();
     w->orphan_reported = atomic_load(&nnp__orphan_drops);
-    emit_clock(w);
+    nnp__clock_point(&w->start_clock);
     w->last_disk_ns = nnp__mono_ns();
     /* The writer must never take the host's SIGINT/SIGTERM: the handler flushes through it. */
     sigfillset(&all);
@@ -544,6 +727,12 @@ int nnp__writer_flush(nnp_writer_t *w)
     return atomic_load(&w->io_error);
 }
 
+int nnp__writer_flush_make(nnp_writer_t *w)
+{
+    atomic_store(&w->make_files, true);
+    return nnp__writer_flush(w);
+}
+
 int nnp__writer_flush_from_signal(nnp_writer_t *w, int timeout_ms)
 {
     uint64_t ticket = atomic_fetch_add(&w->flush_req, 1) + 1;
@@ -569,9 +758,9 @@ int nnp__writer_stop(nnp_writer_t *w)
     wake(w);
     pthread_join(w->thread, NULL);
     if (w->data_fd >= 0 && fsync(w->data_fd) != 0)
-        set_io_error(w, NNP_EIO, "fsync of the data file failed");
+        set_io_error(w, NNP_EIO, "fsync of the data file failed", errno);
     if (w->meta_fd >= 0 && fsync(w->meta_fd) != 0)
-        set_io_error(w, NNP_EIO, "fsync of the meta file failed");
+        set_io_error(w, NNP_EIO, "fsync of the meta file failed", errno);
     if (w->data_fd >= 0)
         close(w->data_fd);
     if (w->meta_fd >= 0)
@@ -589,6 +778,31 @@ int nnp__writer_stop(nnp_writer_t *w)
     return rc;
 }
 
+void nnp__writer_forget(nnp_writer_t *w)
+{
+    if (!w)
+        return;
+    /* The parent's thread does not exist here and its lock may be held: only what the child
+     * owns outright (its copies of the descriptors, the heap) is released. */
+    if (w->data_fd >= 0)
+        close(w->data_fd);
+    if (w->meta_fd >= 0)
+        close(w->meta_fd);
+    if (w->wake_fd >= 0)
+        close(w->wake_fd);
+    ZSTD_freeCCtx(w->zctx);
+    nnp__free(w->zbuf);
+    nnp__free(w->scratch);
+    nnp__free(w->meta_buf);
+    nnp__free(w->file_bytes);
+    nnp__free(w);
+}
+
+bool nnp__writer_has_files(const nnp_writer_t *w)
+{
+    return w && atomic_load(&((nnp_writer_t *)w)->has_files);
+}
+
 void nnp__writer_stats(const nnp_writer_t *w, nnp_stats_t *out)
 {
     nnp_writer_t *m = (nnp_writer_t *)w; /* atomics are read-only here */
@@ -600,4 +814,7 @@ void nnp__writer_stats(const nnp_writer_t *w, nnp_stats_t *out)
     out->files_aged_out = atomic_load(&m->files_aged);
     out->bytes_aged_out = atomic_load(&m->bytes_aged);
     out->threads = atomic_load(&m->threads);
+    out->events_unwritten = atomic_load(&m->events_unwritten);
+    out->write_errors = atomic_load(&m->write_errors);
+    out->disk_full = atomic_load(&m->disk_full);
 }
