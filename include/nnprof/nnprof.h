@@ -259,8 +259,9 @@ typedef struct nnp_session nnp_session_t;
  * handle refuses start/stop; destroy releases it), unless o->follow_fork gives it its own.
  * Returns NNP_OK and *out (owned by the caller, released with nnp_session_destroy), or
  * NNP_EBUSY (a session exists), NNP_ECONFLICT (PROFILING_MODE is set in the environment),
- * NNP_EPATH (the path names a file, or a directory that cannot be written: the message
- * names it), NNP_ETOOLONG, NNP_EIO, NNP_ENOMEM. */
+ * NNP_EPATH (a file stands where a directory must go), NNP_EPERM (a directory that cannot
+ * be written, or a read-only file system) - both messages name the path -, NNP_ETOOLONG,
+ * NNP_EIO, NNP_ENOMEM. */
 NNP_API NNP_NODISCARD int nnp_session_create(const nnp_options_t *o, nnp_session_t **out);
 
 /* Opens a collection window. Returns NNP_ESTATE if already started ("The profiler has

@@ -114,6 +114,6 @@ void nnp__collectors_fork_parent(void)
 
 void nnp__collectors_fork_child(void)
 {
-    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_unlock(&g_lock); /* taken by this thread in the prepare handler */
     g_window_open = false;
 }

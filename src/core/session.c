@@ -458,13 +458,14 @@ nnp_session_t *nnp__session_get(void)
 nnp_session_t *nnp__session_child_reset(void)
 {
     nnp_session_t *s = g_session;
-    /* The child is single-threaded here; both locks were taken by the forking thread in the
-     * prepare handler, so they are consistent and can be set up afresh. */
-    pthread_mutex_init(&life_lock, NULL);
+    /* The child is single-threaded here, and both locks were taken by this very thread in
+     * the prepare handler: released, they are consistent for the child. */
     g_session = NULL;
     atomic_store(&g_owned, NULL);
+    if (s)
+        pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&life_lock);
     if (s) {
-        pthread_mutex_init(&s->lock, NULL);
         nnp__writer_forget(s->writer);
         s->writer = NULL;
         nnp__sampler_forget(s->sampler);

@@ -79,7 +79,7 @@ void nnp__session_unlock_all(void);
  * nnp__session_lock_all(). */
 nnp_session_t *nnp__session_get(void);
 /* In a forked child, under the locks: forgets the parent's session (its writer and sampler
- * live in the parent) and reinitialises the locks. Returns that session (NULL if none) for
+ * live in the parent) and releases the locks. Returns that session (NULL if none) for
  * fork.c to keep or replace. */
 nnp_session_t *nnp__session_child_reset(void);
 /* Creates a session owned by the library (environment, follow_fork, follow_children). */

@@ -13,6 +13,8 @@
 #include "util/util.h"
 
 /* info.json is a few KiB; the cap only guards against a hostile file. */
+/* The sentence about lost events (nnp__raw_loss_text) is well under this. */
+#define LOSS_TEXT_CAP 512
 #define INFO_JSON_MAX (16u * 1024u * 1024u)
 #define MB            (1024ull * 1024ull)
 /* Open steps/epochs/markers kept while matching; more open at once is not a real run. */
@@ -547,9 +549,11 @@ int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
     for (uint32_t k = 0; k < rep->n_damage && k < NNP_RAW_MAX_DAMAGE; k++)
         NNP_LOG_W("%s: %s at offset %llu: %s", raw_dir, rep->damage[k].file,
                   (unsigned long long)rep->damage[k].offset, rep->damage[k].msg);
-    if (rep->events_lost)
-        NNP_LOG_W("%s: the recorder dropped %llu events (full buffers); results undercount",
-                  raw_dir, (unsigned long long)rep->events_lost);
+    {
+        char lost[LOSS_TEXT_CAP];
+        if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
+            NNP_LOG_W("%s: %s; results undercount", raw_dir, lost);
+    }
     nnp__raw_close(c->raw);
     nnp__free(c->str_map);
     nnp__free(c);

@@ -133,5 +133,5 @@ void nnp__strtab_fork_parent(void)
 void nnp__strtab_fork_child(void)
 {
     /* Held by the thread that forked, which is the child's only thread. */
-    pthread_mutex_init(&lock, NULL);
+    pthread_mutex_unlock(&lock);
 }

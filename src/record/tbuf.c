@@ -177,7 +177,8 @@ void nnp__tbuf_fork_parent(void)
 void nnp__tbuf_fork_child(void)
 {
     nnp_tbuf_t *mine = nnp__tls_buf;
-    pthread_mutex_init(&registry_lock, NULL);
+    /* Locked by this very thread in the prepare handler (it is the child's only one). */
+    pthread_mutex_unlock(&registry_lock);
     for (nnp_tbuf_t **pp = &registry; *pp;) {
         nnp_tbuf_t *b = *pp;
         if (b != mine) {

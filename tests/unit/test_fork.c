@@ -29,12 +29,22 @@
 #define LOOP_CHILDREN 200
 #define LOOP_STEPS    50
 
-/* TSan cannot follow threads started in a forked child of a threaded process by default
- * (die_after_fork); follow_fork starts a writer there, which is what is tested. */
+/* TSan does not support threads started in the forked child of a threaded process (its
+ * thread registry still holds the parent's threads: "dup thread with used id"), and
+ * follow_fork starts the child's writer there. Under TSan those cases are left to the
+ * ASan and plain runs; the rest of this file (children without threads, exec'd ones) runs. */
+#if defined(__SANITIZE_THREAD__)
+#define FOLLOW_FORK_TESTABLE false
+#else
+#define FOLLOW_FORK_TESTABLE true
+#endif
+
+/* Under TSan: no 1 s pause at each process's exit (atexit_sleep_ms), which would make the
+ * 200 children of the fork loop take minutes. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
-    return "die_after_fork=0";
+    return "atexit_sleep_ms=0";
 }
 
 /* What one raw directory holds: its info.json identity and its step ids. */
@@ -184,12 +194,15 @@ static void test_fork_exit_does_not_hang(void **state)
 /* follow_fork: the child records into its own raw directory, every event of it found. */
 static void test_follow_fork_child_has_its_own_run(void **state)
 {
-    char *out = nnpt_mkdtemp();
+    char *out;
     char n_text[16];
     const char *argv[] = {PROC, "fork-exit", n_text, NULL};
     run_t runs[4];
     const run_t *parent, *child;
     (void)state;
+    if (!FOLLOW_FORK_TESTABLE)
+        skip();
+    out = nnpt_mkdtemp();
     snprintf(n_text, sizeof(n_text), "%d", STEPS);
     assert_int_equal(run_proc(out, argv, "NNPROF_FOLLOW_FORK=1", "RANK_ID=3"), 0);
     assert_int_equal(read_runs(out, runs, 4), 2);
@@ -232,8 +245,8 @@ static void test_fork_exec_follows_only_when_asked(void **state)
  * runs (descendants) leave a raw directory; before, each left a half-made PROF_*. */
 static void test_preloaded_shell_leaves_nothing(void **state)
 {
-    char *out = nnpt_mkdtemp();
-    char opts[4400];
+    char *out;
+    char opts[4400], prof[4200];
     const char *argv[] = {"/bin/sh", "-c", "/bin/true; /bin/true; /bin/true", NULL};
     const char *env[] = {opts,
                          "LD_PRELOAD=" LIB,
@@ -247,22 +260,17 @@ static void test_preloaded_shell_leaves_nothing(void **state)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     /* A sanitized libnnprof.so cannot be preloaded into an uninstrumented /bin/sh; the
      * fork-exec test covers the same start-up rule with an instrumented program. */
-    nnpt_rm_rf(out);
-    free(out);
     skip();
 #endif
+    out = nnpt_mkdtemp();
     snprintf(opts, sizeof(opts),
              "MS_PROFILER_OPTIONS={\"start\": true, \"output_path\": \"%s\", "
              "\"sample_interval_ms\": 0}",
              out);
     status = nnpt_run(argv, env, LIMIT_S);
     assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    assert_int_not_equal(stat(out, &st), -1);
-    {
-        char prof[4200];
-        snprintf(prof, sizeof(prof), "%s/profiler", out);
-        assert_int_equal(stat(prof, &st), -1); /* not even profiler/ */
-    }
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    assert_int_equal(stat(prof, &st), -1); /* not even profiler/ */
     nnpt_rm_rf(out);
     free(out);
 }
@@ -284,6 +292,11 @@ static void test_fork_loop_of_200(void **state)
     assert_int_equal(read_runs(out, runs, LOOP_CHILDREN + 4), 1);
     assert_parent(&runs[0], LOOP_CHILDREN);
     nnpt_rm_rf(out);
+    if (!FOLLOW_FORK_TESTABLE) {
+        free(runs);
+        free(out);
+        return;
+    }
 
     assert_int_equal(run_proc(out, argv, "NNPROF_FOLLOW_FORK=1", NULL), 0);
     n = read_runs(out, runs, LOOP_CHILDREN + 4);
@@ -343,6 +356,7 @@ static void test_code_session_child(void **state)
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
     o.sample_interval_ms = 0;
+    o.full_policy = NNP_FULL_BLOCK; /* the busy thread outruns the writer: no drops */
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     atomic_init(&b.stop, false);
     atomic_init(&b.n, 0);
@@ -390,7 +404,7 @@ static void test_code_session_child(void **state)
  * open, holds the child's events only, and its pid. */
 static void test_code_session_follow_fork(void **state)
 {
-    char *out = nnpt_mkdtemp();
+    char *out;
     nnp_options_t o;
     nnp_session_t *s;
     run_t runs[4];
@@ -399,6 +413,9 @@ static void test_code_session_follow_fork(void **state)
     int st;
     (void)state;
 
+    if (!FOLLOW_FORK_TESTABLE)
+        skip();
+    out = nnpt_mkdtemp();
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
     o.sample_interval_ms = 0;
