@@ -1057,6 +1057,50 @@ static void test_env_points(void **state)
         strstr(nnpt_log_text(), "...\") is longer than 255 characters, it is ignored."));
 }
 
+/* Values the environment does not accept are named, with the accepted ones (issue 10: they
+ * were ignored without a word). */
+static void test_env_bad_values_are_named(void **state)
+{
+    nnp_options_t o;
+    bool enabled;
+    (void)state;
+    setenv("PROFILING_MODE", "maybe", 1);
+    setenv("PROFILING_OPTIONS", "{\"hccl\": \"on\"}", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(enabled);
+    assert_false(o.hccl);
+    assert_string_equal(nnpt_log_text(),
+                        W("PROFILING_MODE is \"maybe\": the accepted values are \"true\" "
+                          "(profile with PROFILING_OPTIONS) and \"false\"; profiling is not "
+                          "enabled by it.") INFO("PROFILING_OPTIONS is ignored because "
+                                                 "PROFILING_MODE is not \"true\"."));
+    nnpt_log_capture();
+    setenv("PROFILING_MODE", "false", 1);
+    unsetenv("PROFILING_OPTIONS");
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(enabled);
+    assert_string_equal(nnpt_log_text(), "");
+    unsetenv("PROFILING_MODE");
+
+    /* The child-process switches: 0 or 1, over the JSON keys. */
+    setenv("MS_PROFILER_OPTIONS", "{\"follow_fork\": true, \"follow_children\": true}", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_true(o.follow_fork && o.follow_children);
+    setenv("NNPROF_FOLLOW_FORK", "0", 1);
+    setenv("NNPROF_FOLLOW_CHILDREN", "yes", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(o.follow_fork);
+    assert_true(o.follow_children);
+    assert_string_equal(nnpt_log_text(), W("NNPROF_FOLLOW_CHILDREN is \"yes\": the accepted "
+                                           "values are 0 and 1; it is ignored."));
+    unsetenv("MS_PROFILER_OPTIONS");
+    setenv("NNPROF_FOLLOW_FORK", "1", 1);
+    setenv("NNPROF_FOLLOW_CHILDREN", "1", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_true(o.follow_fork && o.follow_children);
+    assert_false(enabled); /* they say what to follow, not to profile */
+}
+
 static void test_env_ids(void **state)
 {
     nnp_options_t o;
@@ -1536,6 +1580,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_diagnostic_path, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_env_points, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_env_ids, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_env_bad_values_are_named, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_validate_defaults, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_validate_path, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_validate_2048, log_setup, log_teardown),

@@ -306,6 +306,34 @@ static void test_environment_profiles_unmodified_program(void **state)
     free(out);
 }
 
+/* A program profiled from the environment hears about values it set wrong, in the log,
+ * before anything else (issue 10: PROFILING_MODE=maybe, NNPROF_LOG_LEVEL=loud were ignored
+ * silently). Run as a separate process: the log level is read once per process. */
+static void test_environment_names_bad_values(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char cmd[8400], text[8192];
+    size_t n;
+    FILE *p;
+    (void)state;
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && env -u MS_PROFILER_OPTIONS -u PROFILING_OPTIONS PROFILING_MODE=maybe "
+             "NNPROF_LOG_LEVEL=loud %s/examples/simple_train --steps 2 2>&1",
+             out, NNP_BINARY_DIR);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    n = fread(text, 1, sizeof(text) - 1, p);
+    text[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    assert_non_null(strstr(text, "[nnprof] warn: NNPROF_LOG_LEVEL is \"loud\": the accepted "
+                                 "values are error, warn, info and debug; using warn."));
+    assert_non_null(strstr(text, "[nnprof] warn: PROFILING_MODE is \"maybe\": the accepted "
+                                 "values are \"true\""));
+    assert_int_equal(entries(out), 0); /* "maybe" did not profile */
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* Fault injection (curl torture): fail the Nth allocation of a whole create / record /
  * destroy cycle, for every N until a cycle completes without reaching the failure. Each
  * must fail cleanly - an error code with a message, no crash, no leak under ASan - and a
@@ -448,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_unusable_output_path_fails_at_create),
         cmocka_unit_test(test_directories_files_and_info),
         cmocka_unit_test(test_environment_profiles_unmodified_program),
+        cmocka_unit_test(test_environment_names_bad_values),
         cmocka_unit_test(test_every_allocation_failure_is_handled),
         cmocka_unit_test(test_no_old_data_warning_for_concurrent_ranks),
         cmocka_unit_test(test_raw_dir_without_info_yet_is_a_running_rank),
