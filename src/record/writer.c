@@ -644,6 +644,28 @@ static void wake(nnp_writer_t *w)
     (void)!write(w->wake_fd, &one, sizeof(one));
 }
 
+/* Closes w's descriptors and frees it. In a forked child (!own_sync) the lock and condition
+ * variable are left alone: the parent's writer thread may have held them at the fork. */
+static void release(nnp_writer_t *w, bool own_sync)
+{
+    if (w->data_fd >= 0)
+        close(w->data_fd);
+    if (w->meta_fd >= 0)
+        close(w->meta_fd);
+    if (w->wake_fd >= 0)
+        close(w->wake_fd);
+    ZSTD_freeCCtx(w->zctx);
+    nnp__free(w->zbuf);
+    nnp__free(w->scratch);
+    nnp__free(w->meta_buf);
+    nnp__free(w->file_bytes);
+    if (own_sync) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->done_cond);
+    }
+    nnp__free(w);
+}
+
 int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
 {
     nnp_writer_t *w = nnp__calloc(1, sizeof(*w));
@@ -699,20 +721,7 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     *out = w;
     return NNP_OK;
 fail:
-    if (w->meta_fd >= 0)
-        close(w->meta_fd);
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->wake_fd >= 0)
-        close(w->wake_fd);
-    ZSTD_freeCCtx(w->zctx);
-    nnp__free(w->zbuf);
-    nnp__free(w->scratch);
-    nnp__free(w->meta_buf);
-    nnp__free(w->file_bytes);
-    pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->done_cond);
-    nnp__free(w);
+    release(w, true);
     return rc;
 }
 
@@ -761,20 +770,8 @@ int nnp__writer_stop(nnp_writer_t *w)
         set_io_error(w, NNP_EIO, "fsync of the data file failed", errno);
     if (w->meta_fd >= 0 && fsync(w->meta_fd) != 0)
         set_io_error(w, NNP_EIO, "fsync of the meta file failed", errno);
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->meta_fd >= 0)
-        close(w->meta_fd);
-    close(w->wake_fd);
     rc = atomic_load(&w->io_error);
-    ZSTD_freeCCtx(w->zctx);
-    nnp__free(w->zbuf);
-    nnp__free(w->scratch);
-    nnp__free(w->meta_buf);
-    nnp__free(w->file_bytes);
-    pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->done_cond);
-    nnp__free(w);
+    release(w, true);
     return rc;
 }
 
@@ -784,18 +781,7 @@ void nnp__writer_forget(nnp_writer_t *w)
         return;
     /* The parent's thread does not exist here and its lock may be held: only what the child
      * owns outright (its copies of the descriptors, the heap) is released. */
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->meta_fd >= 0)
-        close(w->meta_fd);
-    if (w->wake_fd >= 0)
-        close(w->wake_fd);
-    ZSTD_freeCCtx(w->zctx);
-    nnp__free(w->zbuf);
-    nnp__free(w->scratch);
-    nnp__free(w->meta_buf);
-    nnp__free(w->file_bytes);
-    nnp__free(w);
+    release(w, false);
 }
 
 bool nnp__writer_has_files(const nnp_writer_t *w)

@@ -113,6 +113,13 @@ static int read_runs(const char *out, run_t *runs, int cap)
     return n;
 }
 
+/* Of two runs, the parent's (no child_kind) and the child's. */
+static void split_runs(const run_t runs[2], const run_t **parent, const run_t **child)
+{
+    *parent = runs[0].child_kind[0] ? &runs[1] : &runs[0];
+    *child = *parent == &runs[0] ? &runs[1] : &runs[0];
+}
+
 static const char *base(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -206,8 +213,7 @@ static void test_follow_fork_child_has_its_own_run(void **state)
     snprintf(n_text, sizeof(n_text), "%d", STEPS);
     assert_int_equal(run_proc(out, argv, "NNPROF_FOLLOW_FORK=1", "RANK_ID=3"), 0);
     assert_int_equal(read_runs(out, runs, 4), 2);
-    parent = runs[0].child_kind[0] ? &runs[1] : &runs[0];
-    child = parent == &runs[0] ? &runs[1] : &runs[0];
+    split_runs(runs, &parent, &child);
     assert_parent(parent, 2 * STEPS);
     assert_int_equal(parent->rank, 3);
     assert_child(child, parent, "fork", NNPT_CHILD_BASE, STEPS);
@@ -233,8 +239,7 @@ static void test_fork_exec_follows_only_when_asked(void **state)
 
     assert_int_equal(run_proc(out, argv, "NNPROF_FOLLOW_CHILDREN=1", NULL), 0);
     assert_int_equal(read_runs(out, runs, 4), 2);
-    parent = runs[0].child_kind[0] ? &runs[1] : &runs[0];
-    child = parent == &runs[0] ? &runs[1] : &runs[0];
+    split_runs(runs, &parent, &child);
     assert_parent(parent, 2 * STEPS);
     assert_child(child, parent, "exec", NNPT_LEAF_BASE, STEPS);
     nnpt_rm_rf(out);
@@ -439,8 +444,8 @@ static void test_code_session_follow_fork(void **state)
         nnp_step_begin(i, 0);
     assert_int_equal(nnp_session_destroy(s), NNP_OK);
     assert_int_equal(read_runs(out, runs, 4), 2);
-    parent = runs[0].pid == getpid() ? &runs[0] : &runs[1];
-    child = parent == &runs[0] ? &runs[1] : &runs[0];
+    split_runs(runs, &parent, &child);
+    assert_int_equal(parent->pid, getpid());
     assert_parent(parent, 2 * STEPS);
     assert_child(child, parent, "fork", NNPT_CHILD_BASE, STEPS);
     assert_int_equal(child->pid, pid);
