@@ -329,9 +329,12 @@ typedef struct nnp_analyse_options {
     int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
     double peak_flops;     /* device peak FLOP/s for the achieved fraction, 0 = unknown */
     uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */
-    char output_dir[NNP_PATH_MAX];  /* "" (default): outputs beside the data (the profiler/
-                                     * directory); else every output goes here, each rank's
-                                     * trace_view.json in rank_<r>/ASCEND_PROFILER_OUTPUT */
+    char output_dir[NNP_PATH_MAX];  /* "" (default): outputs beside our raw data (the
+                                     * profiler/ directory), other tools' data into
+                                     * <path>/nnprof_output (never beside their files); else
+                                     * every output goes here, each rank's trace_view.json
+                                     * in rank_<r>/ASCEND_PROFILER_OUTPUT. Earlier results
+                                     * are kept as <name>.old (docs/CLI.md) */
 } nnp_analyse_options_t;
 
 /* Fills *o with the defaults above. */
@@ -355,16 +358,18 @@ NNP_API int nnp_analyse_wait(void);
 /* Offline analysis (the seed's offline_analyse) of data left by a run, crashed or not:
  * path must hold a profiler/ directory; every raw directory under it (one per rank) is
  * analysed, o->jobs at a time in child processes. A directory holding MindSpore's
- * host_info_{rank}.csv is analysed too. Returns NNP_OK, NNP_ENOENT ("There must be a
- * profiler folder in the data path: <path>.") or the first analysis error. */
+ * host_info_{rank}.csv is analysed too. Two runs of one rank in the folder, a rank or step
+ * filter that matches nothing, or an unsafe output folder are errors that write nothing
+ * (docs/CLI.md "nnprof analyse"). Returns NNP_OK, NNP_ENOENT ("There must be a profiler
+ * folder in the data path: <path>.") or the first analysis error. */
 NNP_API NNP_NODISCARD int nnp_offline_analyse(const char *path, const nnp_analyse_options_t *o);
 
 /* Statistics of named operators (the seed's Profiler.op_analyse): path is a raw
  * directory or an output path holding one per rank; device_id selects the rank's data
- * (-1 = the first found). names are full op names or op types. On success *json is
- * a JSON array, one object per name in order: {"op_name", "count", "total_time_us",
- * "avg_time_us", "min_time_us", "max_time_us"} (count 0 when not found), owned by the
- * caller and released with nnp_free(). Errors: NNP_EINVAL for no names or an empty one
+ * (-1 = the lowest rank). Times are given with the ns the data has. names are full op names or op
+ * types. On success *json is a JSON array, one object per name in order: {"op_name", "count",
+ * "total_time_us", "avg_time_us", "min_time_us", "max_time_us"} (count 0 when not found), owned by
+ * the caller and released with nnp_free(). Errors: NNP_EINVAL for no names or an empty one
  * ("For 'Profiler.op_analyse()', the parameter op_name cannot be "", '' or []."),
  * NNP_ENOENT when no data is found. */
 NNP_API NNP_NODISCARD int nnp_op_analyse(const char *path, const char *const *names, size_t n_names,
@@ -518,6 +523,129 @@ typedef struct nnp_comm {
 NNP_API void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks);
 NNP_API void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns);
 
+/* -- GPU device activity (recorded by the CUDA back end, src/collect/cuda/, from CUPTI;
+ * any back end measuring a device may use them). Times are CLOCK_MONOTONIC ns. -- */
+
+/* Launch configuration and resources of a device kernel; 0 = unknown. */
+typedef struct nnp_kernel_launch {
+    uint32_t grid_x, grid_y, grid_z;    /* blocks in the grid */
+    uint32_t block_x, block_y, block_z; /* threads in a block (at most 65535 each kept) */
+    uint32_t registers_per_thread;      /* at most 65535 kept */
+    uint32_t static_shared_bytes;       /* shared memory the kernel declares */
+    uint32_t dynamic_shared_bytes;      /* shared memory given at launch */
+} nnp_kernel_launch_t;
+
+/* Direction of a device copy (CUPTI's CUpti_ActivityMemcpyKind, in its order) and
+ * MEMSET for a device memory set. */
+#define NNP_COPY_KIND_MAP(XX)                                                                      \
+    XX(UNKNOWN, "unknown")                                                                         \
+    XX(HTOD, "HtoD")                                                                               \
+    XX(DTOH, "DtoH")                                                                               \
+    XX(HTOA, "HtoA")                                                                               \
+    XX(ATOH, "AtoH")                                                                               \
+    XX(ATOA, "AtoA")                                                                               \
+    XX(ATOD, "AtoD")                                                                               \
+    XX(DTOA, "DtoA")                                                                               \
+    XX(DTOD, "DtoD")                                                                               \
+    XX(HTOH, "HtoH")                                                                               \
+    XX(PTOP, "PtoP")                                                                               \
+    XX(MEMSET, "Memset")
+
+typedef enum nnp_copy_kind {
+#define NNP_COPY_ENUM_(name, text) NNP_COPY_##name,
+    NNP_COPY_KIND_MAP(NNP_COPY_ENUM_)
+#undef NNP_COPY_ENUM_
+        NNP_COPY_KIND_COUNT
+} nnp_copy_kind_t;
+
+/* Kind of memory at either end of a copy (CUPTI's CUpti_ActivityMemoryKind, in its
+ * order): pageable host memory makes host-to-device copies synchronous and slow. */
+#define NNP_MEMORY_KIND_MAP(XX)                                                                    \
+    XX(UNKNOWN, "unknown")                                                                         \
+    XX(PAGEABLE, "pageable")                                                                       \
+    XX(PINNED, "pinned")                                                                           \
+    XX(DEVICE, "device")                                                                           \
+    XX(ARRAY, "array")                                                                             \
+    XX(MANAGED, "managed")                                                                         \
+    XX(DEVICE_STATIC, "device_static")                                                             \
+    XX(MANAGED_STATIC, "managed_static")
+
+typedef enum nnp_memory_kind {
+#define NNP_MEMORY_ENUM_(name, text) NNP_MEMORY_##name,
+    NNP_MEMORY_KIND_MAP(NNP_MEMORY_ENUM_)
+#undef NNP_MEMORY_ENUM_
+        NNP_MEMORY_KIND_COUNT
+} nnp_memory_kind_t;
+
+/* Names of the kinds above ("HtoD", "pageable"); "unknown" when out of range. */
+NNP_API const char *nnp_copy_kind_name(nnp_copy_kind_t kind);
+NNP_API const char *nnp_memory_kind_name(nnp_memory_kind_t kind);
+
+/* A copy or memory set done by a device. */
+typedef struct nnp_copy {
+    uint64_t size_bytes;
+    nnp_copy_kind_t kind;
+    nnp_memory_kind_t src_kind; /* UNKNOWN for a memory set */
+    nnp_memory_kind_t dst_kind;
+    uint32_t src_device, dst_device; /* device ids at both ends (peer copies) */
+    uint32_t value;                  /* memory set: the value written */
+} nnp_copy_t;
+
+/* A kernel with its launch configuration (l may be NULL: same as nnp_kernel_at). */
+NNP_API void nnp_kernel_launch_at(const nnp_kernel_t *k, const nnp_kernel_launch_t *l,
+                                  uint64_t start_ns, uint64_t end_ns);
+/* A device copy or memory set; k names it (name "MemcpyHtoD", type "cuMemcpy", stream,
+ * device, correlation id), c says what moved. */
+NNP_API void nnp_copy_at(const nnp_kernel_t *k, const nnp_copy_t *c, uint64_t start_ns,
+                         uint64_t end_ns);
+/* A communication kernel a device ran (NCCL). Unlike nnp_comm_at(), which the
+ * profile_communication option gates like HCCL data on Ascend, it is device activity and
+ * is recorded whenever op_time is on, as MindSpore's GPU profiler records NCCL kernels. */
+NNP_API void nnp_comm_kernel_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns);
+
+/* A host-side call measured by a back end, on the thread that made it: a CUDA runtime or
+ * driver API call (its correlation id is the one of the device work it launched, which
+ * gives the launch delay), a blocking synchronization, or an NVTX range (read back as a
+ * host range: module = domain, or "NVTX"; event = name). */
+#define NNP_CALL_KIND_MAP(XX)                                                                      \
+    XX(OTHER, "other")                                                                             \
+    XX(CUDA_RUNTIME, "cuda_runtime")                                                               \
+    XX(CUDA_DRIVER, "cuda_driver")                                                                 \
+    XX(SYNC, "synchronization")                                                                    \
+    XX(NVTX, "nvtx")
+
+typedef enum nnp_call_kind {
+#define NNP_CALL_ENUM_(name, text) NNP_CALL_##name,
+    NNP_CALL_KIND_MAP(NNP_CALL_ENUM_)
+#undef NNP_CALL_ENUM_
+        NNP_CALL_KIND_COUNT
+} nnp_call_kind_t;
+
+/* Name of a call kind ("cuda_runtime"), or "other" when out of range. */
+NNP_API const char *nnp_call_kind_name(nnp_call_kind_t kind);
+
+typedef struct nnp_call {
+    nnp_str_t name; /* "cudaLaunchKernel", "cudaStreamSynchronize", an NVTX message */
+    nnp_call_kind_t kind;
+    nnp_str_t domain;        /* NVTX domain, 0 = none */
+    uint64_t correlation_id; /* device work launched by the call (kernel correlation id) */
+    uint64_t thread_id;      /* OS thread id of the caller; 0 = the recording thread */
+    uint32_t stream_id;      /* synchronization: the stream waited for, else 0 */
+    int32_t status;          /* the call's return code, 0 = success */
+} nnp_call_t;
+
+/* Records a call. CUDA calls and synchronizations are gated by op_time, NVTX ranges like
+ * every host range (profile_framework). */
+NNP_API void nnp_call_at(const nnp_call_t *c, uint64_t start_ns, uint64_t end_ns);
+
+/* Links the device work the calling thread launches from now on to a host op: kernels
+ * launched between push and the matching pop carry correlation_id (which the op records
+ * in nnp_op_t.correlation_id), so op statistics hold the device time of each op. Pairs
+ * nest. Forwarded to the back end that measures the device (CUPTI external correlation);
+ * without one they cost one atomic load. Hot-path safe: no lock, no allocation. */
+NNP_API void nnp_correlation_push(uint64_t correlation_id);
+NNP_API void nnp_correlation_pop(void);
+
 /* -- Data pipeline -- */
 typedef struct nnp_pipeline_op {
     int64_t op_id;
@@ -575,6 +703,24 @@ typedef struct nnp_collector {
 NNP_API int nnp_collector_register(const nnp_collector_t *c);
 /* Removes a back end registered before; unknown pointers are ignored. Thread-safe. */
 NNP_API void nnp_collector_unregister(const nnp_collector_t *c);
+
+/* Where nnp_correlation_push/pop go: the back end that measures a device installs its own
+ * (the struct must stay valid until replaced); NULL removes them. At most one set is
+ * active; the last call wins. push and pop run on the application's threads, on its hot
+ * path: they must not lock or allocate. Thread-safe. */
+typedef struct nnp_correlation_hooks {
+    void (*push)(uint64_t correlation_id, void *user);
+    void (*pop)(void *user);
+    void *user;
+} nnp_correlation_hooks_t;
+
+NNP_API void nnp_collector_set_correlation(const nnp_correlation_hooks_t *h);
+
+/* Copies the options of this process's session (created in code or from the environment)
+ * into *out, so a back end can enable only what they ask for (op_time, profile_memory, ...).
+ * Meant for the hooks above. Returns NNP_OK, NNP_EINVAL (out is NULL) or NNP_ESTATE when
+ * no session exists. */
+NNP_API int nnp_collect_options(nnp_options_t *out);
 
 /* ---------------------------------------------------------------------------------------
  * Instrumentation macros. With NNP_ENABLE defined they call the functions above; without

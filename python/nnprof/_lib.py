@@ -99,6 +99,16 @@ PROTOTYPES = {
     "nnp_comm_kind_name": (c_char_p, [c_int]),
     "nnp_comm_since": (None, [POINTER(CommStruct), c_uint64]),
     "nnp_comm_at": (None, [POINTER(CommStruct), c_uint64, c_uint64]),
+    # GPU device activity (the CUDA back end fills these; structs passed as opaque pointers)
+    "nnp_copy_kind_name": (c_char_p, [c_int]),
+    "nnp_memory_kind_name": (c_char_p, [c_int]),
+    "nnp_call_kind_name": (c_char_p, [c_int]),
+    "nnp_kernel_launch_at": (None, [POINTER(KernelStruct), c_void_p, c_uint64, c_uint64]),
+    "nnp_copy_at": (None, [POINTER(KernelStruct), c_void_p, c_uint64, c_uint64]),
+    "nnp_comm_kernel_at": (None, [POINTER(CommStruct), c_uint64, c_uint64]),
+    "nnp_call_at": (None, [c_void_p, c_uint64, c_uint64]),
+    "nnp_correlation_push": (None, [c_uint64]),
+    "nnp_correlation_pop": (None, []),
     # data pipeline
     "nnp_pipeline_op": (None, [POINTER(PipelineOpStruct)]),
     "nnp_queue_sample": (None, [c_int64, c_uint32, c_uint32]),
@@ -116,6 +126,8 @@ PROTOTYPES = {
     # collector back ends (C shims register these; Python passes an opaque pointer)
     "nnp_collector_register": (c_int, [c_void_p]),
     "nnp_collector_unregister": (None, [c_void_p]),
+    "nnp_collector_set_correlation": (None, [c_void_p]),
+    "nnp_collect_options": (c_int, [POINTER(Options)]),
 }
 
 

@@ -361,6 +361,23 @@ def kernel_at(kernel, start_ns, end_ns):
     kernel.at(start_ns, end_ns)
 
 
+@contextlib.contextmanager
+def correlation(correlation_id):
+    """Links the device work launched in the block to the op of ``correlation_id``
+    (``nnp_correlation_push`` / ``nnp_correlation_pop``; the CUDA back end gives each kernel
+    that id, so op statistics hold the op's device time)::
+
+        op = record.Op("Default/net/MatMul-op1", "MatMul", correlation_id=7)
+        with record.correlation(7), op:
+            y = x @ w                  # kernels launched here carry id 7
+    """
+    _c.nnp_correlation_push(correlation_id)
+    try:
+        yield
+    finally:
+        _c.nnp_correlation_pop()
+
+
 # ---- steps, epochs, fp/bp points -------------------------------------------------------
 
 def step_begin(step_id, graph_id=0):

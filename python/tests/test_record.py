@@ -64,6 +64,36 @@ class TestBasics(NnprofTestCase):
         self.assertEqual(len(tids), 1)
 
 
+class TestCorrelation(NnprofTestCase):
+    def test_correlation_reaches_the_back_end(self):
+        """record.correlation() pushes and pops through the hooks a device back end sets."""
+        import ctypes  # pylint: disable=import-outside-toplevel
+        push_fn = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
+        pop_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+        class Hooks(ctypes.Structure):  # pylint: disable=too-few-public-methods
+            _fields_ = [("push", push_fn), ("pop", pop_fn), ("user", ctypes.c_void_p)]
+
+        seen = []
+        push = push_fn(lambda i, _u: seen.append(("push", i)))
+        pop = pop_fn(lambda _u: seen.append(("pop",)))
+        hooks = Hooks(push, pop, None)
+        with record.correlation(5):  # no back end: nothing to call, no error
+            pass
+        record._c.nnp_collector_set_correlation(ctypes.byref(hooks))  # pylint: disable=protected-access
+        try:
+            with record.correlation(7):
+                with record.correlation(8):
+                    pass
+            with self.assertRaises(KeyError):
+                with record.correlation(9):
+                    raise KeyError("the pop still happens")
+        finally:
+            record._c.nnp_collector_set_correlation(None)  # pylint: disable=protected-access
+        self.assertEqual(seen, [("push", 7), ("push", 8), ("pop",), ("pop",), ("push", 9),
+                                ("pop",)])
+
+
 class TestExplicitTimestamps(NnprofTestCase):
     """Every *_at() variant records exactly the given CLOCK_MONOTONIC nanoseconds."""
 

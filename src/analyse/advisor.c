@@ -39,6 +39,13 @@
  * usually recoverable gap. Fires below 30 %. */
 #define FLOPS_PEAK_PCT_MIN 30.0
 
+/* Our choice: a GPU busy under half of the span of its activity spends most of the run
+ * waiting for the host (launch overhead, Python, data, synchronization). Fires < 50 %. */
+#define GPU_BUSY_PCT_MIN 50.0
+/* Our choice: host time blocked in cudaStreamSynchronize & co. above a tenth of the
+ * device's active span is time the host could have queued the next work. */
+#define GPU_SYNC_PCT_MAX 10.0
+
 /* Decimals of evidence values: ms with 4 (MindInsight's to_millisecond(limit=4)), percents
  * with 2 (its calculate_percent); bytes and FLOP/s are whole numbers. */
 #define MS_DECIMALS    4
@@ -67,6 +74,7 @@ void nnp__findings_init(nnp_findings_t *f)
     f->cpu_busy_pct = f->cpu_iowait_pct = f->process_cpu_pct = NAN;
     f->mem_peak_bytes = f->mem_capacity_bytes = NAN;
     f->achieved_flops_per_s = f->peak_flops_per_s = NAN;
+    f->gpu_busy_pct = f->gpu_launch_delay_us = f->gpu_sync_pct = NAN;
 }
 
 /* A mean in ms over the values that are known; NAN when none is. */
@@ -421,6 +429,58 @@ static bool rule_dynamic_shape(const nnp_findings_t *f, finding_t *d)
     return true;
 }
 
+static bool rule_gpu_idle(const nnp_findings_t *f, finding_t *d)
+{
+    if (!(isfinite(f->gpu_busy_pct) && f->gpu_busy_pct < GPU_BUSY_PCT_MIN))
+        return false;
+    d->title = "The GPU is idle for much of the run: it waits for the host";
+    ev_num(d, "gpu_busy_pct", f->gpu_busy_pct, PCT_DECIMALS);
+    ev_num(d, "threshold_pct", GPU_BUSY_PCT_MIN, PCT_DECIMALS);
+    ev_num_opt(d, "avg_launch_delay_us", f->gpu_launch_delay_us, PCT_DECIMALS);
+    snprintf(d->suggestion, sizeof(d->suggestion),
+             "Many short kernels launched one by one leave the device waiting for the host. "
+             "Fuse kernels, use CUDA graphs or larger batches, and check the gaps between "
+             "kernels in gpu_timeline_display_%d.json.",
+             d->rank);
+    return true;
+}
+
+static bool rule_gpu_sync(const nnp_findings_t *f, finding_t *d)
+{
+    if (!(isfinite(f->gpu_sync_pct) && f->gpu_sync_pct > GPU_SYNC_PCT_MAX))
+        return false;
+    d->title = "The host spends much time waiting in CUDA synchronizations";
+    ev_num(d, "sync_pct_of_device_span", f->gpu_sync_pct, PCT_DECIMALS);
+    ev_num(d, "threshold_pct", GPU_SYNC_PCT_MAX, PCT_DECIMALS);
+    suggest(d, "Each cudaStreamSynchronize, cudaDeviceSynchronize or blocking copy stops the "
+               "host from queueing work. Remove synchronizations in the step (.item(), "
+               "printing tensors, host reads of device values) or move them out of the loop.");
+    return true;
+}
+
+static bool rule_gpu_pageable_copies(const nnp_findings_t *f, finding_t *d)
+{
+    if (f->gpu_pageable_copies == 0)
+        return false;
+    d->title = "Copies between host and device use pageable host memory";
+    ev_num(d, "pageable_copies", (double)f->gpu_pageable_copies, WHOLE_DECIMALS);
+    ev_num(d, "pageable_bytes", (double)f->gpu_pageable_bytes, WHOLE_DECIMALS);
+    suggest(d, "A copy from or to pageable memory is staged by the driver and cannot overlap "
+               "with compute. Allocate host buffers pinned (cudaMallocHost, pin_memory=True).");
+    return true;
+}
+
+static bool rule_gpu_dropped(const nnp_findings_t *f, finding_t *d)
+{
+    if (f->gpu_dropped_records == 0)
+        return false;
+    d->title = "CUPTI dropped device activity records: GPU results undercount";
+    ev_num(d, "dropped_records", (double)f->gpu_dropped_records, WHOLE_DECIMALS);
+    suggest(d, "The activity buffers filled faster than they were drained. Profile fewer "
+               "steps per window (start/stop around the steps of interest).");
+    return true;
+}
+
 /* The rules in table order (docs/OUTPUTS.md "Advisor"): the order of findings of one
  * severity. */
 typedef struct rule {
@@ -439,6 +499,10 @@ static const rule_t rules[] = {
     {"memory_peak", SEV_WARNING, rule_memory_peak},
     {"flops_under_peak", SEV_WARNING, rule_flops_under_peak},
     {"dynamic_shape", SEV_INFO, rule_dynamic_shape},
+    {"gpu_idle", SEV_WARNING, rule_gpu_idle},
+    {"gpu_sync", SEV_WARNING, rule_gpu_sync},
+    {"gpu_pageable_copies", SEV_INFO, rule_gpu_pageable_copies},
+    {"gpu_dropped_records", SEV_WARNING, rule_gpu_dropped},
 };
 #define N_RULES NNP_ARRAY_LEN(rules)
 

@@ -1,9 +1,9 @@
-/* analyse.c - the analysis driver: finds the inputs under a path (our raw directories, or
- * MindSpore's host_info CSVs), imports each into a model, runs every analysis in order
- * (step trace -> overlap -> op statistics -> timeline -> host info) and writes
- * profiler_info_{rank}.json. Ranks run in parallel child processes (the seed's
- * offline_analyse runs one Process per rank). One failing analysis is logged and the
- * others still write their files: results are never lost to one bad step. */
+/* analyse.c - the analysis driver: takes the inputs found under a path (inputs.c), imports
+ * each into a model, runs every analysis in order (step trace -> overlap -> op statistics
+ * -> timeline -> host info -> ...) and writes profiler_info_{rank}.json (profiler_info.c). Ranks
+ * run in parallel child processes (the seed's offline_analyse runs one Process per rank). One
+ * failing analysis is logged and the others still write their files: results are never lost to one
+ * bad step. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -14,36 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyse/analyse.h"
-#include "analyse/op_stats.h"
+#include "analyse/driver.h"
 #include "read/host_info_csv.h"
 #include "read/importers.h"
 #include "read/raw_import.h"
-#include "read/raw_reader.h"
-#include "util/json_writer.h"
 #include "util/util.h"
 
-/* Inputs one call accepts: far above any single host's rank count. */
-#define MAX_INPUTS    4096
-#define PROFILER_DIR  "profiler"
-#define TIME_TEXT_CAP 32
+#define PROFILER_DIR "profiler"
 /* Exit status a child uses to say "analysis failed" (its message went to the log). */
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
 /* Stages of one rank's analysis, for the progress bar. */
-#define STAGES 12
-/* Cap of the JSON text nnp_op_analyse returns (one small object per name). */
-#define JSON_MEM_CAP (64u * 1024u * 1024u)
+#define STAGES 14
 
-typedef enum input_kind { INPUT_RAW, INPUT_HOST_INFO_CSV, INPUT_FOREIGN } input_kind_t;
-
-typedef struct input {
-    input_kind_t kind;
-    char path[NNP_PATH_MAX];        /* raw dir or CSV file */
-    char out_dir[NNP_PATH_MAX];     /* where the *_{rank} files go */
-    int rank;                       /* from the CSV name; raw dirs read it from info.json */
-    const nnp_importer_t *importer; /* INPUT_FOREIGN */
-} input_t;
+/* Room for a list of ranks in one message. */
+#define LIST_CAP 1024
 
 static pid_t async_child = -1;
 
@@ -118,121 +103,6 @@ int nnp_parse_step_list(const char *text, nnp_analyse_options_t *o)
     return NNP_OK;
 }
 
-/* ---- profiler_info_{rank}.json ---- */
-
-static void time_text(time_t t, char *buf)
-{
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(buf, TIME_TEXT_CAP, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Distinct graph ids of the steps and ops, sorted. Returns a count; *out is allocated. */
-static size_t graph_ids(const nnp_model_t *m, uint32_t **out)
-{
-    size_t n = m->steps.t.n + m->ops.t.n, k = 0;
-    uint32_t *v = n ? nnp__malloc(n * sizeof(uint32_t)) : NULL;
-    *out = v;
-    if (!v)
-        return 0;
-    for (size_t i = 0; i < m->steps.t.n; i++)
-        v[k++] = m->steps.graph_id[i];
-    for (size_t i = 0; i < m->ops.t.n; i++)
-        v[k++] = m->ops.graph_id[i];
-    qsort(v, k, sizeof(uint32_t), cmp_u32);
-    n = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (n == 0 || v[n - 1] != v[i])
-            v[n++] = v[i];
-    }
-    return n;
-}
-
-static int write_profiler_info(const nnp_actx_t *c, time_t analyse_start, time_t analyse_end)
-{
-    const nnp_model_t *m = c->m;
-    const nnp_run_info_t *in = &m->info;
-    char name[64], t0[TIME_TEXT_CAP], t1[TIME_TEXT_CAP];
-    nnp_outfile_t f;
-    nnp_jw_t w;
-    uint32_t *ids;
-    size_t n_ids;
-    int rc;
-
-    snprintf(name, sizeof(name), "profiler_info_%d.json", c->rank);
-    rc = nnp__out_open(&f, c->out_dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__jw_init(&w, f.fd, c->pretty, 0);
-    nnp__jw_obj_begin(&w);
-    nnp__jw_key(&w, "context_mode");
-    nnp__jw_str(&w, "native");
-    nnp__jw_key(&w, "rank_id");
-    nnp__jw_int(&w, in->rank_id);
-    nnp__jw_key(&w, "rank_size");
-    nnp__jw_int(&w, in->rank_size);
-    nnp__jw_key(&w, "device_id");
-    nnp__jw_int(&w, in->device_id);
-    nnp__jw_key(&w, "nnprof_version");
-    nnp__jw_str(&w, NNP_VERSION_STRING);
-    nnp__jw_key(&w, "mode");
-    nnp__jw_str(&w, in->source_format ? in->source_format : "");
-    nnp__jw_key(&w, "parallel_mode");
-    nnp__jw_str(&w, in->rank_size > 1 ? "data_parallel" : "stand_alone");
-    nnp__jw_key(&w, "stage_num");
-    nnp__jw_int(&w, 1);
-    time_text((time_t)(in->start_wall_us / 1000000), t0);
-    nnp__jw_key(&w, "profiling_start_time");
-    nnp__jw_str(&w, in->start_wall_us ? t0 : "");
-    nnp__jw_key(&w, "profiling_stop_time");
-    if (in->n_windows && in->windows[in->n_windows - 1].stop_ns != NNP_OPEN_END) {
-        int64_t stop_us = in->windows[in->n_windows - 1].stop_ns / 1000 + in->diff_time_us;
-        time_text((time_t)(stop_us / 1000000), t1);
-        nnp__jw_str(&w, t1);
-    } else {
-        nnp__jw_str(&w, "");
-    }
-    time_text(analyse_start, t0);
-    time_text(analyse_end, t1);
-    nnp__jw_key(&w, "analyse_start_time");
-    nnp__jw_str(&w, t0);
-    nnp__jw_key(&w, "analyse_end_time");
-    nnp__jw_str(&w, t1);
-    nnp__jw_key(&w, "graph_ids");
-    nnp__jw_arr_begin(&w);
-    n_ids = graph_ids(m, &ids);
-    for (size_t i = 0; i < n_ids; i++)
-        nnp__jw_uint(&w, ids[i]);
-    nnp__free(ids);
-    nnp__jw_arr_end(&w);
-    nnp__jw_key(&w, "is_heterogeneous");
-    nnp__jw_bool(&w, false);
-    nnp__jw_key(&w, "diff_time");
-    nnp__jw_int(&w, in->diff_time_us);
-    nnp__jw_key(&w, "run_state");
-    nnp__jw_str(&w, in->state ? in->state : "unknown");
-    nnp__jw_key(&w, "events_lost");
-    nnp__jw_uint(&w, in->events_lost);
-    nnp__jw_key(&w, "chunks_corrupt");
-    nnp__jw_uint(&w, in->chunks_corrupt);
-    nnp__jw_key(&w, "chunks_truncated");
-    nnp__jw_uint(&w, in->chunks_truncated);
-    nnp__jw_key(&w, "profiling_options");
-    nnp__jw_raw(&w, in->options_json ? in->options_json : "{}");
-    nnp__jw_obj_end(&w);
-    nnp__jw_line_end(&w);
-    if (rc == NNP_OK)
-        rc = nnp__jw_flush(&w);
-    nnp__jw_fini(&w);
-    return nnp__out_commit(&f, rc);
-}
-
 /* ---- one input ---- */
 
 static void progress(const nnp_analyse_options_t *o, const char *what, int done, int total)
@@ -258,8 +128,61 @@ static void stage(int *first_rc, int rc, const char *name, const char *src)
         *first_rc = rc;
 }
 
-static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
+/* --steps that selects no step of the rank is an error naming the steps there are. */
+static int check_steps(const nnp_model_t *m, const nnp_analyse_options_t *o)
 {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0;
+    if (!o->has_steps)
+        return NNP_OK;
+    for (size_t i = 0; i < m->steps.t.n; i++) {
+        uint64_t id = m->steps.id[i];
+        if (id >= o->step_first && id <= o->step_last)
+            return NNP_OK;
+        lo = id < lo ? id : lo;
+        hi = id > hi ? id : hi;
+        n++;
+    }
+    if (n == 0)
+        return nnp__fail(NNP_EINVAL,
+                         "rank %d: --steps %llu-%llu selects no step: this rank recorded no step "
+                         "(steps come from nnp_step_begin/nnp_step_end, or Profiler.step() in "
+                         "Python); nothing was written",
+                         m->info.rank_id, (unsigned long long)o->step_first,
+                         (unsigned long long)o->step_last);
+    return nnp__fail(
+        NNP_EINVAL,
+        "rank %d: --steps %llu-%llu selects no step: its %zu steps have ids %llu-%llu; "
+        "nothing was written",
+        m->info.rank_id, (unsigned long long)o->step_first, (unsigned long long)o->step_last, n,
+        (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* What analyse_one tells the caller (through a pipe when it runs in a child process). */
+typedef struct one_result {
+    int rank;     /* the rank analysed, -1 when skipped (--rank) or failed early */
+    int n_old;    /* earlier results kept as .old */
+    int is_empty; /* no event recorded: only samples */
+} one_result_t;
+
+/* An error that stops this rank, prefixed with what (the message is copied first: it is
+ * the thread's last-error buffer itself) and logged when no caller will print it (a child
+ * process analysing one of several ranks). */
+static int stop_rank(int rc, bool log, const char *what)
+{
+    char msg[NNP_PATH_MAX + NNP_NAME_MAX];
+    nnp__strlcpy(msg, nnp_last_error(), sizeof(msg));
+    rc = what ? nnp__fail(rc, "%s: %s", what, msg) : nnp__fail(rc, "%s", msg);
+    if (log)
+        NNP_LOG_E("%s", nnp_last_error());
+    return rc;
+}
+
+static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
+                       const nnp_analyse_options_t *o, bool log, one_result_t *res)
+{
+    char what[NNP_PATH_MAX + 32];
+    const nnp_input_t *in = &ins->v[idx];
     nnp_model_t m;
     nnp_actx_t c;
     nnp_step_trace_t st;
@@ -269,34 +192,37 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     time_t t_start = time(NULL);
     int rc, first = NNP_OK;
 
+    res->rank = -1;
+    res->n_old = 0;
+    res->is_empty = 0;
     memset(&st, 0, sizeof(st));
     memset(&ov, 0, sizeof(ov));
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
-    if (in->kind == INPUT_RAW) {
-        rc = nnp__import_raw(in->path, &m);
-    } else if (in->kind == INPUT_FOREIGN) {
-        rc = in->importer->import(in->path, &m);
-        if (rc == NNP_OK && m.info.rank_id == 0 && in->rank > 0)
-            m.info.rank_id = in->rank;
-        if (rc == NNP_OK)
-            rc = nnp__model_finish(&m);
-    } else {
-        rc = nnp__import_host_info_csv(in->path, &m);
-        if (rc == NNP_OK) {
-            m.info.rank_id = in->rank;
-            rc = nnp__model_finish(&m);
-        }
-    }
+    rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
-        NNP_LOG_E("%s: cannot import: %s", in->path, nnp_last_error());
+        snprintf(what, sizeof(what), "%s: cannot import", in->path);
         nnp__model_fini(&m);
-        return rc;
+        return stop_rank(rc, log, what);
     }
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
-        nnp__model_fini(&m); /* --rank: not the rank asked for */
+        nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
         return NNP_OK;
+    }
+    rc = check_steps(&m, o);
+    if (rc != NNP_OK) {
+        nnp__model_fini(&m);
+        return stop_rank(rc, log, NULL);
+    }
+    if (nnp__model_events(&m) == 0) {
+        res->is_empty = 1;
+        NNP_LOG_W("rank %d (%s): no events were recorded, only %zu CPU/memory samples: the "
+                  "program made no recording call. Record ops, steps and ranges with the API "
+                  "(nnp_op_*, nnp_step_begin/end, nnp_range_begin/end; in Python "
+                  "nnprof.record_function and Profiler.step), docs/PYTHON.md",
+                  m.info.rank_id, in->path,
+                  m.sys_cpu.t.n + m.task_cpu.t.n + m.proc_rss.t.n + m.host_mem.t.n);
     }
     memset(&c, 0, sizeof(c));
     c.m = &m;
@@ -305,7 +231,7 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     c.graph_id = (uint32_t)o->graph_id;
     c.peak_flops = o->peak_flops;
     c.memory_capacity_bytes = o->memory_capacity_bytes;
-    c.out_dir = in->out_dir;
+    c.out_dir = out_dir;
     c.rank = m.info.rank_id;
     c.pretty = o->pretty;
     c.has_steps = o->has_steps;
@@ -315,23 +241,27 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     c.timeline_limit_bytes = m.info.timeline_limit_bytes;
     /* Per-rank directory: inside our raw directory (unless outputs go elsewhere), else
      * <out_dir>/rank_<r>/ (foreign data, --output). */
-    if (in->kind == INPUT_RAW && !o->output_dir[0]) {
+    if (in->kind == NNP_INPUT_RAW && !o->output_dir[0]) {
         rc = nnp__path_join(rank_dir, sizeof(rank_dir), in->path, NNP_RANK_OUTPUT_DIR);
     } else {
-        int k = snprintf(rank_dir, sizeof(rank_dir), "%s/rank_%d/%s", in->out_dir, c.rank,
+        int k = snprintf(rank_dir, sizeof(rank_dir), "%s/rank_%d/%s", out_dir, c.rank,
                          NNP_RANK_OUTPUT_DIR);
         rc = k > 0 && (size_t)k < sizeof(rank_dir)
                  ? NNP_OK
-                 : nnp__fail(NNP_ETOOLONG, "output path too long: %s", in->out_dir);
+                 : nnp__fail(NNP_ETOOLONG, "output path too long: %s", out_dir);
     }
-    if (rc == NNP_OK)
-        rc = nnp__mkdir_p(in->out_dir, 0700);
     if (rc == NNP_OK)
         rc = nnp__mkdir_p(rank_dir, 0700);
+    /* Earlier results of this rank move aside first: a failed or partial analysis then
+     * leaves no earlier file beside new ones. */
+    if (rc == NNP_OK)
+        rc = nnp__outputs_set_aside(out_dir, rank_dir, c.rank, &res->n_old);
     if (rc != NNP_OK) {
+        snprintf(what, sizeof(what), "rank %d", c.rank);
         nnp__model_fini(&m);
-        return rc;
+        return stop_rank(rc, log, what);
     }
+    res->rank = c.rank;
     c.rank_dir = rank_dir;
     nnp__findings_init(&findings);
     progress(o, "step trace", 0, STAGES);
@@ -352,6 +282,7 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
     progress(o, "host info", 4, STAGES);
     stage(&first, nnp__host_info_write(&c), "host info", in->path);
+    stage(&first, nnp__host_ranges_write(&c), "host ranges", in->path);
     progress(o, "memory", 5, STAGES);
     stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
     progress(o, "data pipeline", 6, STAGES);
@@ -362,139 +293,82 @@ static int analyse_one(const input_t *in, const nnp_analyse_options_t *o)
     stage(&first, nnp__flops_write(&c, &st, &findings), "FLOPs", in->path);
     progress(o, "dynamic shape", 9, STAGES);
     stage(&first, nnp__dynamic_shape_write(&c, &st, &findings), "dynamic shape", in->path);
-    progress(o, "advisor", 10, STAGES);
+    progress(o, "GPU operators", 10, STAGES);
+    stage(&first, nnp__gpu_write(&c, &st, &findings), "GPU operators", in->path);
+    progress(o, "GPU timeline", 11, STAGES);
+    stage(&first, nnp__gpu_timeline_write(&c), "GPU timeline", in->path);
+    progress(o, "advisor", 12, STAGES);
     stage(&first, nnp__advisor_write(&c, &findings), "advisor", in->path);
-    progress(o, "profiler info", 11, STAGES);
-    stage(&first, write_profiler_info(&c, t_start, time(NULL)), "profiler info", in->path);
+    progress(o, "profiler info", 13, STAGES);
+    stage(&first, nnp__profiler_info_write(&c, t_start, time(NULL)), "profiler info", in->path);
     progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
     nnp__model_fini(&m);
+    if (first != NNP_OK)
+        first = nnp__fail(first,
+                          "rank %d: some analyses failed (see the log above); the others "
+                          "wrote their files",
+                          c.rank);
     return first;
 }
 
-/* ---- finding inputs ---- */
-
-static bool dir_exists(const char *p)
+/* Adds one rank's result to the report, keeping ranks sorted and distinct. */
+static void report_add(nnp_analyse_report_t *rep, const one_result_t *r)
 {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int add_input(input_t *v, int *n, input_kind_t kind, const char *path, const char *out,
-                     int rank)
-{
-    if (*n >= MAX_INPUTS)
-        return nnp__fail(NNP_EINVAL, "more than %d inputs", MAX_INPUTS);
-    v[*n].kind = kind;
-    v[*n].rank = rank;
-    if (!nnp__strlcpy(v[*n].path, path, NNP_PATH_MAX) ||
-        !nnp__strlcpy(v[*n].out_dir, out, NNP_PATH_MAX))
-        return nnp__fail(NNP_ETOOLONG, "path too long: %s", path);
-    (*n)++;
-    return NNP_OK;
-}
-
-/* Adds every raw directory directly under dir (outputs go to dir). */
-static int scan_raw_dirs(const char *dir, input_t *v, int *n)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int rc = NNP_OK;
-    if (!d)
-        return NNP_OK;
-    while (rc == NNP_OK && (e = readdir(d)) != NULL) {
-        char p[NNP_PATH_MAX];
-        if (strncmp(e->d_name, "PROF_", 5) != 0)
-            continue;
-        if (nnp__path_join(p, sizeof(p), dir, e->d_name) == NNP_OK && nnp__raw_is_dir(p))
-            rc = add_input(v, n, INPUT_RAW, p, dir, 0);
+    int i;
+    rep->n_old += r->n_old;
+    rep->n_empty += r->is_empty;
+    if (r->rank < 0 || rep->n_ranks >= NNP_REPORT_MAX_RANKS)
+        return;
+    for (i = rep->n_ranks; i > 0 && rep->ranks[i - 1] > r->rank; i--)
+        rep->ranks[i] = rep->ranks[i - 1];
+    if (i > 0 && rep->ranks[i - 1] == r->rank) {
+        memmove(&rep->ranks[i], &rep->ranks[i + 1], (size_t)(rep->n_ranks - i) * sizeof(int));
+        return;
     }
-    closedir(d);
-    return rc;
-}
-
-static int find_inputs(const char *path, input_t *v, int *n)
-{
-    char prof[NNP_PATH_MAX], csv[NNP_PATH_MAX], out[NNP_PATH_MAX];
-    int rank, rc;
-
-    *n = 0;
-    if (nnp__raw_is_dir(path)) {
-        /* A raw directory: its outputs go to the profiler directory above it. */
-        const char *slash;
-        nnp__strlcpy(out, path, sizeof(out));
-        while (strlen(out) > 1 && out[strlen(out) - 1] == '/')
-            out[strlen(out) - 1] = '\0';
-        slash = strrchr(out, '/');
-        if (slash)
-            out[slash == out ? 1 : slash - out] = '\0';
-        else
-            nnp__strlcpy(out, ".", sizeof(out));
-        return add_input(v, n, INPUT_RAW, path, out, 0);
-    }
-    rc = nnp__path_join(prof, sizeof(prof), path, PROFILER_DIR);
-    if (rc != NNP_OK)
-        return rc;
-    if (dir_exists(prof))
-        rc = scan_raw_dirs(prof, v, n);
-    if (rc == NNP_OK && *n == 0)
-        rc = scan_raw_dirs(path, v, n);
-    for (const nnp_importer_t *const *imp = nnp__importers; rc == NNP_OK && *n == 0 && *imp;
-         imp++) {
-        nnp_foreign_input_t *found = nnp__calloc(MAX_INPUTS, sizeof(*found));
-        int k;
-        if (!found)
-            return nnp__fail(NNP_ENOMEM, "out of memory");
-        k = (*imp)->find(path, found, MAX_INPUTS);
-        for (int i = 0; rc == NNP_OK && i < k; i++) {
-            rc = add_input(v, n, INPUT_FOREIGN, found[i].path, path, found[i].rank);
-            if (rc == NNP_OK)
-                v[*n - 1].importer = *imp;
-        }
-        nnp__free(found);
-    }
-    if (rc == NNP_OK && *n == 0 && nnp__host_info_csv_find(path, &rank, csv, sizeof(csv))) {
-        /* MindSpore's layout: <dir>/profiler/host_info/host_info_{rank}.csv -> outputs in
-         * <dir>/profiler/host_info/; a CSV directly in <dir> -> outputs in <dir>/host_info. */
-        char *slash;
-        nnp__strlcpy(out, csv, sizeof(out));
-        slash = strrchr(out, '/');
-        if (slash)
-            *slash = '\0';
-        if (strlen(out) >= strlen("host_info") &&
-            strcmp(out + strlen(out) - strlen("host_info"), "host_info") == 0 &&
-            (slash = strrchr(out, '/')) != NULL)
-            *slash = '\0';
-        else if (!slash)
-            nnp__strlcpy(out, ".", sizeof(out));
-        rc = add_input(v, n, INPUT_HOST_INFO_CSV, csv, out, rank);
-    }
-    return rc;
+    rep->ranks[i] = r->rank;
+    rep->n_ranks++;
 }
 
 /* Analyses every input, at most jobs at a time, each in a child process (so one rank's
- * crash or memory cannot take the others down). */
-static int run_inputs(const input_t *v, int n, const nnp_analyse_options_t *o)
+ * crash or memory cannot take the others down). Children tell their result through a
+ * pipe (writes of one small record are atomic). */
+static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o,
+                      nnp_analyse_report_t *rep)
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int running = 0, next = 0, done = 0, failed = 0;
+    int running = 0, next = 0, done = 0, failed = 0, fds[2];
+    one_result_t r;
 
     if (jobs < 1)
         jobs = 1;
-    if (n == 1)
-        return analyse_one(&v[0], o);
-    while (done < n) {
+    if (ins->n == 1) {
+        int rc = analyse_one(ins, 0, out_dir, o, false, &r);
+        report_add(rep, &r);
+        return rc;
+    }
+    if (pipe(fds) != 0)
+        return nnp__fail(NNP_EIO, "pipe: %s", strerror(errno));
+    while (done < ins->n) {
         int status;
         pid_t pid;
-        while (running < jobs && next < n) {
+        while (running < jobs && next < ins->n) {
             pid = nnp__fork_helper();
-            if (pid < 0)
+            if (pid < 0) {
+                close(fds[0]);
+                close(fds[1]);
                 return nnp__fail(NNP_EIO, "fork: %s", strerror(errno));
+            }
             if (pid == 0) {
                 nnp_analyse_options_t child = *o;
+                int rc;
+                close(fds[0]);
                 child.quiet = true;
-                _exit(analyse_one(&v[next], &child) == NNP_OK ? 0 : CHILD_FAILED);
+                rc = analyse_one(ins, next, out_dir, &child, true, &r);
+                if (write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+                    rc = NNP_EIO;
+                _exit(rc == NNP_OK ? 0 : CHILD_FAILED);
             }
             running++;
             next++;
@@ -506,33 +380,139 @@ static int run_inputs(const input_t *v, int n, const nnp_analyse_options_t *o)
         done++;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             failed++;
-        progress(o, "ranks analysed", done, n);
+        progress(o, "ranks analysed", done, ins->n);
     }
+    close(fds[1]);
+    while (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
+        report_add(rep, &r);
+    close(fds[0]);
     if (failed)
-        return nnp__fail(NNP_EIO, "%d of %d inputs failed to analyse (see the log above)", failed,
-                         n);
+        return nnp__fail(NNP_EIO, "%d of %d ranks failed to analyse (see the log above)", failed,
+                         ins->n);
     return NNP_OK;
+}
+
+/* Resolves path (whose last parts may not exist yet) for comparisons. */
+static void resolve(const char *path, char *out)
+{
+    if (!realpath(path, out))
+        nnp__strlcpy(out, path, NNP_PATH_MAX);
+}
+
+static bool is_under(const char *dir, const char *top)
+{
+    size_t n = strlen(top);
+    return strncmp(dir, top, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/* Other tools' files are never written: the output folder may be neither the folder named
+ * nor a folder the importers read (nor above one where our subfolders would meet it). */
+static int check_not_input(const nnp_inputs_t *ins, const char *out_dir)
+{
+    char ro[NNP_PATH_MAX], rd[NNP_PATH_MAX], rf[NNP_PATH_MAX], folder[NNP_PATH_MAX];
+    if (!ins->is_foreign)
+        return NNP_OK;
+    resolve(out_dir, ro);
+    resolve(ins->data_dir, rd);
+    if (strcmp(ro, rd) == 0)
+        return nnp__fail(NNP_EINVAL,
+                         "output folder '%s' is the data folder: other tools' files are never "
+                         "written, so results need a folder of their own (default: %s/%s)",
+                         out_dir, ins->data_dir, NNP_FOREIGN_OUT_DIR);
+    for (int i = 0; i < ins->n; i++) {
+        char *slash;
+        nnp__strlcpy(folder, ins->v[i].path, sizeof(folder));
+        if (!nnp__dir_exists(folder) && (slash = strrchr(folder, '/')) != NULL)
+            *slash = '\0';
+        resolve(folder, rf);
+        if (strcmp(rf, rd) != 0 && is_under(ro, rf))
+            return nnp__fail(NNP_EINVAL,
+                             "output folder '%s' is inside '%s', which holds data being read: "
+                             "choose a folder outside it",
+                             out_dir, folder);
+        if (is_under(rf, ro) && strcmp(rf, ro) != 0) {
+            const char *rest = rf + strlen(ro) + 1;
+            if (strncmp(rest, "host_info", strlen("host_info")) == 0 ||
+                strncmp(rest, "rank_", strlen("rank_")) == 0)
+                return nnp__fail(NNP_EINVAL,
+                                 "output folder '%s' would write into '%s', which holds data "
+                                 "being read: choose another folder",
+                                 out_dir, folder);
+        }
+    }
+    return NNP_OK;
+}
+
+/* Keeps the inputs of --rank N; none is an error naming the ranks there are. */
+static int filter_rank(nnp_inputs_t *ins, int want)
+{
+    char have[LIST_CAP] = "";
+    int k = 0;
+    if (want < 0)
+        return NNP_OK;
+    for (int i = 0; i < ins->n; i++) {
+        size_t len = strlen(have);
+        if (len < sizeof(have) && ins->v[i].rank >= 0)
+            snprintf(have + len, sizeof(have) - len, "%s%d", len ? ", " : "", ins->v[i].rank);
+        if (ins->v[i].rank == want || ins->v[i].rank < 0)
+            ins->v[k++] = ins->v[i];
+    }
+    if (k == 0)
+        return nnp__fail(NNP_ENOENT, "--rank %d: no such rank; the data holds rank%s %s", want,
+                         strchr(have, ',') ? "s" : "", have);
+    ins->n = k;
+    return NNP_OK;
+}
+
+int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
+                             nnp_analyse_report_t *rep)
+{
+    nnp_inputs_t ins;
+    const char *out_dir;
+    int rc, dirfd = -1;
+
+    memset(rep, 0, sizeof(*rep));
+    rc = nnp__inputs_find(path, &ins);
+    if (rc == NNP_OK && ins.n == 0 && ins.n_unranked == 0)
+        rc = nnp__fail(NNP_ENOENT,
+                       "no profiling data found in '%s' (expected a PROF_* raw directory, a "
+                       "profiler/ directory holding them, other tools' data (docs/IMPORT.md) "
+                       "or host_info_{rank}.csv)",
+                       path);
+    if (rc == NNP_OK)
+        rc = filter_rank(&ins, o->rank);
+    out_dir = o->output_dir[0] ? o->output_dir : ins.out_dir;
+    if (rc == NNP_OK && !nnp__strlcpy(rep->out_dir, out_dir, sizeof(rep->out_dir)))
+        rc = nnp__fail(NNP_ETOOLONG, "output path too long: %s", out_dir);
+    rep->is_foreign = ins.is_foreign;
+    if (rc == NNP_OK)
+        rc = check_not_input(&ins, out_dir);
+    if (rc == NNP_OK)
+        rc = nnp__mkdir_p(out_dir, 0700);
+    if (rc == NNP_OK)
+        rc = nnp__outdir_open(out_dir, &dirfd);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (rc == NNP_OK && ins.n > 0)
+        rc = run_inputs(&ins, out_dir, o, rep);
+    if (rc == NNP_OK && o->rank >= 0 && rep->n_ranks == 0)
+        rc = nnp__fail(NNP_ENOENT, "--rank %d: no such rank in '%s'", o->rank, path);
+    if (rc == NNP_OK && ins.n_unranked > 0)
+        rc = nnp__fail(NNP_EINVAL,
+                       "%d raw director%s left out: no rank could be given (see the log above)",
+                       ins.n_unranked, ins.n_unranked == 1 ? "y was" : "ies were");
+    nnp__inputs_fini(&ins);
+    return rc;
 }
 
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o)
 {
-    input_t *v = nnp__calloc(MAX_INPUTS, sizeof(input_t));
-    int n = 0, rc;
-    if (!v)
+    nnp_analyse_report_t *rep = nnp__malloc(sizeof(*rep));
+    int rc;
+    if (!rep)
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    rc = find_inputs(path, v, &n);
-    for (int i = 0; rc == NNP_OK && o->output_dir[0] && i < n; i++) {
-        if (!nnp__strlcpy(v[i].out_dir, o->output_dir, sizeof(v[i].out_dir)))
-            rc = nnp__fail(NNP_ETOOLONG, "output path too long: %s", o->output_dir);
-    }
-    if (rc == NNP_OK && n == 0)
-        rc = nnp__fail(NNP_ENOENT,
-                       "no profiling data found in '%s' (expected a PROF_* raw directory, a "
-                       "profiler/ directory holding them, or host_info_{rank}.csv)",
-                       path);
-    if (rc == NNP_OK)
-        rc = run_inputs(v, n, o);
-    nnp__free(v);
+    rc = nnp__analyse_path_report(path, o, rep);
+    nnp__free(rep);
     return rc;
 }
 
@@ -545,7 +525,7 @@ int nnp_offline_analyse(const char *path, const nnp_analyse_options_t *o)
         o = &d;
     }
     if (!path || nnp__path_join(prof, sizeof(prof), path, PROFILER_DIR) != NNP_OK ||
-        !dir_exists(prof))
+        !nnp__dir_exists(prof))
         return nnp__fail(NNP_ENOENT, "There must be a profiler folder in the data path: %s.",
                          path ? path : "(null)");
     return nnp__analyse_path(path, o);
@@ -602,103 +582,4 @@ int nnp_analyse_wait(void)
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return nnp__fail(NNP_EIO, "the asynchronous analysis failed (see the log)");
     return NNP_OK;
-}
-
-/* ---- operator query (the seed's op_analyse) ---- */
-
-void nnp_free(void *p)
-{
-    nnp__free(p);
-}
-
-/* The raw directory of device_id under path (-1: the first one found). */
-static int pick_raw_dir(const char *path, int device_id, char *out, size_t cap)
-{
-    input_t *v = nnp__calloc(MAX_INPUTS, sizeof(input_t));
-    int n = 0, rc;
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    rc = find_inputs(path, v, &n);
-    for (int i = 0; rc == NNP_OK && i < n; i++) {
-        if (v[i].kind != INPUT_RAW)
-            continue;
-        if (device_id >= 0) {
-            /* Only info.json is needed: import nothing else. */
-            int dev = -1;
-            char info[NNP_PATH_MAX], *text = NULL;
-            if (nnp__path_join(info, sizeof(info), v[i].path, "info.json") == NNP_OK &&
-                nnp__read_file(info, 1u << 20, &text, NULL) == NNP_OK) {
-                const char *k = strstr(text, "\"device_id\":");
-                if (k)
-                    dev = (int)strtol(k + strlen("\"device_id\":"), NULL, 10);
-                nnp__free(text);
-            }
-            if (dev != device_id)
-                continue;
-        }
-        nnp__strlcpy(out, v[i].path, cap);
-        nnp__free(v);
-        return NNP_OK;
-    }
-    nnp__free(v);
-    if (rc != NNP_OK)
-        return rc;
-    return nnp__fail(NNP_ENOENT, "no profiling data%s in '%s'",
-                     device_id >= 0 ? " for that device_id" : "", path);
-}
-
-int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, int device_id,
-                   char **json)
-{
-    char raw[NNP_PATH_MAX];
-    nnp_model_t m;
-    nnp_op_query_row_t *rows = NULL;
-    size_t n_rows = 0;
-    nnp_jw_t w;
-    int rc;
-
-    if (!json || !path)
-        return nnp__fail(NNP_EINVAL, "nnp_op_analyse: NULL argument");
-    *json = NULL;
-    if (!names || n_names == 0)
-        return nnp__fail(NNP_EINVAL, "For 'Profiler.op_analyse()', the parameter op_name "
-                                     "cannot be \"\", '' or [].");
-    rc = pick_raw_dir(path, device_id, raw, sizeof(raw));
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__model_init(&m);
-    if (rc == NNP_OK)
-        rc = nnp__import_raw(raw, &m);
-    if (rc == NNP_OK)
-        rc = nnp__op_query(&m, names, n_names, &rows, &n_rows);
-    if (rc == NNP_OK)
-        rc = nnp__jw_init(&w, -1, false, JSON_MEM_CAP);
-    if (rc == NNP_OK) {
-        nnp__jw_arr_begin(&w);
-        for (size_t i = 0; i < n_rows; i++) {
-            nnp__jw_obj_begin(&w);
-            nnp__jw_key(&w, "op_name");
-            nnp__jw_str(&w, rows[i].name);
-            nnp__jw_key(&w, "count");
-            nnp__jw_uint(&w, rows[i].count);
-            nnp__jw_key(&w, "total_time_us");
-            nnp__jw_double(&w, (double)rows[i].total_ns / 1e3);
-            nnp__jw_key(&w, "avg_time_us");
-            nnp__jw_double(&w, (double)rows[i].avg_ns / 1e3);
-            nnp__jw_key(&w, "min_time_us");
-            nnp__jw_double(&w, (double)rows[i].min_ns / 1e3);
-            nnp__jw_key(&w, "max_time_us");
-            nnp__jw_double(&w, (double)rows[i].max_ns / 1e3);
-            nnp__jw_obj_end(&w);
-        }
-        nnp__jw_arr_end(&w);
-        rc = w.err;
-        *json = nnp__jw_take(&w, NULL);
-        nnp__jw_fini(&w);
-        if (rc == NNP_OK && !*json)
-            rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    }
-    nnp__free(rows);
-    nnp__model_fini(&m);
-    return rc;
 }

@@ -97,8 +97,25 @@ int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov);
 void nnp__overlap_fini(nnp_overlap_t *ov);
 
 /* ---- the driver (analyse.c) ---- */
+/* Ranks one report lists (the inputs a call accepts). */
+#define NNP_REPORT_MAX_RANKS 4096
+
+/* What an analysis did, for the CLI's closing line. */
+typedef struct nnp_analyse_report {
+    char out_dir[NNP_PATH_MAX];      /* the folder of the *_{rank} files */
+    bool is_foreign;                 /* other tools' data (results in a folder of ours) */
+    int n_ranks;                     /* ranks analysed (some analyses may have failed) */
+    int ranks[NNP_REPORT_MAX_RANKS]; /* sorted */
+    int n_old;                       /* earlier result files kept as <name>.old */
+    int n_empty;                     /* ranks with no event recorded, only samples */
+} nnp_analyse_report_t;
+
 /* Analyses every input found under path (a raw directory, a profiler/ directory, the
- * output_path above it, or a directory with MindSpore's host_info_{rank}.csv). */
+ * output_path above it, other tools' data, or a directory with MindSpore's
+ * host_info_{rank}.csv) and fills rep (also on error: what was done). */
+int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
+                             nnp_analyse_report_t *rep);
+/* The same without a report. */
 int nnp__analyse_path(const char *path, const nnp_analyse_options_t *o);
 
 /* ---- shared lookups (lookup.c) ---- */
@@ -119,7 +136,9 @@ size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t);
 /* Summed kernel time per correlation id (one entry per id, sorted by id). */
 typedef struct nnp_ktime {
     uint64_t corr;
-    int64_t dur_ns;
+    int64_t dur_ns;            /* summed durations */
+    int64_t first_ns, last_ns; /* earliest start, latest end: the launch's device span */
+    uint32_t n;                /* kernels under this id */
 } nnp_ktime_t;
 
 typedef struct nnp_kindex {
@@ -129,6 +148,8 @@ typedef struct nnp_kindex {
 
 int nnp__kindex_build(const nnp_model_t *m, nnp_kindex_t *ki);
 void nnp__kindex_fini(nnp_kindex_t *ki);
+/* The entry of corr, NULL when no kernel carries that id (or corr is 0). */
+const nnp_ktime_t *nnp__kindex_entry(const nnp_kindex_t *ki, uint64_t corr);
 /* Kernel time launched under corr; false when no kernel carries that id (or corr is 0). */
 bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur);
 /* Op i's compute time: the kernels it launched when it launched any (a GPU host op only
@@ -190,6 +211,12 @@ typedef struct nnp_findings {
     double peak_flops_per_s;     /* from the options, NAN when unknown */
     /* dynamic shape (dynamic_shape.c) */
     size_t n_dynamic_ops; /* op instances whose input shapes changed */
+    /* GPU (gpu.c): NAN / 0 when the run has no CUDA activity */
+    double gpu_busy_pct;        /* device activity (merged) over its span */
+    double gpu_launch_delay_us; /* mean start of a call's device work after the call began */
+    double gpu_sync_pct;        /* host time in synchronization calls over that span */
+    uint64_t gpu_pageable_copies, gpu_pageable_bytes; /* HtoD/DtoH through pageable memory */
+    uint64_t gpu_dropped_records;                     /* activity records CUPTI dropped */
 } nnp_findings_t;
 
 void nnp__findings_init(nnp_findings_t *f);
@@ -209,10 +236,18 @@ int nnp__cpu_write(const nnp_actx_t *c, nnp_findings_t *f);
 int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
+/* GPU (issue 16): true when the model holds CUDA activity (kernel launch or copy details,
+ * or CUDA calls); gpu.c writes MindSpore's GPU op files, gpu_timeline.c its timeline. */
+bool nnp__gpu_present(const nnp_model_t *m);
+int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
+int nnp__gpu_timeline_write(const nnp_actx_t *c);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);
 int nnp__timeline_write(const nnp_actx_t *c, const nnp_step_trace_t *st, const nnp_overlap_t *ov);
 int nnp__host_info_write(const nnp_actx_t *c);
+/* host_ranges_{rank}.csv: per host range name, count and total/self/avg/min/max time, as
+ * torch's key_averages (host_ranges.c). Nothing written when the rank has no range. */
+int nnp__host_ranges_write(const nnp_actx_t *c);
 
 #endif /* NNP_ANALYSE_H */

@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "analyse/py_text.h"
 #include "read/host_info_csv.h"
 
-/* Output buffer per file: big enough that write(2) calls do not dominate. */
-#define OUT_BUF_BYTES 65536
 /* Unmatched-row warnings logged per run before they are only counted (the seed logs
  * every one; a long run would flood the terminal). */
 #define MAX_ROW_WARNINGS 20
@@ -26,313 +25,18 @@
 #define BYTES_PER_KB 1024u
 /* The only module the seed's dataset statistics look at. */
 #define DATASET_MODULE "Dataset"
-/* Python's repr(float): digits tried up to the 17 that identify any double; fixed notation
- * while -4 < decpt <= 16 (CPython float_repr_style 'short', format_float_short). */
-#define MAX_DOUBLE_DIGITS 17
-#define REPR_EXP_LOW      (-4)
-#define REPR_EXP_HIGH     16
-#define FNV_OFFSET        1469598103934665603ull
-#define FNV_PRIME         1099511628211ull
+#define FNV_OFFSET     1469598103934665603ull
+#define FNV_PRIME      1099511628211ull
 /* The directory, file names and headers the seed writes (profiler.py _host_info_analyse). */
 #define HOST_INFO_DIR      "host_info"
 #define HOST_INFO_DIR_MODE 0700
-#define CSV_EOL            "\r\n" /* csv.writer's default lineterminator; the seed keeps it */
+#define CSV_EOL            NNP_PY_CSV_EOL
 
 static const char *const memory_header[] = {
     "tid",   "pid",       "parent_pid",  "module_name",      "event",         "stage",
     "level", "start_end", "custom_info", "memory_usage(kB)", "time_stamp(us)"};
 static const char *const dataset_header[] = {"Operation", "Stage", "Occurrences", "Avg. time (us)",
                                              "Custom Info"};
-
-/* ---- buffered output file ---- */
-
-typedef struct obuf {
-    nnp_outfile_t f;
-    bool is_open;
-    char *buf;
-    size_t len;
-    int err;
-} obuf_t;
-
-static int ob_open(obuf_t *o, const char *dir, const char *name)
-{
-    int rc = nnp__out_open(&o->f, dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    o->is_open = true;
-    o->buf = nnp__malloc(OUT_BUF_BYTES);
-    if (!o->buf)
-        o->err = nnp__fail(NNP_ENOMEM, "out of memory writing '%s'", o->f.path);
-    return o->err;
-}
-
-static void ob_flush(obuf_t *o)
-{
-    if (o->len && o->err == NNP_OK)
-        o->err = nnp__write_all(o->f.fd, o->buf, o->len);
-    o->len = 0;
-}
-
-static void ob_put(obuf_t *o, const char *s, size_t n)
-{
-    while (n && o->err == NNP_OK) {
-        size_t k = OUT_BUF_BYTES - o->len;
-        if (k > n)
-            k = n;
-        memcpy(o->buf + o->len, s, k);
-        o->len += k;
-        s += k;
-        n -= k;
-        if (o->len == OUT_BUF_BYTES)
-            ob_flush(o);
-    }
-}
-
-static void ob_puts(obuf_t *o, const char *s)
-{
-    ob_put(o, s, strlen(s));
-}
-
-static void ob_i64(obuf_t *o, int64_t v)
-{
-    char b[24];
-    int n = snprintf(b, sizeof(b), "%lld", (long long)v);
-    ob_put(o, b, (size_t)n);
-}
-
-static void ob_u64(obuf_t *o, uint64_t v)
-{
-    char b[24];
-    int n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
-    ob_put(o, b, (size_t)n);
-}
-
-/* Closes the file: renamed into place when keep and nothing failed, removed otherwise.
- * Returns the first error (NNP_OK when discarded on purpose). */
-static int ob_close(obuf_t *o, bool keep)
-{
-    int rc;
-    if (!o->is_open)
-        return NNP_OK;
-    ob_flush(o);
-    rc = o->err;
-    /* A non-OK code makes nnp__out_commit remove the temporary file. */
-    rc = nnp__out_commit(&o->f, rc == NNP_OK && !keep ? NNP_EINVAL : rc);
-    nnp__free(o->buf);
-    o->buf = NULL;
-    o->is_open = false;
-    return keep ? rc : o->err;
-}
-
-/* ---- Python-compatible text: json.dump (ensure_ascii) and csv.writer (QUOTE_MINIMAL) ---- */
-
-/* Decodes one UTF-8 sequence at s (n bytes left): its code point and length, or -1 when
- * invalid (overlong forms, surrogates and values past U+10FFFF are invalid, as in Python). */
-static long utf8_decode(const unsigned char *s, size_t n, size_t *len)
-{
-    unsigned char c = s[0];
-    size_t k;
-    long cp, min;
-    if (c < 0xC2 || c > 0xF4)
-        return -1;
-    k = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    cp = c & (0x7F >> k);
-    min = k == 2 ? 0x80 : k == 3 ? 0x800 : 0x10000;
-    if (n < k)
-        return -1;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return -1;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return -1;
-    *len = k;
-    return cp;
-}
-
-/* json.encoder's ESCAPE_DCT short forms; everything else outside ' '..'~' is \u-escaped. */
-static const char json_esc_chars[] = "\"\\\b\f\n\r\t";
-static const char *const json_short_esc[] = {"\\\"", "\\\\", "\\b", "\\f", "\\n", "\\r", "\\t"};
-
-/* The body of a JSON string as json.dumps(ensure_ascii=True) writes it: \" \\ \b \f \n \r
- * \t, other characters outside ' '..'~' as \u00xx / \uxxxx / surrogate pairs. Bytes that
- * are not UTF-8 (the seed's reader would stop on them) become U+FFFD. */
-static void json_body(obuf_t *o, const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str);
-    char b[32]; /* a surrogate pair: two 6-character escapes, with room for any long */
-    while (n) {
-        unsigned char c = *s;
-        size_t len = 1;
-        long cp = c;
-        const char *esc;
-        if (c >= ' ' && c <= '~' && c != '"' && c != '\\') {
-            size_t run = 1;
-            while (run < n && s[run] >= ' ' && s[run] <= '~' && s[run] != '"' && s[run] != '\\')
-                run++;
-            ob_put(o, (const char *)s, run);
-            s += run;
-            n -= run;
-            continue;
-        }
-        esc = c ? strchr(json_esc_chars, c) : NULL;
-        if (esc) {
-            ob_puts(o, json_short_esc[esc - json_esc_chars]);
-        } else {
-            if (c >= 0x80) {
-                cp = utf8_decode(s, n, &len);
-                if (cp < 0) {
-                    cp = 0xFFFD;
-                    len = 1;
-                }
-            }
-            if (cp >= 0x10000) {
-                long v = cp - 0x10000;
-                snprintf(b, sizeof(b), "\\u%04lx\\u%04lx", 0xD800 + (v >> 10),
-                         0xDC00 + (v & 0x3FF));
-            } else {
-                snprintf(b, sizeof(b), "\\u%04lx", cp);
-            }
-            ob_puts(o, b);
-        }
-        s += len;
-        n -= len;
-    }
-}
-
-static void json_str(obuf_t *o, const char *s)
-{
-    ob_put(o, "\"", 1);
-    json_body(o, s);
-    ob_put(o, "\"", 1);
-}
-
-/* One CSV field: quoted when it holds a comma, quote, CR or LF, quotes doubled. */
-static void csv_field(obuf_t *o, const char *s, bool first)
-{
-    if (!first)
-        ob_put(o, ",", 1);
-    if (!strpbrk(s, ",\"\r\n")) {
-        ob_puts(o, s);
-        return;
-    }
-    ob_put(o, "\"", 1);
-    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) {
-        ob_put(o, s, (size_t)(q - s + 1));
-        ob_put(o, "\"", 1); /* a quote is doubled */
-    }
-    ob_puts(o, s);
-    ob_put(o, "\"", 1);
-}
-
-static void csv_header(obuf_t *o, const char *const *names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        csv_field(o, names[i], i == 0);
-    ob_puts(o, CSV_EOL);
-}
-
-/* The value of N * 10^q when it reads back as x: its digits (no trailing zeros) and the
- * exponent of the first digit. */
-static bool try_digits(double x, uint64_t mant, int q, char *digits, int *sci_exp)
-{
-    char b[48];
-    int nd;
-    if (mant == 0)
-        return false;
-    snprintf(b, sizeof(b), "%llue%d", (unsigned long long)mant, q);
-    if (strtod(b, NULL) != x)
-        return false;
-    nd = snprintf(digits, MAX_DOUBLE_DIGITS + 3, "%llu", (unsigned long long)mant);
-    *sci_exp = q + nd - 1;
-    while (nd > 1 && digits[nd - 1] == '0')
-        digits[--nd] = '\0';
-    return true;
-}
-
-/* The shortest digit string that reads back as x (> 0, finite), and the nearest to x of
- * those (David Gay's mode 0, which CPython's repr uses). At each length the correctly
- * rounded string is the nearest; when it does not read back, only a neighbour can. */
-static void shortest_digits(double x, char *digits, int *sci_exp)
-{
-    char b[48];
-    for (int p = 1; p <= MAX_DOUBLE_DIGITS; p++) {
-        uint64_t mant = 0, pow = 1;
-        int e;
-        char *ep;
-        snprintf(b, sizeof(b), "%.*e", p - 1, x);
-        for (const char *s = b; *s && *s != 'e'; s++) {
-            if (*s >= '0' && *s <= '9')
-                mant = mant * 10 + (uint64_t)(*s - '0');
-        }
-        ep = strchr(b, 'e');
-        e = (int)strtol(ep + 1, NULL, 10);
-        for (int i = 1; i < p; i++)
-            pow *= 10;
-        if (try_digits(x, mant, e - p + 1, digits, sci_exp) ||
-            try_digits(x, mant + 1, e - p + 1, digits, sci_exp))
-            return;
-        /* Below a power of ten the next lower p-digit value is 99..9 one decade down. */
-        if (mant == pow ? try_digits(x, pow * 10 - 1, e - p, digits, sci_exp)
-                        : try_digits(x, mant - 1, e - p + 1, digits, sci_exp))
-            return;
-    }
-    /* 17 digits always read back; not reached. */
-    snprintf(digits, MAX_DOUBLE_DIGITS + 3, "0");
-    *sci_exp = 0;
-}
-
-/* Python's repr(x) (str() of a float, what csv.writer writes) into out (cap >= 32). */
-static void py_float_repr(double x, char *out, size_t cap)
-{
-    char digits[MAX_DOUBLE_DIGITS + 3], b[MAX_DOUBLE_DIGITS * 2 + 16];
-    int sci_exp, decpt, nd;
-    size_t n = 0;
-
-    if (isnan(x) || isinf(x) || x == 0) {
-        snprintf(out, cap, "%s%s", signbit(x) ? "-" : "",
-                 isnan(x)   ? "nan"
-                 : isinf(x) ? "inf"
-                            : "0.0");
-        return;
-    }
-    if (x < 0)
-        b[n++] = '-';
-    shortest_digits(fabs(x), digits, &sci_exp);
-    nd = (int)strlen(digits);
-    decpt = sci_exp + 1; /* digits d1d2.. stand for 0.d1d2.. * 10^decpt */
-    if (decpt <= REPR_EXP_LOW || decpt > REPR_EXP_HIGH) {
-        /* 1e+16, 1.5e-05: the exponent has a sign and at least two digits. */
-        b[n++] = digits[0];
-        if (nd > 1) {
-            b[n++] = '.';
-            for (int i = 1; i < nd; i++)
-                b[n++] = digits[i];
-        }
-        snprintf(b + n, sizeof(b) - n, "e%c%02d", sci_exp < 0 ? '-' : '+', abs(sci_exp));
-    } else {
-        /* 0.001, 12.5, 100.0: fixed notation, always with a fractional part. */
-        if (decpt <= 0) {
-            b[n++] = '0';
-            b[n++] = '.';
-            for (int i = 0; i < -decpt; i++)
-                b[n++] = '0';
-        }
-        for (int i = 0; i < nd || i < decpt; i++) {
-            if (i == decpt && decpt > 0)
-                b[n++] = '.';
-            b[n++] = i < nd ? digits[i] : '0';
-        }
-        if (decpt >= nd) {
-            b[n++] = '.';
-            b[n++] = '0';
-        }
-        b[n] = '\0';
-    }
-    nnp__strlcpy(out, b, cap);
-}
 
 /* ---- an insertion-ordered string set: string -> dense id (Python dict keys) ---- */
 
@@ -564,7 +268,7 @@ typedef struct host_an {
     ds_calc_t *calcs;
     size_t calcs_cap;
     ts_map_t tl_map, ds_map; /* the two passes' ts_maps */
-    obuf_t timeline, memory;
+    nnp_obuf_t timeline, memory;
     bool has_events;
     uint64_t n_warned;
 } host_an_t;
@@ -619,25 +323,25 @@ static int timeline_next(host_an_t *a)
     if (!a->timeline.is_open) {
         int rc;
         snprintf(name, sizeof(name), "timeline_%d.json", a->c->rank);
-        rc = ob_open(&a->timeline, a->dir, name);
+        rc = nnp__py_ob_open(&a->timeline, a->dir, name);
         if (rc != NNP_OK)
             return rc;
-        ob_put(&a->timeline, "[", 1);
+        nnp__py_ob_put(&a->timeline, "[", 1);
     } else {
-        ob_put(&a->timeline, ", ", 2);
+        nnp__py_ob_put(&a->timeline, ", ", 2);
     }
     a->has_events = true;
     return a->timeline.err;
 }
 
 /* "pid": "<pid>", "tid": "<tid>": the seed copies the CSV strings. */
-static void json_pid_tid(obuf_t *o, uint32_t pid, uint64_t tid)
+static void json_pid_tid(nnp_obuf_t *o, uint32_t pid, uint64_t tid)
 {
-    ob_puts(o, "\"pid\": \"");
-    ob_u64(o, pid);
-    ob_puts(o, "\", \"tid\": \"");
-    ob_u64(o, tid);
-    ob_puts(o, "\"");
+    nnp__py_ob_puts(o, "\"pid\": \"");
+    nnp__py_ob_u64(o, pid);
+    nnp__py_ob_puts(o, "\", \"tid\": \"");
+    nnp__py_ob_u64(o, tid);
+    nnp__py_ob_puts(o, "\"");
 }
 
 /* {"name": "e::s", "cat": module, "ts": .., ["dur": .., ]"ph": .., "pid", "tid", "args"} */
@@ -645,27 +349,27 @@ static int timeline_event(host_an_t *a, size_t i, int64_t ts_us, const int64_t *
 {
     const nnp_model_t *m = a->m;
     uint32_t th = m->host.thread[i];
-    obuf_t *o = &a->timeline;
+    nnp_obuf_t *o = &a->timeline;
     int rc = timeline_next(a);
     if (rc != NNP_OK)
         return rc;
-    ob_puts(o, "{\"name\": \"");
-    json_body(o, nnp__model_str(m, m->host.event[i]));
-    ob_puts(o, "::");
-    json_body(o, nnp__model_str(m, m->host.stage[i]));
-    ob_puts(o, "\", \"cat\": ");
-    json_str(o, nnp__model_str(m, m->host.module[i]));
-    ob_puts(o, ", \"ts\": ");
-    ob_i64(o, ts_us);
+    nnp__py_ob_puts(o, "{\"name\": \"");
+    nnp__py_json_body(o, nnp__model_str(m, m->host.event[i]));
+    nnp__py_ob_puts(o, "::");
+    nnp__py_json_body(o, nnp__model_str(m, m->host.stage[i]));
+    nnp__py_ob_puts(o, "\", \"cat\": ");
+    nnp__py_json_str(o, nnp__model_str(m, m->host.module[i]));
+    nnp__py_ob_puts(o, ", \"ts\": ");
+    nnp__py_ob_i64(o, ts_us);
     if (dur_us) {
-        ob_puts(o, ", \"dur\": ");
-        ob_i64(o, *dur_us);
+        nnp__py_ob_puts(o, ", \"dur\": ");
+        nnp__py_ob_i64(o, *dur_us);
     }
-    ob_puts(o, dur_us ? ", \"ph\": \"X\", " : ", \"ph\": \"i\", ");
+    nnp__py_ob_puts(o, dur_us ? ", \"ph\": \"X\", " : ", \"ph\": \"i\", ");
     json_pid_tid(o, m->threads.pid[th], m->threads.tid[th]);
-    ob_puts(o, ", \"args\": {\"parent_pid\": \"");
-    ob_u64(o, m->threads.parent_pid[th]);
-    ob_puts(o, "\"}}");
+    nnp__py_ob_puts(o, ", \"args\": {\"parent_pid\": \"");
+    nnp__py_ob_u64(o, m->threads.parent_pid[th]);
+    nnp__py_ob_puts(o, "\"}}");
     return o->err;
 }
 
@@ -673,35 +377,35 @@ static int memory_row(host_an_t *a, size_t i, uint64_t mem_kb, int64_t ts_us)
 {
     const nnp_model_t *m = a->m;
     uint32_t th = m->host.thread[i];
-    obuf_t *o = &a->memory;
+    nnp_obuf_t *o = &a->memory;
     if (!o->is_open) {
         char name[64];
         int rc;
         snprintf(name, sizeof(name), "host_memory_%d.csv", a->c->rank);
-        rc = ob_open(o, a->dir, name);
+        rc = nnp__py_ob_open(o, a->dir, name);
         if (rc != NNP_OK)
             return rc;
-        csv_header(o, memory_header, NNP_ARRAY_LEN(memory_header));
+        nnp__py_csv_header(o, memory_header, NNP_ARRAY_LEN(memory_header));
     }
     /* Numbers hold no CSV special characters: written bare, as the CSV had them. */
-    ob_u64(o, m->threads.tid[th]);
-    ob_put(o, ",", 1);
-    ob_u64(o, m->threads.pid[th]);
-    ob_put(o, ",", 1);
-    ob_u64(o, m->threads.parent_pid[th]);
-    csv_field(o, nnp__model_str(m, m->host.module[i]), false);
-    csv_field(o, nnp__model_str(m, m->host.event[i]), false);
-    csv_field(o, nnp__model_str(m, m->host.stage[i]), false);
-    ob_put(o, ",", 1);
-    ob_u64(o, m->host.level[i]);
-    ob_put(o, ",", 1);
-    ob_u64(o, m->host.kind[i]);
-    csv_field(o, nnp__model_str(m, m->host.custom_info[i]), false);
-    ob_put(o, ",", 1);
-    ob_u64(o, mem_kb);
-    ob_put(o, ",", 1);
-    ob_i64(o, ts_us);
-    ob_puts(o, CSV_EOL);
+    nnp__py_ob_u64(o, m->threads.tid[th]);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_u64(o, m->threads.pid[th]);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_u64(o, m->threads.parent_pid[th]);
+    nnp__py_csv_field(o, nnp__model_str(m, m->host.module[i]), false);
+    nnp__py_csv_field(o, nnp__model_str(m, m->host.event[i]), false);
+    nnp__py_csv_field(o, nnp__model_str(m, m->host.stage[i]), false);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_u64(o, m->host.level[i]);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_u64(o, m->host.kind[i]);
+    nnp__py_csv_field(o, nnp__model_str(m, m->host.custom_info[i]), false);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_u64(o, mem_kb);
+    nnp__py_ob_put(o, ",", 1);
+    nnp__py_ob_i64(o, ts_us);
+    nnp__py_ob_puts(o, CSV_EOL);
     return o->err;
 }
 
@@ -835,13 +539,13 @@ static int timeline_open_ends(host_an_t *a)
         rc = timeline_next(a);
         if (rc != NNP_OK)
             return rc;
-        ob_puts(&a->timeline, "{\"name\": ");
-        json_str(&a->timeline, a->names.keys[x->name]);
-        ob_puts(&a->timeline, ", ");
+        nnp__py_ob_puts(&a->timeline, "{\"name\": ");
+        nnp__py_json_str(&a->timeline, a->names.keys[x->name]);
+        nnp__py_ob_puts(&a->timeline, ", ");
         json_pid_tid(&a->timeline, x->pid, x->tid);
-        ob_puts(&a->timeline, ", \"ph\": \"B\", \"ts\": ");
-        ob_i64(&a->timeline, x->ts_us);
-        ob_puts(&a->timeline, "}");
+        nnp__py_ob_puts(&a->timeline, ", \"ph\": \"B\", \"ts\": ");
+        nnp__py_ob_i64(&a->timeline, x->ts_us);
+        nnp__py_ob_puts(&a->timeline, "}");
     }
     return a->timeline.err;
 }
@@ -849,30 +553,30 @@ static int timeline_open_ends(host_an_t *a)
 static int write_dataset(host_an_t *a)
 {
     const nnp_model_t *m = a->m;
-    obuf_t o;
+    nnp_obuf_t o;
     char name[64], num[40];
     int rc;
 
     memset(&o, 0, sizeof(o));
     snprintf(name, sizeof(name), "dataset_%d.csv", a->c->rank);
-    rc = ob_open(&o, a->dir, name);
+    rc = nnp__py_ob_open(&o, a->dir, name);
     if (rc != NNP_OK) {
-        ob_close(&o, false);
+        nnp__py_ob_close(&o, false);
         return rc;
     }
-    csv_header(&o, dataset_header, NNP_ARRAY_LEN(dataset_header));
+    nnp__py_csv_header(&o, dataset_header, NNP_ARRAY_LEN(dataset_header));
     for (size_t id = 0; id < a->titles.n; id++) {
         const ds_calc_t *k = &a->calcs[id];
-        csv_field(&o, nnp__model_str(m, k->event), true);
-        csv_field(&o, nnp__model_str(m, k->stage), false);
-        ob_put(&o, ",", 1);
-        ob_u64(&o, k->count);
-        py_float_repr(k->avg, num, sizeof(num));
-        csv_field(&o, num, false);
-        csv_field(&o, nnp__model_str(m, k->custom_info), false);
-        ob_puts(&o, CSV_EOL);
+        nnp__py_csv_field(&o, nnp__model_str(m, k->event), true);
+        nnp__py_csv_field(&o, nnp__model_str(m, k->stage), false);
+        nnp__py_ob_put(&o, ",", 1);
+        nnp__py_ob_u64(&o, k->count);
+        nnp__py_float_repr(k->avg, num, sizeof(num));
+        nnp__py_csv_field(&o, num, false);
+        nnp__py_csv_field(&o, nnp__model_str(m, k->custom_info), false);
+        nnp__py_ob_puts(&o, CSV_EOL);
     }
-    return ob_close(&o, true);
+    return nnp__py_ob_close(&o, true);
 }
 
 /* The order to walk rows in: the importer's file order when the model keeps it (host.seq),
@@ -977,9 +681,16 @@ int nnp__host_info_write(const nnp_actx_t *c)
         NNP_LOG_W("host_info: %llu more rows whose start time could not be mapped",
                   (unsigned long long)(a.n_warned - MAX_ROW_WARNINGS));
 
+    /* The seed's "No memory_usage is recorded" named neither which memory nor what it
+     * means; tensor memory (memory.c) is another record kind and may well be there. */
     if (rc == NNP_OK && !a.memory.is_open)
-        NNP_LOG_W("No memory_usage is recorded in %s", a.src);
-    rc2 = ob_close(&a.memory, rc == NNP_OK);
+        NNP_LOG_W("No host memory (memory_usage) is recorded in %s, so host_info/"
+                  "host_memory_%d.csv is not written (host memory comes from "
+                  "nnp_host_memory() or MindSpore's host_info); %s",
+                  a.src, c->rank,
+                  m->mem.t.n ? "tensor memory was recorded: see memory_usage_summary_*.json"
+                             : "no tensor memory was recorded either");
+    rc2 = nnp__py_ob_close(&a.memory, rc == NNP_OK);
     rc = rc != NNP_OK ? rc : rc2;
 
     if (rc == NNP_OK) {
@@ -987,10 +698,10 @@ int nnp__host_info_write(const nnp_actx_t *c)
         rc = timeline_open_ends(&a);
     }
     if (rc == NNP_OK && a.has_events)
-        ob_puts(&a.timeline, "]");
+        nnp__py_ob_puts(&a.timeline, "]");
     if (rc == NNP_OK && !a.has_events)
         NNP_LOG_W("No valid time_stamp is recorded in %s", a.src);
-    rc2 = ob_close(&a.timeline, rc == NNP_OK);
+    rc2 = nnp__py_ob_close(&a.timeline, rc == NNP_OK);
     rc = rc != NNP_OK ? rc : rc2;
 
     if (rc == NNP_OK) {

@@ -69,15 +69,20 @@ int nnp__kindex_build(const nnp_model_t *m, nnp_kindex_t *ki)
         /* A reversed kernel (clock glitch) counts as 0, as in op statistics. */
         int64_t d = k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
         if (k->corr[i])
-            ki->v[n++] = (nnp_ktime_t){k->corr[i], d};
+            ki->v[n++] = (nnp_ktime_t){k->corr[i], d, k->start_ns[i], k->end_ns[i], 1};
     }
     qsort(ki->v, n, sizeof(nnp_ktime_t), cmp_ktime);
     /* Fold the kernels of one launch into one entry: one lookup gives the op's time. */
     for (size_t i = 0; i < n; i++) {
-        if (ki->n && ki->v[ki->n - 1].corr == ki->v[i].corr)
-            ki->v[ki->n - 1].dur_ns += ki->v[i].dur_ns;
-        else
+        nnp_ktime_t *d = ki->n ? &ki->v[ki->n - 1] : NULL;
+        if (d && d->corr == ki->v[i].corr) {
+            d->dur_ns += ki->v[i].dur_ns;
+            d->first_ns = ki->v[i].first_ns < d->first_ns ? ki->v[i].first_ns : d->first_ns;
+            d->last_ns = ki->v[i].last_ns > d->last_ns ? ki->v[i].last_ns : d->last_ns;
+            d->n++;
+        } else {
             ki->v[ki->n++] = ki->v[i];
+        }
     }
     return NNP_OK;
 }
@@ -88,11 +93,11 @@ void nnp__kindex_fini(nnp_kindex_t *ki)
     memset(ki, 0, sizeof(*ki));
 }
 
-bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur)
+const nnp_ktime_t *nnp__kindex_entry(const nnp_kindex_t *ki, uint64_t corr)
 {
     size_t lo = 0, hi = ki->n;
     if (corr == 0)
-        return false;
+        return NULL;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (ki->v[mid].corr < corr)
@@ -100,9 +105,15 @@ bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur)
         else
             hi = mid;
     }
-    if (lo == ki->n || ki->v[lo].corr != corr)
+    return lo < ki->n && ki->v[lo].corr == corr ? &ki->v[lo] : NULL;
+}
+
+bool nnp__kindex_find(const nnp_kindex_t *ki, uint64_t corr, int64_t *dur)
+{
+    const nnp_ktime_t *e = nnp__kindex_entry(ki, corr);
+    if (!e)
         return false;
-    *dur = ki->v[lo].dur_ns;
+    *dur = e->dur_ns;
     return true;
 }
 

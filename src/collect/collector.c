@@ -2,8 +2,11 @@
  * shims register at load time, the session calls their hooks when windows open and close.
  * A mutex guards the registry; hooks run under it, which serialises them (they are called
  * at window boundaries, never on a hot path). A back end registered while a window is open
- * gets its window_start at once, so load order does not matter. */
+ * gets its window_start at once, so load order does not matter. The correlation hooks
+ * (nnp_correlation_push/pop) are one atomic pointer: the application calls them on its
+ * hot path, so they take no lock. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "collect/collector.h"
@@ -116,4 +119,27 @@ void nnp__collectors_fork_child(void)
 {
     pthread_mutex_unlock(&g_lock); /* taken by this thread in the prepare handler */
     g_window_open = false;
+}
+
+/* ---- correlation hooks: the device back end links host ops to the work they launch ---- */
+
+static _Atomic(const nnp_correlation_hooks_t *) g_corr;
+
+void nnp_collector_set_correlation(const nnp_correlation_hooks_t *h)
+{
+    atomic_store_explicit(&g_corr, h, memory_order_release);
+}
+
+void nnp_correlation_push(uint64_t correlation_id)
+{
+    const nnp_correlation_hooks_t *h = atomic_load_explicit(&g_corr, memory_order_acquire);
+    if (NNP_UNLIKELY(h != NULL) && h->push)
+        h->push(correlation_id, h->user);
+}
+
+void nnp_correlation_pop(void)
+{
+    const nnp_correlation_hooks_t *h = atomic_load_explicit(&g_corr, memory_order_acquire);
+    if (NNP_UNLIKELY(h != NULL) && h->pop)
+        h->pop(h->user);
 }

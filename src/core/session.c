@@ -32,7 +32,8 @@
 /* Serialises create/start/stop/destroy with each other and with fork() (fork.c takes it in
  * its prepare handler), so a child never sees a session half made or half torn down. */
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
-static nnp_session_t *g_session; /* under life_lock */
+/* Written under life_lock; read without it by nnp_collect_options(). */
+static _Atomic(nnp_session_t *) g_session;
 /* The session the library owns; written under life_lock, read without it (a fatal-signal
  * handler asks for it through nnp_session_current()). */
 static _Atomic(nnp_session_t *) g_owned;
@@ -220,6 +221,19 @@ int nnp__session_create_owned(const nnp_options_t *o, bool from_env, bool quiet,
 nnp_session_t *nnp_session_current(void)
 {
     return atomic_load(&g_owned);
+}
+
+int nnp_collect_options(nnp_options_t *out)
+{
+    /* Lock-free: back ends call it from their window hooks, which run under life_lock. The
+     * options of a session do not change after create. */
+    nnp_session_t *s = atomic_load(&g_session);
+    if (!out)
+        return nnp__fail(NNP_EINVAL, "nnp_collect_options: out is NULL");
+    if (!s)
+        return nnp__fail(NNP_ESTATE, "no profiling session in this process");
+    *out = s->opts;
+    return NNP_OK;
 }
 
 /* The seed's "already started" / "not started" errors, and the error for a session a

@@ -5,6 +5,8 @@
  * results (op statistics, step trace, overlap) become tables too. The file is written
  * under a temporary name and renamed, so a reader never sees half a database. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 
 #include "analyse/analyse.h"
 #include "export/sqlite.h"
+#include "export/sqlite_schema.h"
 #include "model/model.h"
 #include "nnprof/nnprof.h"
 #include "read/raw_import.h"
@@ -30,13 +33,11 @@
  * SQLite's 32766 parameters; going from 1 to 32 rows per statement halved the insert time
  * of bench_sqlite, 64 measured no better. */
 #define ROWS_PER_INSERT 32
-/* Longest multi-row INSERT: ROWS_PER_INSERT groups of at most (MAX_COLS + 1) "?,". */
+/* Longest multi-row INSERT: ROWS_PER_INSERT groups of at most (NNP_SQL_MAX_COLS + 1) "?,". */
 #define BATCH_SQL_CAP 8192
 /* First size of the op statistics hash (power of two): runs have few op types, and the
  * table doubles past half full. */
 #define STAT_HASH_MIN 256
-/* Default database name inside the exported directory. */
-#define DEFAULT_DB_NAME "nnprof.sqlite"
 /* Page cache for the bulk load (negative = KiB, SQLite's convention): 64 MiB keeps the
  * b-tree pages of the tables being appended to in memory. */
 #define BULK_CACHE_KIB "-65536"
@@ -45,206 +46,13 @@
 #define CORE_KERNEL_NAME "KERNEL"
 #define PERCENT          100.0
 
-/* How a model column is stored. Every time is an INTEGER of ns; "open" ends are NULL. */
-typedef enum col_kind {
-    C_TS,     /* int64 ns, NNP_OPEN_END -> NULL */
-    C_I64,    /* int64 */
-    C_U64,    /* uint64, stored as a (two's complement) INTEGER */
-    C_U32,    /* uint32 */
-    C_I32,    /* int32 */
-    C_U8,     /* uint8 */
-    C_F64,    /* double -> REAL */
-    C_F64I,   /* double holding an integer (bytes) -> INTEGER */
-    C_STR,    /* model string id -> StringIds id, 0 -> NULL */
-    C_THREAD, /* thread index -> OS tid */
-    C_COMM,   /* nnp_comm_kind_t -> StringIds id of its name */
-} col_kind_t;
-
-typedef struct col {
-    const char *name;
-    col_kind_t kind;
-    size_t off; /* offset of the column pointer inside nnp_model_t */
-} col_t;
-
-#define MAX_COLS 12
-typedef struct table_desc {
-    const char *name;
-    size_t t_off;        /* offset of the nnp_table_t header inside nnp_model_t */
-    const char *time_ix; /* column indexed after the load (with rank), NULL = none */
-    col_t cols[MAX_COLS];
-} table_desc_t;
-
-#define M(field) offsetof(nnp_model_t, field)
-
-/* One SQL table per model table: the order of columns is the order in docs/SQLITE.md. */
-static const table_desc_t TABLES[] = {
-    {"Threads",
-     M(threads.t),
-     NULL,
-     {{"tid", C_U64, M(threads.tid)},
-      {"name", C_STR, M(threads.name)},
-      {"pid", C_U32, M(threads.pid)},
-      {"parent_pid", C_U32, M(threads.parent_pid)}}},
-    {"Ops",
-     M(ops.t),
-     "start_ns",
-     {{"start_ns", C_TS, M(ops.start_ns)},
-      {"end_ns", C_TS, M(ops.end_ns)},
-      {"name", C_STR, M(ops.name)},
-      {"type", C_STR, M(ops.type)},
-      {"graph_id", C_U32, M(ops.graph_id)},
-      {"stream_id", C_U32, M(ops.stream_id)},
-      {"tid", C_THREAD, M(ops.thread)},
-      {"input_shapes", C_STR, M(ops.shapes)},
-      {"input_dtypes", C_STR, M(ops.dtypes)},
-      {"correlation_id", C_U64, M(ops.corr)},
-      {"flops_matrix", C_U64, M(ops.flops_matrix)},
-      {"flops_vector", C_U64, M(ops.flops_vector)}}},
-    {"Kernels",
-     M(kernels.t),
-     "start_ns",
-     {{"start_ns", C_TS, M(kernels.start_ns)},
-      {"end_ns", C_TS, M(kernels.end_ns)},
-      {"name", C_STR, M(kernels.name)},
-      {"type", C_STR, M(kernels.type)},
-      {"device_id", C_U32, M(kernels.device_id)},
-      {"stream_id", C_U32, M(kernels.stream_id)},
-      {"correlation_id", C_U64, M(kernels.corr)}}},
-    {"HostRows",
-     M(host.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(host.ts_ns)},
-      {"kind", C_U8, M(host.kind)},
-      {"level", C_U8, M(host.level)},
-      {"module", C_STR, M(host.module)},
-      {"event", C_STR, M(host.event)},
-      {"stage", C_STR, M(host.stage)},
-      {"custom_info", C_STR, M(host.custom_info)},
-      {"tid", C_THREAD, M(host.thread)},
-      {"memory_bytes", C_U64, M(host.memory_bytes)}}},
-    {"HostMemory",
-     M(host_mem.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(host_mem.ts_ns)}, {"bytes", C_F64I, M(host_mem.value)}}},
-    {"Steps",
-     M(steps.t),
-     "start_ns",
-     {{"step_id", C_U64, M(steps.id)},
-      {"graph_id", C_U32, M(steps.graph_id)},
-      {"start_ns", C_TS, M(steps.start_ns)},
-      {"end_ns", C_TS, M(steps.end_ns)}}},
-    {"Epochs",
-     M(epochs.t),
-     "start_ns",
-     {{"epoch_id", C_U64, M(epochs.id)},
-      {"start_ns", C_TS, M(epochs.start_ns)},
-      {"end_ns", C_TS, M(epochs.end_ns)}}},
-    {"FpMarks", M(fp.t), NULL, {{"step_id", C_U64, M(fp.step_id)}, {"ts_ns", C_TS, M(fp.ts_ns)}}},
-    {"BpMarks", M(bp.t), NULL, {{"step_id", C_U64, M(bp.step_id)}, {"ts_ns", C_TS, M(bp.ts_ns)}}},
-    {"Comms",
-     M(comms.t),
-     "start_ns",
-     {{"start_ns", C_TS, M(comms.start_ns)},
-      {"end_ns", C_TS, M(comms.end_ns)},
-      {"name", C_STR, M(comms.name)},
-      {"kind", C_COMM, M(comms.kind)},
-      {"grp", C_STR, M(comms.group)},
-      {"stream_id", C_U32, M(comms.stream_id)},
-      {"tid", C_THREAD, M(comms.thread)},
-      {"peer", C_I32, M(comms.peer)},
-      {"bytes", C_U64, M(comms.bytes)}}},
-    {"MemEvents",
-     M(mem.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(mem.ts_ns)},
-      {"is_alloc", C_U8, M(mem.is_alloc)},
-      {"address", C_U64, M(mem.address)},
-      {"bytes", C_U64, M(mem.bytes)},
-      {"name", C_STR, M(mem.name)},
-      {"owner_op", C_STR, M(mem.owner_op)},
-      {"device_id", C_U32, M(mem.device_id)}}},
-    {"PipelineOps",
-     M(pipe_ops.t),
-     NULL,
-     {{"op_id", C_I64, M(pipe_ops.op_id)},
-      {"parent_id", C_I64, M(pipe_ops.parent_id)},
-      {"op_type", C_STR, M(pipe_ops.op_type)},
-      {"num_workers", C_U32, M(pipe_ops.num_workers)}}},
-    {"QueueSamples",
-     M(queues.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(queues.ts_ns)},
-      {"op_id", C_I64, M(queues.op_id)},
-      {"size", C_U32, M(queues.size)},
-      {"capacity", C_U32, M(queues.capacity)}}},
-    {"Counters",
-     M(counters.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(counters.ts_ns)},
-      {"name", C_STR, M(counters.name)},
-      {"value", C_F64, M(counters.value)}}},
-    {"Markers",
-     M(markers.t),
-     "start_ns",
-     {{"start_ns", C_TS, M(markers.start_ns)},
-      {"end_ns", C_TS, M(markers.end_ns)},
-      {"message", C_STR, M(markers.message)},
-      {"tid", C_THREAD, M(markers.thread)}}},
-    {"CpuSamples",
-     M(sys_cpu.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(sys_cpu.ts_ns)},
-      {"user", C_U64, M(sys_cpu.user)},
-      {"nice", C_U64, M(sys_cpu.nice)},
-      {"sys", C_U64, M(sys_cpu.sys)},
-      {"idle", C_U64, M(sys_cpu.idle)},
-      {"iowait", C_U64, M(sys_cpu.iowait)},
-      {"irq", C_U64, M(sys_cpu.irq)},
-      {"steal", C_U64, M(sys_cpu.steal)},
-      {"ctxt", C_U64, M(sys_cpu.ctxt)},
-      {"procs_running", C_U32, M(sys_cpu.running)},
-      {"procs_blocked", C_U32, M(sys_cpu.blocked)}}},
-    {"TaskCpu",
-     M(task_cpu.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(task_cpu.ts_ns)},
-      {"tid", C_U64, M(task_cpu.tid)},
-      {"name", C_STR, M(task_cpu.name)},
-      {"utime", C_U64, M(task_cpu.utime)},
-      {"stime", C_U64, M(task_cpu.stime)}}},
-    {"ProcessRss",
-     M(proc_rss.t),
-     "ts_ns",
-     {{"ts_ns", C_TS, M(proc_rss.ts_ns)}, {"rss_bytes", C_F64I, M(proc_rss.value)}}},
-};
-
-/* Tables that are not copies of a model table (docs/SQLITE.md). */
-static const char *const FIXED_SCHEMA =
-    "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE Ranks(rank INTEGER NOT NULL, device INTEGER, rank_size INTEGER, host TEXT,"
-    " pid INTEGER, state TEXT, start_wall_us INTEGER, diff_time_us INTEGER,"
-    " clock_ticks_per_sec INTEGER, ncpu INTEGER, options TEXT, source TEXT,"
-    " events_lost INTEGER, chunks_corrupt INTEGER, chunks_truncated INTEGER,"
-    " files_aged_out INTEGER);"
-    "CREATE TABLE Windows(rank INTEGER NOT NULL, start_ns INTEGER, stop_ns INTEGER);"
-    "CREATE TABLE OpStatistics(rank INTEGER NOT NULL, op_type INTEGER, core_type INTEGER,"
-    " is_device INTEGER, count INTEGER, total_ns INTEGER, avg_ns INTEGER, min_ns INTEGER,"
-    " max_ns INTEGER, ratio_pct REAL);"
-    "CREATE TABLE StepTrace(rank INTEGER NOT NULL, step_id INTEGER, graph_id INTEGER,"
-    " begin_ns INTEGER, end_ns INTEGER, start_point_ns INTEGER, fp_ns INTEGER, bp_ns INTEGER,"
-    " fp_op INTEGER, bp_op INTEGER, iteration_interval_ns INTEGER, fp_and_bp_ns INTEGER,"
-    " tail_ns INTEGER, total_ns INTEGER);"
-    "CREATE TABLE Overlap(rank INTEGER NOT NULL, step_id INTEGER, computing_ns INTEGER,"
-    " communication_ns INTEGER, comm_not_overlapped_ns INTEGER, overlapped_ns INTEGER,"
-    " free_ns INTEGER);";
-
 /* Export state: the database, one prepared insert per table, and the string table all
  * ranks share (a model used only for interning, so equal strings of two ranks get one
  * id). */
 typedef struct exp {
     sqlite3 *db;
-    sqlite3_stmt *ins[NNP_ARRAY_LEN(TABLES)];       /* one row */
-    sqlite3_stmt *ins_batch[NNP_ARRAY_LEN(TABLES)]; /* ROWS_PER_INSERT rows */
+    sqlite3_stmt *ins[NNP_SQLITE_N_TABLES];       /* one row */
+    sqlite3_stmt *ins_batch[NNP_SQLITE_N_TABLES]; /* ROWS_PER_INSERT rows */
     sqlite3_stmt *ins_rank, *ins_window, *ins_stat, *ins_step, *ins_overlap;
     nnp_model_t strings;
     uint32_t *map; /* this rank's model string id -> shared id */
@@ -284,16 +92,16 @@ static int step_insert(exp_t *e, sqlite3_stmt *st)
     return step_rows(e, st, 1);
 }
 
-static size_t n_cols(const table_desc_t *t)
+static size_t n_cols(const nnp_sql_table_t *t)
 {
     size_t n = 0;
-    while (n < MAX_COLS && t->cols[n].name)
+    while (n < NNP_SQL_MAX_COLS && t->cols[n].name)
         n++;
     return n;
 }
 
 /* The multi-row INSERT of a table of nc columns (plus rank): VALUES(?,..),(?,..),... */
-static int prepare_batch(exp_t *e, const table_desc_t *t, size_t nc, sqlite3_stmt **st)
+static int prepare_batch(exp_t *e, const nnp_sql_table_t *t, size_t nc, sqlite3_stmt **st)
 {
     char sql[BATCH_SQL_CAP];
     size_t a = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES", t->name);
@@ -312,7 +120,7 @@ static int prepare_batch(exp_t *e, const table_desc_t *t, size_t nc, sqlite3_stm
 /* CREATE TABLE and the prepared INSERTs (one row, a batch) of one model table. */
 static int create_table(exp_t *e, size_t ti)
 {
-    const table_desc_t *t = &TABLES[ti];
+    const nnp_sql_table_t *t = &nnp__sqlite_tables[ti];
     char create[SQL_CAP], insert[SQL_CAP];
     size_t nc = n_cols(t), a, b;
     int rc;
@@ -335,8 +143,8 @@ static int create_table(exp_t *e, size_t ti)
 
 static int create_schema(exp_t *e)
 {
-    int rc = exec(e, FIXED_SCHEMA);
-    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++)
+    int rc = exec(e, nnp__sqlite_fixed_schema);
+    for (size_t i = 0; rc == NNP_OK && i < NNP_SQLITE_N_TABLES; i++)
         rc = create_table(e, i);
     if (rc == NNP_OK)
         rc = prepare(e, "INSERT INTO Ranks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &e->ins_rank);
@@ -392,8 +200,8 @@ static void bind_ts(sqlite3_stmt *st, int k, int64_t ns)
 
 /* ---- model tables ---- */
 
-static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k, const col_t *c,
-                     size_t i)
+static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k,
+                     const nnp_sql_col_t *c, size_t i)
 {
     const void *p = *(void *const *)((const char *)m + c->off);
     if (!p) { /* optional column the model did not allocate (FLOPs) */
@@ -446,7 +254,7 @@ static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k, co
 }
 
 /* Binds row i of the model table as the row starting at parameter k (its rank). */
-static void bind_row(exp_t *e, const nnp_model_t *m, const table_desc_t *t, size_t nc,
+static void bind_row(exp_t *e, const nnp_model_t *m, const nnp_sql_table_t *t, size_t nc,
                      sqlite3_stmt *st, int k, size_t i)
 {
     sqlite3_bind_int64(st, k, m->info.rank_id);
@@ -457,7 +265,7 @@ static void bind_row(exp_t *e, const nnp_model_t *m, const table_desc_t *t, size
 /* Whole batches through the multi-row INSERT, the remainder row by row. */
 static int insert_table(exp_t *e, const nnp_model_t *m, size_t ti)
 {
-    const table_desc_t *t = &TABLES[ti];
+    const nnp_sql_table_t *t = &nnp__sqlite_tables[ti];
     const nnp_table_t *h = (const nnp_table_t *)((const char *)m + t->t_off);
     size_t nc = n_cols(t), i = 0;
     int row_params = (int)nc + 1;
@@ -737,7 +545,7 @@ static int export_rank(exp_t *e, const char *raw_dir)
         rc = map_strings(e, &m);
     if (rc == NNP_OK)
         rc = insert_rank(e, &m);
-    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++)
+    for (size_t i = 0; rc == NNP_OK && i < NNP_SQLITE_N_TABLES; i++)
         rc = insert_table(e, &m, i);
     if (rc == NNP_OK)
         rc = insert_op_stats(e, &m);
@@ -770,11 +578,12 @@ static int create_indexes(exp_t *e)
                      "CREATE INDEX Ops_corr ON Ops(rank, correlation_id);"
                      "CREATE INDEX Kernels_corr ON Kernels(rank, correlation_id);"
                      "CREATE INDEX Steps_id ON Steps(rank, step_id);");
-    for (size_t i = 0; rc == NNP_OK && i < NNP_ARRAY_LEN(TABLES); i++) {
-        if (!TABLES[i].time_ix)
+    for (size_t i = 0; rc == NNP_OK && i < NNP_SQLITE_N_TABLES; i++) {
+        if (!nnp__sqlite_tables[i].time_ix)
             continue;
-        snprintf(sql, sizeof(sql), "CREATE INDEX %s_time ON %s(rank, %s);", TABLES[i].name,
-                 TABLES[i].name, TABLES[i].time_ix);
+        snprintf(sql, sizeof(sql), "CREATE INDEX %s_time ON %s(rank, %s);",
+                 nnp__sqlite_tables[i].name, nnp__sqlite_tables[i].name,
+                 nnp__sqlite_tables[i].time_ix);
         rc = exec(e, sql);
     }
     return rc;
@@ -838,8 +647,12 @@ static int export_all(exp_t *e, char **dirs, int n)
         rc = create_schema(e);
     for (int i = 0; rc == NNP_OK && i < n; i++) {
         rc = export_rank(e, dirs[i]);
-        if (rc != NNP_OK && rc != NNP_EIO && rc != NNP_ENOMEM)
-            rc = nnp__fail(rc, "%s: %s", dirs[i], nnp_last_error());
+        if (rc != NNP_OK && rc != NNP_EIO && rc != NNP_ENOMEM) {
+            char why[NNP_PATH_MAX];
+            /* Copied: the message is formatted into the buffer it comes from. */
+            nnp__strlcpy(why, nnp_last_error(), sizeof(why));
+            rc = nnp__fail(rc, "%s: %s", dirs[i], why);
+        }
     }
     if (rc == NNP_OK)
         rc = insert_strings(e);
@@ -852,23 +665,22 @@ static int export_all(exp_t *e, char **dirs, int n)
 
 int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
 {
-    char def[NNP_PATH_MAX], tmp[NNP_PATH_MAX];
+    char def[NNP_PATH_MAX], tmp[NNP_PATH_MAX], db_dir[NNP_PATH_MAX], tmp_name[NNP_NAME_MAX + 32];
+    const char *db_name;
     char **dirs;
     exp_t e;
-    int n, rc;
+    int n, rc, dirfd = -1, fd;
 
     if (rows_out)
         *rows_out = 0;
     if (!dir || !dir[0])
         return nnp__fail(NNP_EINVAL, "no directory to export");
     if (!db_path || !db_path[0]) {
-        rc = nnp__path_join(def, sizeof(def), dir, DEFAULT_DB_NAME);
+        rc = nnp__path_join(def, sizeof(def), dir, NNP_SQLITE_DEFAULT_NAME);
         if (rc != NNP_OK)
             return rc;
         db_path = def;
     }
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", db_path, (long)getpid()) >= (int)sizeof(tmp))
-        return nnp__fail(NNP_ETOOLONG, "path too long: %s", db_path);
     dirs = nnp__calloc(MAX_DIRS, sizeof(char *));
     if (!dirs)
         return nnp__fail(NNP_ENOMEM, "out of memory");
@@ -877,22 +689,50 @@ int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
         nnp__free(dirs);
         return nnp__fail(NNP_ENOENT, "%s: no nnprof raw data found", dir);
     }
+    /* The database is created like every output (util.h): an empty 0600 file made with
+     * O_EXCL|O_NOFOLLOW under a random name in a checked folder, filled by SQLite, renamed
+     * into place. */
+    db_name = strrchr(db_path, '/');
+    db_name = db_name ? db_name + 1 : db_path;
+    if (snprintf(db_dir, sizeof(db_dir), "%.*s", (int)(db_name - db_path), db_path) >=
+        (int)sizeof(db_dir))
+        db_dir[0] = '\0';
+    if (!db_dir[0])
+        nnp__strlcpy(db_dir, ".", sizeof(db_dir));
+    rc = nnp__outdir_open(db_dir, &dirfd);
+    fd = rc == NNP_OK ? nnp__tmp_create(dirfd, db_name, tmp_name, sizeof(tmp_name)) : rc;
+    if (fd >= 0) {
+        close(fd);
+        rc = nnp__path_join(tmp, sizeof(tmp), db_dir, tmp_name);
+    } else {
+        rc = fd;
+    }
+    if (rc != NNP_OK) {
+        if (dirfd >= 0) {
+            if (fd >= 0)
+                (void)unlinkat(dirfd, tmp_name, 0);
+            close(dirfd);
+        }
+        for (int i = 0; i < n; i++)
+            nnp__free(dirs[i]);
+        nnp__free(dirs);
+        return rc;
+    }
     memset(&e, 0, sizeof(e));
     e.path = db_path;
     rc = nnp__model_init(&e.strings);
     if (rc != NNP_OK)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    (void)unlink(tmp);
     /* NOMUTEX: the connection never leaves this thread, so the per-call mutex of SQLite's
      * serialized mode (taken by every bind) buys nothing. */
     if (rc == NNP_OK &&
         sqlite3_open_v2(tmp, &e.db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK)
         rc = db_fail(&e, "cannot create the database");
     if (rc == NNP_OK)
         rc = export_all(&e, dirs, n);
-    for (size_t i = 0; i < NNP_ARRAY_LEN(TABLES); i++) {
+    for (size_t i = 0; i < NNP_SQLITE_N_TABLES; i++) {
         sqlite3_finalize(e.ins[i]);
         sqlite3_finalize(e.ins_batch[i]);
     }
@@ -903,12 +743,14 @@ int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out)
     sqlite3_finalize(e.ins_overlap);
     if (e.db && sqlite3_close(e.db) != SQLITE_OK && rc == NNP_OK)
         rc = nnp__fail(NNP_EIO, "%s: cannot close the database", db_path);
-    if (rc == NNP_OK && rename(tmp, db_path) != 0)
-        rc = nnp__fail(NNP_EIO, "cannot rename %s to %s", tmp, db_path);
+    if (rc == NNP_OK && renameat(dirfd, tmp_name, dirfd, db_name) != 0)
+        rc = nnp__fail(nnp__from_errno(errno), "cannot rename %s to %s: %s", tmp, db_path,
+                       strerror(errno));
     if (rc != NNP_OK)
-        (void)unlink(tmp);
+        (void)unlinkat(dirfd, tmp_name, 0);
     else if (rows_out)
         *rows_out = e.rows;
+    close(dirfd);
     nnp__free(e.map);
     nnp__model_fini(&e.strings);
     for (int i = 0; i < n; i++)

@@ -5,9 +5,13 @@
 
 #include <stdint.h>
 
-/* Exports every rank found under dir (our raw directories) into db_path (replaced
- * atomically). rows_out (may be NULL) receives the rows inserted. Returns NNP_OK or an
- * error with a message naming the file and the reason. */
+/* Database name used when no path is given: inside the exported directory. */
+#define NNP_SQLITE_DEFAULT_NAME "nnprof.db"
+
+/* Exports every rank found under dir (our raw directories) into db_path (NULL or "":
+ * dir/NNP_SQLITE_DEFAULT_NAME), created mode 0600 and replaced atomically. rows_out (may be NULL)
+ * receives the rows inserted. Returns NNP_OK or an error with a message naming the file and the
+ * reason. */
 int nnp__export_sqlite(const char *dir, const char *db_path, uint64_t *rows_out);
 
 #endif /* NNP_EXPORT_SQLITE_H */

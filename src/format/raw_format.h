@@ -14,8 +14,11 @@
 /* File header: 32 bytes at offset 0 of every raw file. */
 #define NNP_RAW_MAGIC       "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
 #define NNP_RAW_MAGIC_LEN   8
-#define NNP_RAW_VERSION     1
+#define NNP_RAW_VERSION     2
 #define NNP_RAW_ENDIAN_MARK 0x01020304u
+
+/* Oldest version the reader still reads: v2 only added kinds and flags (docs/FORMAT.md). */
+#define NNP_RAW_VERSION_MIN 1
 
 typedef struct nnp_raw_file_header {
     char magic[NNP_RAW_MAGIC_LEN];
@@ -99,6 +102,10 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 #define NNP_REC_F_TS_NS 0x0001u
 /* OP: a third slot with FLOPs follows. */
 #define NNP_REC_F_FLOPS 0x0002u
+/* KERNEL (v2): a third slot with the launch configuration (nnp_rec_launch_t) follows. */
+#define NNP_REC_F_LAUNCH 0x0004u
+/* KERNEL (v2): a third slot describing a device copy or memory set (nnp_rec_copy_t). */
+#define NNP_REC_F_COPY 0x0008u
 
 /* X-macro: kind, number, slots, name. The per-kind field meaning is in the comments of
  * the payload structs below and in docs/FORMAT.md. */
@@ -128,7 +135,8 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
     XX(SYS_CPU, 23, 3, "sys_cpu")                                                                  \
     XX(PROC_CPU, 24, 1, "proc_cpu")                                                                \
     XX(THREAD_CPU, 25, 1, "thread_cpu")                                                            \
-    XX(PROC_MEM, 26, 1, "proc_mem")
+    XX(PROC_MEM, 26, 1, "proc_mem")                                                                \
+    XX(CALL, 27, 2, "call")
 
 typedef enum nnp_rec_kind {
     NNP_REC_NONE = 0,
@@ -151,7 +159,8 @@ unsigned nnp__rec_kind_slots(unsigned kind);
  * OP:           name = full name, ts = start, a = end, b = correlation id; slot 1 is
  *               nnp_rec_op_ext_t; slot 2 (NNP_REC_F_FLOPS) is nnp_rec_flops_t.
  * KERNEL:       name = kernel name, ts = start, a = end, b = correlation id; slot 1 is
- *               nnp_rec_kernel_ext_t.
+ *               nnp_rec_kernel_ext_t; slot 2 is nnp_rec_launch_t (NNP_REC_F_LAUNCH) or
+ *               nnp_rec_copy_t (NNP_REC_F_COPY), never both.
  * STEP_*:       a = step id, b = graph id.        EPOCH_*: a = epoch id.
  * FP_START/BP_END: a = step id.
  * MEM_ALLOC:    name = tensor name, a = address, b = bytes; slot 1 nnp_rec_alloc_ext_t.
@@ -168,6 +177,8 @@ unsigned nnp__rec_kind_slots(unsigned kind);
  * PROC_CPU:     a = utime ticks, b = stime ticks (clock ticks, sysconf(_SC_CLK_TCK)).
  * THREAD_CPU:   name = thread name, a = utime | stime << 32 (ticks), b = OS tid.
  * PROC_MEM:     a = RSS bytes, b = virtual size bytes.
+ * CALL:         name = call name, ts = start, a = end, b = correlation id; slot 1 is
+ *               nnp_rec_call_ext_t (calling thread, kind, domain, stream, status).
  */
 
 typedef struct nnp_rec_op_ext {
@@ -196,6 +207,41 @@ typedef struct nnp_rec_kernel_ext {
     uint64_t reserved1[2];
 } nnp_rec_kernel_ext_t;
 _Static_assert(sizeof(nnp_rec_kernel_ext_t) == 32, "extension slot is 32 bytes");
+
+/* Block dimensions and registers above 65535 are stored as 65535 (CUDA allows at most
+ * 1024 threads per block and 255 registers per thread, so nothing real is clipped). */
+typedef struct nnp_rec_launch {
+    uint32_t grid[3];
+    uint16_t block[3];
+    uint16_t registers_per_thread;
+    uint32_t static_shared_bytes;
+    uint32_t dynamic_shared_bytes;
+    uint32_t reserved;
+} nnp_rec_launch_t;
+_Static_assert(sizeof(nnp_rec_launch_t) == 32, "extension slot is 32 bytes");
+
+typedef struct nnp_rec_copy {
+    uint64_t bytes;
+    uint8_t copy_kind; /* nnp_copy_kind_t */
+    uint8_t src_kind;  /* nnp_memory_kind_t */
+    uint8_t dst_kind;  /* nnp_memory_kind_t */
+    uint8_t reserved0;
+    uint32_t src_device;
+    uint32_t dst_device;
+    uint32_t value; /* memory set: the value written */
+    uint64_t reserved1;
+} nnp_rec_copy_t;
+_Static_assert(sizeof(nnp_rec_copy_t) == 32, "extension slot is 32 bytes");
+
+typedef struct nnp_rec_call_ext {
+    uint64_t tid;       /* OS thread id of the caller (0: the chunk's thread) */
+    uint32_t kind;      /* nnp_call_kind_t */
+    uint32_t domain;    /* string id (NVTX domain), 0 = none */
+    uint32_t stream_id; /* synchronization: the stream waited for */
+    int32_t status;     /* return code of the call */
+    uint64_t reserved;
+} nnp_rec_call_ext_t;
+_Static_assert(sizeof(nnp_rec_call_ext_t) == 32, "extension slot is 32 bytes");
 
 typedef struct nnp_rec_alloc_ext {
     uint32_t owner_op;

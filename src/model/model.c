@@ -71,6 +71,7 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->threads.t, false};
     out[n++] = (table_ref_t){&m->ops.t, true};
     out[n++] = (table_ref_t){&m->kernels.t, true};
+    out[n++] = (table_ref_t){&m->calls.t, true};
     out[n++] = (table_ref_t){&m->host.t, true};
     out[n++] = (table_ref_t){&m->steps.t, false};
     out[n++] = (table_ref_t){&m->epochs.t, false};
@@ -116,6 +117,16 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->kernels, device_id);
     COL(m->kernels, stream_id);
     COL(m->kernels, corr);
+
+    COL(m->calls, start_ns);
+    COL(m->calls, end_ns);
+    COL(m->calls, name);
+    COL(m->calls, kind);
+    COL(m->calls, domain);
+    COL(m->calls, stream_id);
+    COL(m->calls, thread);
+    COL(m->calls, status);
+    COL(m->calls, corr);
 
     COL(m->host, ts_ns);
     COL(m->host, kind);
@@ -231,6 +242,21 @@ int nnp__model_ops_want_flops(nnp_model_t *m)
     }
     COL(m->ops, flops_matrix);
     COL(m->ops, flops_vector);
+    return NNP_OK;
+}
+
+int nnp__model_kernels_want_detail(nnp_model_t *m)
+{
+    nnp_table_t *t = &m->kernels.t;
+    if (m->kernels.detail)
+        return NNP_OK;
+    /* As for FLOPs: allocated at the current capacity, existing rows zeroed. */
+    if (t->cap) {
+        m->kernels.detail = nnp__calloc(t->cap, sizeof(nnp_kernel_detail_t));
+        if (!m->kernels.detail)
+            return NNP_ENOMEM;
+    }
+    COL(m->kernels, detail);
     return NNP_OK;
 }
 

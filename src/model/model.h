@@ -53,14 +53,38 @@ typedef struct nnp_ops {
     uint64_t *flops_matrix, *flops_vector; /* NULL unless some op has FLOPs */
 } nnp_ops_t;
 
+/* What a GPU back end knows of a kernel, copy or memory set beyond its name and time. */
+#define NNP_KDETAIL_LAUNCH 0x1u /* grid, block, registers, shared memory are set */
+#define NNP_KDETAIL_COPY   0x2u /* bytes, copy and memory kinds, devices (and value) are set */
+typedef struct nnp_kernel_detail {
+    uint64_t bytes; /* copies and memory sets */
+    uint32_t grid[3], block[3];
+    uint32_t registers, static_shared, dynamic_shared;
+    uint32_t src_device, dst_device, value;
+    uint8_t has;                /* NNP_KDETAIL_* */
+    uint8_t copy_kind;          /* nnp_copy_kind_t */
+    uint8_t src_kind, dst_kind; /* nnp_memory_kind_t */
+} nnp_kernel_detail_t;
+
 /* Device kernels / tasks (or CPU kernels measured per op). */
 typedef struct nnp_kernels {
     nnp_table_t t;
     int64_t *start_ns, *end_ns;
     uint32_t *name, *type; /* kernel name; task type, e.g. "KERNEL", "AI_CORE", "MEMCPY" */
     uint32_t *device_id, *stream_id;
-    uint64_t *corr; /* the launching op's correlation id */
+    uint64_t *corr;              /* the launching op's correlation id */
+    nnp_kernel_detail_t *detail; /* NULL unless some kernel has launch or copy details */
 } nnp_kernels_t;
+
+/* Host-side calls measured by a back end (CUDA runtime/driver API, synchronization), on
+ * the thread that made them. kind is nnp_call_kind_t. NVTX ranges become host rows. */
+typedef struct nnp_calls {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name, *kind, *domain, *stream_id, *thread;
+    int32_t *status;
+    uint64_t *corr; /* correlation id of the device work the call launched */
+} nnp_calls_t;
 
 /* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
  * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
@@ -198,6 +222,7 @@ typedef struct nnp_model {
     nnp_threads_t threads;
     nnp_ops_t ops;
     nnp_kernels_t kernels;
+    nnp_calls_t calls;
     nnp_host_rows_t host;
     nnp_spans_t steps, epochs;
     nnp_marks_t fp, bp;
@@ -233,6 +258,9 @@ size_t nnp__table_push(nnp_table_t *t);
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_flops(nnp_model_t *m);
+/* Makes sure kernels has the detail column (zero for rows added before). NNP_OK or
+ * NNP_ENOMEM. */
+int nnp__model_kernels_want_detail(nnp_model_t *m);
 /* Sorts every table by start time (stable) and builds nothing else; call once after
  * importing. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_finish(nnp_model_t *m);

@@ -9,14 +9,13 @@
 
 #include "model/model.h"
 #include "read/raw_import.h"
+#include "read/raw_info.h"
 #include "read/raw_reader.h"
 #include "util/util.h"
 
-/* info.json is a few KiB; the cap only guards against a hostile file. */
+#define NS_PER_SEC 1000000000ull
 /* The sentence about lost events (nnp__raw_loss_text) is well under this. */
 #define LOSS_TEXT_CAP 512
-#define INFO_JSON_MAX (16u * 1024u * 1024u)
-#define MB            (1024ull * 1024ull)
 /* Open steps/epochs/markers kept while matching; more open at once is not a real run. */
 #define MAX_OPEN 4096
 
@@ -197,6 +196,78 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
     k->device_id[i] = x->device_id;
     k->stream_id[i] = x->stream_id;
     k->corr[i] = r->b;
+    if (r->flags & (NNP_REC_F_LAUNCH | NNP_REC_F_COPY)) {
+        nnp_kernel_detail_t *d;
+        if (nnp__model_kernels_want_detail(c->m) != NNP_OK) {
+            c->err = NNP_ENOMEM;
+            return;
+        }
+        d = &k->detail[i];
+        if (r->flags & NNP_REC_F_LAUNCH) {
+            const nnp_rec_launch_t *l = (const nnp_rec_launch_t *)&r[2];
+            d->has = NNP_KDETAIL_LAUNCH;
+            for (int j = 0; j < 3; j++) {
+                d->grid[j] = l->grid[j];
+                d->block[j] = l->block[j];
+            }
+            d->registers = l->registers_per_thread;
+            d->static_shared = l->static_shared_bytes;
+            d->dynamic_shared = l->dynamic_shared_bytes;
+        } else {
+            const nnp_rec_copy_t *cp = (const nnp_rec_copy_t *)&r[2];
+            d->has = NNP_KDETAIL_COPY;
+            d->bytes = cp->bytes;
+            /* Kinds this reader does not know read as unknown (0). */
+            d->copy_kind = cp->copy_kind < NNP_COPY_KIND_COUNT ? cp->copy_kind : 0;
+            d->src_kind = cp->src_kind < NNP_MEMORY_KIND_COUNT ? cp->src_kind : 0;
+            d->dst_kind = cp->dst_kind < NNP_MEMORY_KIND_COUNT ? cp->dst_kind : 0;
+            d->src_device = cp->src_device;
+            d->dst_device = cp->dst_device;
+            d->value = cp->value;
+        }
+    }
+}
+
+/* NVTX ranges become host rows (a begin and an end on the calling thread, module = the
+ * NVTX domain or "NVTX", level 1 = user), so host_info and the timeline show them as any
+ * host range; other calls go to the calls table. */
+static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
+{
+    const nnp_rec_t *r = ev->slots;
+    const nnp_rec_call_ext_t *x = (const nnp_rec_call_ext_t *)&r[1];
+    uint32_t thread = thread_of(c, x->tid ? x->tid : ev->tid);
+
+    if (x->kind == NNP_CALL_NVTX) {
+        nnp_host_rows_t *h = &c->m->host;
+        uint32_t module = x->domain ? map_str(c, x->domain) : nnp__model_intern_cstr(c->m, "NVTX");
+        for (uint8_t kind = 0; kind < 2; kind++) {
+            size_t i = push(c, &h->t);
+            if (i == SIZE_MAX)
+                return;
+            h->ts_ns[i] = (int64_t)(kind == 0 ? ev->ts_ns : ev->end_ns);
+            h->kind[i] = kind;
+            h->level[i] = 1;
+            h->module[i] = module;
+            h->event[i] = map_str(c, r->name);
+            h->thread[i] = thread;
+        }
+        return;
+    }
+    {
+        nnp_calls_t *t = &c->m->calls;
+        size_t i = push(c, &t->t);
+        if (i == SIZE_MAX)
+            return;
+        t->start_ns[i] = (int64_t)ev->ts_ns;
+        t->end_ns[i] = (int64_t)ev->end_ns;
+        t->name[i] = map_str(c, r->name);
+        t->kind[i] = x->kind < NNP_CALL_KIND_COUNT ? x->kind : NNP_CALL_OTHER;
+        t->domain[i] = map_str(c, x->domain);
+        t->stream_id[i] = x->stream_id;
+        t->thread[i] = thread;
+        t->status[i] = x->status;
+        t->corr[i] = r->b;
+    }
 }
 
 static void on_comm(import_ctx_t *c, const nnp_raw_event_t *ev)
@@ -300,6 +371,9 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
     case NNP_REC_KERNEL:
         on_kernel(c, ev);
         break;
+    case NNP_REC_CALL:
+        on_call(c, ev);
+        break;
     case NNP_REC_STEP_BEGIN:
         span_open(c->open_steps, &c->n_steps, r->a, (uint32_t)r->b, ts, 0);
         break;
@@ -397,92 +471,6 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
     return c->err;
 }
 
-/* ---- info.json ---- */
-
-static int64_t num(const cJSON *o, const char *key, int64_t dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
-}
-
-static char *dup_str(const cJSON *o, const char *key, const char *dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return nnp__strdup(cJSON_IsString(v) ? v->valuestring : dflt);
-}
-
-static int read_info(const char *raw_dir, nnp_run_info_t *info)
-{
-    char path[NNP_PATH_MAX], *text = NULL;
-    cJSON *j, *opts, *plat, *wins;
-    int rc;
-
-    rc = nnp__path_join(path, sizeof(path), raw_dir, "info.json");
-    if (rc == NNP_OK)
-        rc = nnp__read_file(path, INFO_JSON_MAX, &text, NULL);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("%s: %s; rank and options unknown", path, nnp_last_error());
-        info->options_json = nnp__strdup("{}");
-        info->state = nnp__strdup("unknown");
-        info->fp_point = nnp__strdup("");
-        info->bp_point = nnp__strdup("");
-        return info->options_json && info->state ? NNP_OK : NNP_ENOMEM;
-    }
-    j = cJSON_Parse(text);
-    nnp__free(text);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        NNP_LOG_W("%s is not a JSON object; rank and options unknown", path);
-        info->options_json = nnp__strdup("{}");
-        info->state = nnp__strdup("unknown");
-        info->fp_point = nnp__strdup("");
-        info->bp_point = nnp__strdup("");
-        return info->options_json && info->state ? NNP_OK : NNP_ENOMEM;
-    }
-    info->rank_id = (int)num(j, "rank_id", 0);
-    info->device_id = (int)num(j, "device_id", 0);
-    info->rank_size = (int)num(j, "rank_size", 1);
-    info->pid = num(j, "pid", 0);
-    info->start_wall_us = num(j, "start_time_us", 0);
-    info->diff_time_us = num(j, "diff_time", 0);
-    info->host = dup_str(j, "host", "");
-    info->state = dup_str(j, "state", "unknown");
-    plat = cJSON_GetObjectItemCaseSensitive(j, "platform");
-    info->clock_ticks_per_sec = num(plat, "clock_ticks_per_sec", 100);
-    info->ncpu = (int)num(plat, "cpus", 1);
-    opts = cJSON_GetObjectItemCaseSensitive(j, "options");
-    info->options_json = cJSON_IsObject(opts) ? cJSON_PrintUnformatted(opts) : NULL;
-    if (info->options_json) {
-        /* cJSON allocates with malloc: move it to our allocator. */
-        char *copy = nnp__strdup(info->options_json);
-        cJSON_free(info->options_json);
-        info->options_json = copy;
-    } else {
-        info->options_json = nnp__strdup("{}");
-    }
-    info->fp_point = dup_str(opts, "fp_point", "");
-    info->bp_point = dup_str(opts, "bp_point", "");
-    info->timeline_limit_bytes = (uint64_t)num(opts, "timeline_limit", 500) * MB;
-    wins = cJSON_GetObjectItemCaseSensitive(j, "windows");
-    if (cJSON_IsArray(wins) && cJSON_GetArraySize(wins) > 0) {
-        int n = cJSON_GetArraySize(wins);
-        info->windows = nnp__calloc((size_t)n, sizeof(nnp_window_t));
-        if (info->windows) {
-            const cJSON *w;
-            cJSON_ArrayForEach(w, wins)
-            {
-                nnp_window_t *dst = &info->windows[info->n_windows++];
-                dst->start_ns = num(w, "start_mono_ns", 0);
-                dst->stop_ns = num(w, "stop_mono_ns", NNP_OPEN_END);
-            }
-        }
-    }
-    cJSON_Delete(j);
-    if (!info->host || !info->state || !info->options_json || !info->fp_point || !info->bp_point)
-        return nnp__fail(NNP_ENOMEM, "out of memory reading %s", path);
-    return NNP_OK;
-}
-
 /* MindSpore's host_info rows carry the host memory in use when they were written; our
  * recorder samples it separately (nnp_host_memory). Each host row takes the latest sample
  * at or before its time, so host_memory_{rank}.csv means the same for both sources. Both
@@ -500,37 +488,83 @@ static void attach_host_memory(nnp_model_t *m)
     }
 }
 
-int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
+/* Smallest tick of the records whose timestamps are ticks (a first pass, only when the
+ * clock points were lost with meta.nnp). */
+static int min_tick(void *user, const nnp_raw_event_t *ev)
+{
+    uint64_t *min = user;
+    if (!(ev->slots[0].flags & NNP_REC_F_TS_NS) && ev->ts_ns < *min)
+        *min = ev->ts_ns;
+    return 0;
+}
+
+/* meta.nnp is gone: says what is lost and, when info.json gives the tick rate, adds one
+ * clock point so durations stay exact (anchored at the first window's start). */
+static int recover_clock(const char *raw_dir, nnp_raw_t *raw, const nnp_raw_clock_info_t *clk)
+{
+    nnp_clock_point_t p;
+    uint64_t first = UINT64_MAX;
+    const char *lost = "op, kernel and range names (shown as <string #id>), thread names and the "
+                       "loss counts are lost";
+    int rc;
+
+    if (clk->ticks_are_ns) {
+        NNP_LOG_W("%s: meta.nnp is missing: the records of the data files are read; %s; times "
+                  "are exact (the recorder's ticks were ns)",
+                  raw_dir, lost);
+        return NNP_OK;
+    }
+    if (clk->tick_rate_hz <= 0) {
+        NNP_LOG_W("%s: meta.nnp is missing: the records of the data files are read; %s; the "
+                  "clock points are lost and info.json gives no tick rate, so ticks are taken "
+                  "as ns (times and durations are not in ns)",
+                  raw_dir, lost);
+        return NNP_OK;
+    }
+    rc = nnp__raw_read(raw, min_tick, &first);
+    if (rc != NNP_OK)
+        return rc;
+    memset(&p, 0, sizeof(p));
+    p.ticks = first == UINT64_MAX ? 0 : first;
+    p.mono_ns = clk->first_window_ns > 0 ? (uint64_t)clk->first_window_ns : 0;
+    p.ticks_per_sec = (uint64_t)clk->tick_rate_hz;
+    NNP_LOG_W("%s: meta.nnp is missing: the records of the data files are read; %s; the clock "
+              "points are lost: ticks are converted at info.json's tick rate (%lld Hz) with the "
+              "first record placed at the first window's start, so durations are exact and "
+              "absolute times approximate",
+              raw_dir, lost, (long long)clk->tick_rate_hz);
+    return nnp__raw_add_clock(raw, &p);
+}
+
+/* Reads the records of one raw directory into m with process id pid. */
+static int import_records(const char *raw_dir, nnp_model_t *m, uint32_t pid,
+                          const nnp_raw_clock_info_t *clk)
 {
     import_ctx_t *c;
     const nnp_raw_report_t *rep;
     int rc;
 
-    rc = read_info(raw_dir, &m->info);
-    if (rc != NNP_OK)
-        return rc;
-    m->info.source = nnp__strdup(raw_dir);
-    m->info.source_format = nnp__strdup("nnprof-raw");
     c = nnp__calloc(1, sizeof(*c));
-    if (!c || !m->info.source || !m->info.source_format) {
-        nnp__free(c);
+    if (!c)
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", raw_dir);
-    }
     c->m = m;
-    c->pid = (uint32_t)m->info.pid;
+    c->pid = pid;
     rc = nnp__raw_open(raw_dir, &c->raw);
     if (rc != NNP_OK) {
         nnp__free(c);
         return rc;
     }
+    if (nnp__raw_report(c->raw)->meta_missing)
+        rc = recover_clock(raw_dir, c->raw, clk);
     /* Thread names from the meta file, before any record refers to the threads. */
-    for (uint32_t i = 0; i < nnp__raw_thread_count(c->raw); i++) {
+    for (uint32_t i = 0; rc == NNP_OK && i < nnp__raw_thread_count(c->raw); i++) {
         uint64_t tid = nnp__raw_thread_tid(c->raw, i);
         uint32_t t = thread_of(c, tid);
         if (c->err == NNP_OK)
             m->threads.name[t] = map_str(c, nnp__raw_thread_name(c->raw, tid));
     }
-    rc = nnp__raw_read(c->raw, on_event, c);
+    if (rc == NNP_OK)
+        rc = nnp__raw_read(c->raw, on_event, c);
     if (rc == NNP_OK && c->err != NNP_OK)
         rc = c->err;
     if (rc == NNP_ENOMEM)
@@ -542,13 +576,16 @@ int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
     for (size_t i = 0; rc == NNP_OK && i < c->n_epochs; i++)
         add_span(c, &m->epochs, c->open_epochs[i].id, 0, c->open_epochs[i].start_ns, NNP_OPEN_END);
     rep = nnp__raw_report(c->raw);
-    m->info.events_lost = rep->events_lost;
-    m->info.chunks_corrupt = rep->chunks_corrupt;
-    m->info.chunks_truncated = rep->chunks_truncated;
-    m->info.files_aged_out = rep->data_files_aged;
-    for (uint32_t k = 0; k < rep->n_damage && k < NNP_RAW_MAX_DAMAGE; k++)
+    m->info.events_lost += rep->events_lost;
+    m->info.chunks_corrupt += rep->chunks_corrupt;
+    m->info.chunks_truncated += rep->chunks_truncated;
+    m->info.files_aged_out += rep->data_files_aged;
+    for (uint32_t k = 0; k < rep->n_damage && k < NNP_RAW_MAX_DAMAGE; k++) {
+        if (rep->meta_missing && k == 0)
+            continue; /* said above, with what it means */
         NNP_LOG_W("%s: %s at offset %llu: %s", raw_dir, rep->damage[k].file,
                   (unsigned long long)rep->damage[k].offset, rep->damage[k].msg);
+    }
     {
         char lost[LOSS_TEXT_CAP];
         if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
@@ -557,9 +594,48 @@ int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
     nnp__raw_close(c->raw);
     nnp__free(c->str_map);
     nnp__free(c);
+    return rc;
+}
+
+int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
+{
+    nnp_raw_clock_info_t clk;
+    int rc;
+
+    if (n == 0)
+        return nnp__fail(NNP_EINVAL, "no raw directory to import");
+    rc = nnp__raw_info_read(dirs[0], &m->info, &clk);
+    if (rc != NNP_OK)
+        return rc;
+    m->info.source = nnp__strdup(dirs[0]);
+    m->info.source_format = nnp__strdup("nnprof-raw");
+    if (!m->info.source || !m->info.source_format)
+        return nnp__fail(NNP_ENOMEM, "out of memory importing %s", dirs[0]);
+    rc = import_records(dirs[0], m, (uint32_t)m->info.pid, &clk);
+    /* Child processes (CONTRACTS.md section 2): their events join this rank's model with
+     * their own pid, so threads of different processes never merge. */
+    for (size_t i = 1; rc == NNP_OK && i < n; i++) {
+        nnp_run_info_t child;
+        nnp_raw_clock_info_t child_clk;
+        memset(&child, 0, sizeof(child));
+        rc = nnp__raw_info_read(dirs[i], &child, &child_clk);
+        if (rc == NNP_OK)
+            rc = import_records(dirs[i], m, (uint32_t)child.pid, &child_clk);
+        nnp__free(child.host);
+        nnp__free(child.state);
+        nnp__free(child.options_json);
+        nnp__free(child.fp_point);
+        nnp__free(child.bp_point);
+        nnp__free(child.windows);
+    }
     if (rc == NNP_OK)
         rc = nnp__model_finish(m);
     if (rc == NNP_OK)
         attach_host_memory(m);
     return rc;
+}
+
+int nnp__import_raw(const char *raw_dir, nnp_model_t *m)
+{
+    return nnp__import_raw_group(&raw_dir, 1, m);
 }

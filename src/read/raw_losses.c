@@ -7,25 +7,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "read/json_num.h"
 #include "read/raw_reader.h"
 #include "util/util.h"
 
 /* info.json is a few KiB; a larger file is not the recorder's. */
 #define INFO_JSON_MAX (1u << 20)
 /* The largest integer a JSON number (a double) carries exactly: 2^53. */
-#define JSON_INT_EXACT_MAX 9007199254740992.0
+#define JSON_INT_EXACT_MAX ((int64_t)1 << 53)
 
-/* A counter: a non-negative integral JSON number up to 2^53, else 0 (absent or not ours). */
-static uint64_t counter(const cJSON *o, const char *key)
+/* A counter of info.json's "stats", validated (json_num.h); 0 when absent or refused. */
+static uint64_t counter(const cJSON *stats, const char *key, const char *label, const char *path)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    double d;
-    if (!cJSON_IsNumber(v))
+    int64_t v = 0;
+    if (nnp__json_int(stats, key, label, 0, JSON_INT_EXACT_MAX, path, &v) != NNP_JSON_NUM_OK)
         return 0;
-    d = v->valuedouble;
-    if (!(d >= 0.0 && d <= JSON_INT_EXACT_MAX) || d != (double)(uint64_t)d)
-        return 0;
-    return (uint64_t)d;
+    return (uint64_t)v;
 }
 
 void nnp__raw_info_losses(const char *dir, nnp_raw_info_losses_t *out)
@@ -42,9 +39,9 @@ void nnp__raw_info_losses(const char *dir, nnp_raw_info_losses_t *out)
     nnp__free(text);
     st = cJSON_GetObjectItemCaseSensitive(j, "stats");
     if (cJSON_IsObject(st)) {
-        out->events_dropped = counter(st, "events_dropped");
-        out->events_unwritten = counter(st, "events_unwritten");
-        out->write_errors = counter(st, "write_errors");
+        out->events_dropped = counter(st, "events_dropped", "stats.events_dropped", path);
+        out->events_unwritten = counter(st, "events_unwritten", "stats.events_unwritten", path);
+        out->write_errors = counter(st, "write_errors", "stats.write_errors", path);
         out->disk_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "disk_full"));
     }
     cJSON_Delete(j);

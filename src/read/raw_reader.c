@@ -257,11 +257,12 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
     if (memcmp(fh.magic, NNP_RAW_MAGIC, NNP_RAW_MAGIC_LEN) != 0) {
         damage(r, name, 0, NNP_ECORRUPT, "not an nnprof raw file (bad magic)");
         rc = NNP_OK;
-    } else if (fh.version != NNP_RAW_VERSION || fh.endian_mark != NNP_RAW_ENDIAN_MARK ||
-               fh.slot_bytes != sizeof(nnp_rec_t) || fh.header_bytes != sizeof(fh)) {
+    } else if (fh.version < NNP_RAW_VERSION_MIN || fh.version > NNP_RAW_VERSION ||
+               fh.endian_mark != NNP_RAW_ENDIAN_MARK || fh.slot_bytes != sizeof(nnp_rec_t) ||
+               fh.header_bytes != sizeof(fh)) {
         damage(r, name, 0, NNP_EVERSION,
-               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d",
-               fh.version, fh.slot_bytes, NNP_RAW_VERSION);
+               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d-v%d",
+               fh.version, fh.slot_bytes, NNP_RAW_VERSION_MIN, NNP_RAW_VERSION);
         rc = NNP_OK;
     } else if (fh.file_kind != want_kind) {
         damage(r, name, 0, NNP_ECORRUPT, "file kind %u where %u was expected", fh.file_kind,
@@ -421,12 +422,36 @@ static bool was_aged(const nnp_raw_t *r, uint32_t seq)
     return false;
 }
 
-bool nnp__raw_is_dir(const char *dir)
+static bool is_file(const char *dir, const char *name)
 {
     char path[NNP_PATH_MAX];
     struct stat st;
-    return nnp__path_join(path, sizeof(path), dir, META_FILE) == NNP_OK && stat(path, &st) == 0 &&
+    return nnp__path_join(path, sizeof(path), dir, name) == NNP_OK && stat(path, &st) == 0 &&
            S_ISREG(st.st_mode);
+}
+
+/* True when dir holds at least one data_NNNNNN.nnp file. */
+static bool has_data_file(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool found = false;
+    if (!d)
+        return false;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = strncmp(e->d_name, DATA_PREFIX, strlen(DATA_PREFIX)) == 0 &&
+                n > strlen(DATA_SUFFIX) &&
+                strcmp(e->d_name + n - strlen(DATA_SUFFIX), DATA_SUFFIX) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+bool nnp__raw_is_dir(const char *dir)
+{
+    /* meta.nnp, or data files whose meta file was lost (the records are still there). */
+    return is_file(dir, META_FILE) || has_data_file(dir);
 }
 
 int nnp__raw_open(const char *dir, nnp_raw_t **out)
@@ -436,7 +461,8 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out)
 
     *out = NULL;
     if (!nnp__raw_is_dir(dir))
-        return nnp__fail(NNP_ENOENT, "'%s' is not an nnprof raw directory (no %s)", dir, META_FILE);
+        return nnp__fail(NNP_ENOENT, "'%s' is not an nnprof raw directory (no %s, no data files)",
+                         dir, META_FILE);
     r = nnp__calloc(1, sizeof(*r));
     if (!r)
         return nnp__fail(NNP_ENOMEM, "out of memory opening '%s'", dir);
@@ -444,7 +470,15 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out)
         nnp__free(r);
         return nnp__fail(NNP_ETOOLONG, "path too long: %s", dir);
     }
-    rc = read_file(r, META_FILE, NNP_FILE_META, meta_chunk, NULL);
+    if (is_file(dir, META_FILE)) {
+        rc = read_file(r, META_FILE, NNP_FILE_META, meta_chunk, NULL);
+    } else {
+        /* Strings, thread names, clock points, losses and aging lived there. */
+        r->report.meta_missing = true;
+        damage(r, META_FILE, 0, NNP_ENOENT,
+               "missing: strings, thread names, clock points and loss counts are lost");
+        rc = NNP_OK;
+    }
     if (rc == NNP_OK)
         rc = list_data_files(r);
     if (rc != NNP_OK) {
@@ -476,6 +510,20 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out)
     }
     *out = r;
     return NNP_OK;
+}
+
+int nnp__raw_add_clock(nnp_raw_t *r, const nnp_clock_point_t *p)
+{
+    if (grow((void **)&r->clocks, &r->clocks_cap, r->n_clocks + 1, sizeof(nnp_clock_point_t),
+             UINT32_MAX / 64))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    r->clocks[r->n_clocks++] = *p;
+    return NNP_OK;
+}
+
+uint32_t nnp__raw_clock_count(const nnp_raw_t *r)
+{
+    return r->n_clocks;
 }
 
 void nnp__raw_close(nnp_raw_t *r)
@@ -546,6 +594,13 @@ static unsigned expected_slots(const nnp_rec_t *rec)
     unsigned n = nnp__rec_kind_slots(rec->kind);
     if (rec->kind == NNP_REC_OP && (rec->flags & NNP_REC_F_FLOPS))
         n++;
+    if (rec->kind == NNP_REC_KERNEL) {
+        unsigned detail = rec->flags & (NNP_REC_F_LAUNCH | NNP_REC_F_COPY);
+        if (detail == (NNP_REC_F_LAUNCH | NNP_REC_F_COPY))
+            return 0; /* one detail slot at most: a record claiming both is damaged */
+        if (detail)
+            n++;
+    }
     return n;
 }
 
@@ -579,7 +634,8 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
         ev.tid = h->tid;
         ev.ts_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->ts : nnp__raw_ticks_to_ns(r, rec->ts);
         ev.end_ns = ev.ts_ns;
-        if (rec->kind == NNP_REC_OP || rec->kind == NNP_REC_KERNEL || rec->kind == NNP_REC_COMM)
+        if (rec->kind == NNP_REC_OP || rec->kind == NNP_REC_KERNEL || rec->kind == NNP_REC_COMM ||
+            rec->kind == NNP_REC_CALL)
             ev.end_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->a : nnp__raw_ticks_to_ns(r, rec->a);
         r->report.records++;
         rc = c->cb(c->user, &ev);

@@ -39,6 +39,7 @@ typedef struct nnp_raw_report {
     uint64_t write_errors;       /* failed writes (info.json) */
     bool disk_full;              /* the recorder met a full disk (info.json) */
     uint32_t n_damage;           /* damage entries, all of them (first NNP_RAW_MAX_DAMAGE kept) */
+    bool meta_missing;           /* no meta.nnp: strings, threads, clock points unknown */
     nnp_raw_damage_t damage[NNP_RAW_MAX_DAMAGE];
 } nnp_raw_report_t;
 
@@ -58,9 +59,10 @@ typedef int (*nnp_raw_cb)(void *user, const nnp_raw_event_t *ev);
 typedef struct nnp_raw nnp_raw_t;
 
 /* Opens a raw directory: reads meta.nnp (strings, threads, clock points, losses, aging)
- * and lists the data files. Returns NNP_OK, NNP_ENOENT (not a raw directory), NNP_EIO or
- * NNP_ENOMEM; *out is released with nnp__raw_close(). Damage in meta.nnp is reported,
- * not fatal. */
+ * and lists the data files. A missing meta.nnp sets report.meta_missing (and a damage
+ * entry): the data files are still read. Returns NNP_OK, NNP_ENOENT (not a raw directory), NNP_EIO
+ * or NNP_ENOMEM; *out is released with nnp__raw_close(). Damage in meta.nnp is reported, not fatal.
+ */
 int nnp__raw_open(const char *dir, nnp_raw_t **out);
 void nnp__raw_close(nnp_raw_t *r);
 
@@ -80,6 +82,12 @@ uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks);
 const nnp_raw_report_t *nnp__raw_report(const nnp_raw_t *r);
 const char *nnp__raw_dir(const nnp_raw_t *r);
 
+/* Adds a clock point (the reader's only way to convert ticks when meta.nnp was lost: the
+ * importer derives one from info.json). NNP_OK or NNP_ENOMEM. Call before nnp__raw_read. */
+int nnp__raw_add_clock(nnp_raw_t *r, const nnp_clock_point_t *p);
+/* Clock points known (from meta.nnp or added). */
+uint32_t nnp__raw_clock_count(const nnp_raw_t *r);
+
 /* Loss counters the recorder kept in memory and wrote to info.json (raw_losses.c). All
  * zero when info.json is missing, unreadable, or has no such numbers (older runs). */
 typedef struct nnp_raw_info_losses {
@@ -95,7 +103,8 @@ void nnp__raw_info_losses(const char *dir, nnp_raw_info_losses_t *out);
  * (3 failed writes)". Returns false, with buf "", when nothing was lost. */
 bool nnp__raw_loss_text(const nnp_raw_report_t *rep, char *buf, size_t cap);
 
-/* True when dir looks like a raw directory (has meta.nnp). */
+/* True when dir looks like a raw directory: it has meta.nnp, or data_NNNNNN.nnp files
+ * (a raw directory whose meta.nnp was lost still holds every record). */
 bool nnp__raw_is_dir(const char *dir);
 
 #endif /* NNP_RAW_READER_H */

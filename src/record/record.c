@@ -405,6 +405,153 @@ void nnp_comm_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns)
         comm_put(c, NNP_REC_F_TS_NS, start_ns, end_ns);
 }
 
+/* ---- GPU device activity ---- */
+
+const char *nnp_copy_kind_name(nnp_copy_kind_t kind)
+{
+    static const char *const names[] = {
+#define NNP_COPY_NAME_(name, text) text,
+        NNP_COPY_KIND_MAP(NNP_COPY_NAME_)
+#undef NNP_COPY_NAME_
+    };
+    if ((unsigned)kind >= NNP_ARRAY_LEN(names))
+        return names[NNP_COPY_UNKNOWN];
+    return names[kind];
+}
+
+const char *nnp_memory_kind_name(nnp_memory_kind_t kind)
+{
+    static const char *const names[] = {
+#define NNP_MEMORY_NAME_(name, text) text,
+        NNP_MEMORY_KIND_MAP(NNP_MEMORY_NAME_)
+#undef NNP_MEMORY_NAME_
+    };
+    if ((unsigned)kind >= NNP_ARRAY_LEN(names))
+        return names[NNP_MEMORY_UNKNOWN];
+    return names[kind];
+}
+
+const char *nnp_call_kind_name(nnp_call_kind_t kind)
+{
+    static const char *const names[] = {
+#define NNP_CALL_NAME_(name, text) text,
+        NNP_CALL_KIND_MAP(NNP_CALL_NAME_)
+#undef NNP_CALL_NAME_
+    };
+    if ((unsigned)kind >= NNP_ARRAY_LEN(names))
+        return names[NNP_CALL_OTHER];
+    return names[kind];
+}
+
+/* The raw format keeps block dimensions and registers in 16 bits (raw_format.h). */
+static inline uint16_t clamp16(uint32_t v)
+{
+    return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
+}
+
+/* Fills a kernel record's two base slots; returns the sequence or UINT64_MAX. */
+static uint64_t kernel_begin(nnp_tbuf_t *tb, const nnp_kernel_t *k, unsigned n, uint16_t flags,
+                             uint64_t start, uint64_t end)
+{
+    uint64_t s = putn_begin(tb, n, NNP_REC_KERNEL, flags, k->name, start, end, k->correlation_id);
+    nnp_rec_kernel_ext_t *x;
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return s;
+    x = (nnp_rec_kernel_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->type = k->type;
+    x->device_id = k->device_id;
+    x->stream_id = k->stream_id;
+    return s;
+}
+
+void nnp_kernel_launch_at(const nnp_kernel_t *k, const nnp_kernel_launch_t *l, uint64_t start_ns,
+                          uint64_t end_ns)
+{
+    nnp_tbuf_t *tb;
+    nnp_rec_launch_t *x;
+    uint64_t s;
+
+    if (!GATED(NNP_GATE_OPS) || !k)
+        return;
+    if (!l) {
+        kernel_put(k, NNP_REC_F_TS_NS, start_ns, end_ns);
+        return;
+    }
+    tb = nnp__tbuf_get();
+    if (NNP_UNLIKELY(!tb))
+        return;
+    s = kernel_begin(tb, k, 3, NNP_REC_F_TS_NS | NNP_REC_F_LAUNCH, start_ns, end_ns);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_launch_t *)nnp__tbuf_slot(tb, s + 2);
+    memset(x, 0, sizeof(*x));
+    x->grid[0] = l->grid_x;
+    x->grid[1] = l->grid_y;
+    x->grid[2] = l->grid_z;
+    x->block[0] = clamp16(l->block_x);
+    x->block[1] = clamp16(l->block_y);
+    x->block[2] = clamp16(l->block_z);
+    x->registers_per_thread = clamp16(l->registers_per_thread);
+    x->static_shared_bytes = l->static_shared_bytes;
+    x->dynamic_shared_bytes = l->dynamic_shared_bytes;
+    nnp__tbuf_commit(tb, s, 3);
+}
+
+void nnp_copy_at(const nnp_kernel_t *k, const nnp_copy_t *c, uint64_t start_ns, uint64_t end_ns)
+{
+    nnp_tbuf_t *tb;
+    nnp_rec_copy_t *x;
+    uint64_t s;
+
+    if (!GATED(NNP_GATE_OPS) || !k || !c || !(tb = nnp__tbuf_get()))
+        return;
+    s = kernel_begin(tb, k, 3, NNP_REC_F_TS_NS | NNP_REC_F_COPY, start_ns, end_ns);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_copy_t *)nnp__tbuf_slot(tb, s + 2);
+    memset(x, 0, sizeof(*x));
+    x->bytes = c->size_bytes;
+    x->copy_kind = (uint8_t)((unsigned)c->kind < NNP_COPY_KIND_COUNT ? c->kind : NNP_COPY_UNKNOWN);
+    x->src_kind =
+        (uint8_t)((unsigned)c->src_kind < NNP_MEMORY_KIND_COUNT ? c->src_kind : NNP_MEMORY_UNKNOWN);
+    x->dst_kind =
+        (uint8_t)((unsigned)c->dst_kind < NNP_MEMORY_KIND_COUNT ? c->dst_kind : NNP_MEMORY_UNKNOWN);
+    x->src_device = c->src_device;
+    x->dst_device = c->dst_device;
+    x->value = c->value;
+    nnp__tbuf_commit(tb, s, 3);
+}
+
+void nnp_comm_kernel_at(const nnp_comm_t *c, uint64_t start_ns, uint64_t end_ns)
+{
+    if (GATED(NNP_GATE_OPS) && c)
+        comm_put(c, NNP_REC_F_TS_NS, start_ns, end_ns);
+}
+
+void nnp_call_at(const nnp_call_t *c, uint64_t start_ns, uint64_t end_ns)
+{
+    nnp_tbuf_t *tb;
+    nnp_rec_call_ext_t *x;
+    uint64_t s;
+
+    if (!c || !GATED(c->kind == NNP_CALL_NVTX ? NNP_GATE_HOST_RANGES : NNP_GATE_OPS) ||
+        !(tb = nnp__tbuf_get()))
+        return;
+    s = putn_begin(tb, 2, NNP_REC_CALL, NNP_REC_F_TS_NS, c->name, start_ns, end_ns,
+                   c->correlation_id);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    x = (nnp_rec_call_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    memset(x, 0, sizeof(*x));
+    x->tid = c->thread_id;
+    x->kind = (uint32_t)((unsigned)c->kind < NNP_CALL_KIND_COUNT ? c->kind : NNP_CALL_OTHER);
+    x->domain = c->domain;
+    x->stream_id = c->stream_id;
+    x->status = c->status;
+    nnp__tbuf_commit(tb, s, 2);
+}
+
 /* ---- data pipeline ---- */
 
 void nnp_pipeline_op(const nnp_pipeline_op_t *op)

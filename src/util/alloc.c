@@ -2,10 +2,14 @@
  * Gives tests a "fail the Nth allocation" hook. Never called from a recording hot path
  * except on a thread's very first event (its buffer). */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
+
+/* ns in one us: nnp__fmt_ns_as_us. */
+#define NS_PER_US 1000u
 
 /* 0 = no failure planned; otherwise the number of allocations left before one fails. */
 static _Atomic uint64_t fail_countdown;
@@ -153,4 +157,12 @@ bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out)
         frac *= 10;
     *out = (neg ? -1 : 1) * (whole * unit + frac);
     return true;
+}
+
+const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(buf, cap, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / NS_PER_US),
+             (unsigned long long)(a % NS_PER_US));
+    return buf;
 }

@@ -29,6 +29,7 @@ int nnp__write_all(int fd, const void *buf, size_t n)
 int nnp__mkdir_p(const char *dir, mode_t mode)
 {
     char tmp[NNP_PATH_MAX];
+    struct stat st;
     size_t len;
 
     if (!nnp__strlcpy(tmp, dir, sizeof(tmp)))
@@ -43,11 +44,15 @@ int nnp__mkdir_p(const char *dir, mode_t mode)
         if (mkdir(tmp, mode) != 0 && errno != EEXIST)
             return nnp__fail(nnp__from_errno(errno), "cannot create directory '%s': %s", tmp,
                              strerror(errno));
+        if (stat(tmp, &st) == 0 && !S_ISDIR(st.st_mode))
+            return nnp__fail(NNP_EPATH, "'%s' exists and is not a directory", tmp);
         *p = '/';
     }
     if (mkdir(tmp, mode) != 0 && errno != EEXIST)
         return nnp__fail(nnp__from_errno(errno), "cannot create directory '%s': %s", tmp,
                          strerror(errno));
+    if (stat(tmp, &st) == 0 && !S_ISDIR(st.st_mode))
+        return nnp__fail(NNP_EPATH, "'%s' exists and is not a directory", tmp);
     return NNP_OK;
 }
 
@@ -63,23 +68,43 @@ int nnp__path_join(char *out, size_t cap, const char *a, const char *b)
 
 int nnp__write_file_atomic(const char *path, const void *data, size_t n)
 {
-    char tmp[NNP_PATH_MAX];
-    int fd, rc;
+    char dir[NNP_PATH_MAX], tmp[NNP_NAME_MAX + 32];
+    const char *base;
+    char *slash;
+    int dirfd, fd, rc;
 
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+    /* The temporary file is created with O_EXCL|O_NOFOLLOW under a random name in the
+     * target's folder (outfile.c), so a planted link is never written through. */
+    if (!nnp__strlcpy(dir, path, sizeof(dir)))
         return nnp__fail(NNP_ETOOLONG, "path too long: %s", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return nnp__fail(nnp__from_errno(errno), "cannot create '%s': %s", tmp, strerror(errno));
+    slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        base = path + (slash - dir) + 1;
+        if (slash == dir)
+            nnp__strlcpy(dir, "/", sizeof(dir));
+    } else {
+        nnp__strlcpy(dir, ".", sizeof(dir));
+        base = path;
+    }
+    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return nnp__fail(nnp__from_errno(errno), "cannot open '%s': %s", dir, strerror(errno));
+    fd = nnp__tmp_create(dirfd, base, tmp, sizeof(tmp));
+    if (fd < 0) {
+        close(dirfd);
+        return fd;
+    }
     rc = nnp__write_all(fd, data, n);
     if (rc == NNP_OK && fsync(fd) != 0)
-        rc = nnp__fail(NNP_EIO, "fsync '%s': %s", tmp, strerror(errno));
+        rc = nnp__fail(NNP_EIO, "fsync '%s': %s", path, strerror(errno));
     if (close(fd) != 0 && rc == NNP_OK)
-        rc = nnp__fail(NNP_EIO, "close '%s': %s", tmp, strerror(errno));
-    if (rc == NNP_OK && rename(tmp, path) != 0)
+        rc = nnp__fail(NNP_EIO, "close '%s': %s", path, strerror(errno));
+    if (rc == NNP_OK && renameat(dirfd, tmp, dirfd, base) != 0)
         rc = nnp__fail(nnp__from_errno(errno), "rename to '%s': %s", path, strerror(errno));
     if (rc != NNP_OK)
-        unlink(tmp);
+        (void)unlinkat(dirfd, tmp, 0);
+    close(dirfd);
     return rc;
 }
 
@@ -129,31 +154,4 @@ bool nnp__path_has_forbidden_char(const char *s)
 {
     /* The characters PROFILING_OPTIONS forbids in "output" (seed 004). */
     return strpbrk(s, "\n\f\r\b\t\v\x7f") != NULL;
-}
-
-int nnp__out_open(nnp_outfile_t *f, const char *dir, const char *name)
-{
-    int rc = nnp__path_join(f->path, sizeof(f->path), dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    if (snprintf(f->tmp, sizeof(f->tmp), "%s.tmp%ld", f->path, (long)getpid()) >=
-        (int)sizeof(f->tmp))
-        return nnp__fail(NNP_ETOOLONG, "path too long: %s", f->path);
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (f->fd < 0)
-        return nnp__fail(nnp__from_errno(errno), "cannot create '%s': %s", f->tmp, strerror(errno));
-    return NNP_OK;
-}
-
-int nnp__out_commit(nnp_outfile_t *f, int write_rc)
-{
-    int rc = write_rc;
-    if (close(f->fd) != 0 && rc == NNP_OK)
-        rc = nnp__fail(NNP_EIO, "close '%s': %s", f->tmp, strerror(errno));
-    f->fd = -1;
-    if (rc == NNP_OK && rename(f->tmp, f->path) != 0)
-        rc = nnp__fail(nnp__from_errno(errno), "rename to '%s': %s", f->path, strerror(errno));
-    if (rc != NNP_OK)
-        unlink(f->tmp);
-    return rc;
 }

@@ -3,6 +3,7 @@
  * JSON spelling and are written as null. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_writer.h"
@@ -11,6 +12,9 @@
 /* fd mode flushes in 64 KiB writes: large enough to amortise the syscall. */
 #define JW_FD_BUF      65536
 #define JW_MEM_INITIAL 1024
+/* %.15g is exact for 15-digit decimals, %.17g for every double. */
+#define SHORTEST_DIGITS   15
+#define ROUND_TRIP_DIGITS 17
 
 int nnp__jw_init(nnp_jw_t *w, int fd, bool pretty, size_t mem_cap)
 {
@@ -300,8 +304,13 @@ void nnp__jw_double(nnp_jw_t *w, double v)
         nnp__jw_null(w);
         return;
     }
-    /* %.17g round-trips every double; shorter forms come from trimming by callers. */
-    n = snprintf(b, sizeof(b), "%.17g", v);
+    /* The shortest of %.15g..%.17g that reads back as v: exact, without the noise digits
+     * of %.17g (118560.544 rather than 118560.54399999999). */
+    for (int prec = SHORTEST_DIGITS;; prec++) {
+        n = snprintf(b, sizeof(b), "%.*g", prec, v);
+        if (prec >= ROUND_TRIP_DIGITS || strtod(b, NULL) == v)
+            break;
+    }
     before_value(w);
     put(w, b, (size_t)n);
 }

@@ -89,24 +89,42 @@ uint64_t nnp__fs_free_bytes(const char *path);
  * (\n \f \r \b \t \v \x7f) - PROFILING_OPTIONS "output" rules. */
 bool nnp__path_has_forbidden_char(const char *s);
 
-/* ---- output files: written under a temporary name, renamed on commit (mode 0600), so
- * a reader never sees half a file and a re-run replaces outputs atomically ---- */
+/* ---- output files (outfile.c): created in a checked folder under a random temporary
+ * name with O_CREAT|O_EXCL|O_NOFOLLOW (mode 0600), renamed into place on commit, so a
+ * reader never sees half a file, a re-run replaces outputs atomically, and a link planted
+ * by another user is never written through ---- */
 typedef struct nnp_outfile {
     int fd;
-    char path[NNP_PATH_MAX];
-    char tmp[NNP_PATH_MAX];
+    int dirfd;               /* the checked output folder */
+    char path[NNP_PATH_MAX]; /* dir/name, for messages */
+    char name[NNP_NAME_MAX];
+    char tmp_name[NNP_NAME_MAX + 32];
 } nnp_outfile_t;
 
-/* Opens dir/name for writing. Returns NNP_OK or an error with a message naming the file. */
+/* Opens dir/name for writing (dir must exist and pass nnp__outdir_check). Returns NNP_OK
+ * or an error with a message naming the file or folder. */
 int nnp__out_open(nnp_outfile_t *f, const char *dir, const char *name);
 /* Closes f; when write_rc is NNP_OK renames it into place, else removes it. Returns
  * write_rc, or the close/rename error. */
 int nnp__out_commit(nnp_outfile_t *f, int write_rc);
+/* Refuses an output folder (open as dirfd, named dir in messages) owned by another user,
+ * or writable by others without the sticky bit: NNP_EPERM with a message; else NNP_OK. */
+int nnp__outdir_check(int dirfd, const char *dir);
+/* Opens dir (following links) as a directory and checks it (nnp__outdir_check). *dirfd is
+ * the descriptor to close, -1 on error. */
+int nnp__outdir_open(const char *dir, int *dirfd);
+/* Creates a new empty file ".<name>.<random>.tmp" in dirfd with O_CREAT|O_EXCL|O_NOFOLLOW,
+ * mode 0600; its name goes to tmp_name (cap bytes). Returns the open descriptor, or a
+ * negative NNP_E* code with a message. */
+int nnp__tmp_create(int dirfd, const char *name, char *tmp_name, size_t cap);
 
 /* ---- number formatting without printf (hot in JSON/CSV writers) ---- */
 /* Writes the decimal digits of v to buf (at least 21 bytes); returns the length. No NUL. */
 size_t nnp__fmt_u64(char *buf, uint64_t v);
 size_t nnp__fmt_i64(char *buf, int64_t v);
+/* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
+ * double. Returns buf (cap >= 32). */
+const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);
 
 /* ---- exact decimal times ---- */
 /* Parses a decimal time ("123.456", blanks around, optional sign) into integer ns, where

@@ -23,7 +23,6 @@
 /* Bytes of ballast written at a time. */
 #define BALLAST_CHUNK (256u * 1024u)
 #define OUT_CAP       (1 << 20)
-#define CMD_CAP       9000
 
 static char *mnt;
 
@@ -99,20 +98,6 @@ static int ignore(void *user, const nnp_raw_event_t *ev)
     return 0;
 }
 
-/* Runs a shell command; returns its output (stdout and stderr), malloc'ed. */
-static char *run(const char *cmd)
-{
-    char *buf = calloc(1, OUT_CAP);
-    size_t n = 0, k;
-    FILE *p = popen(cmd, "r");
-    assert_non_null(buf);
-    assert_non_null(p);
-    while (n + 1 < OUT_CAP && (k = fread(buf + n, 1, OUT_CAP - 1 - n, p)) > 0)
-        n += k;
-    pclose(p);
-    return buf;
-}
-
 static uint64_t stat_of(const cJSON *info, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(info, "stats"), key);
@@ -124,8 +109,8 @@ static uint64_t stat_of(const cJSON *info, const char *key)
 static void test_disk_full_is_counted_and_reported(void **state)
 {
     enum { N = 200000 };
-    char raw_dir[4096], cmd[CMD_CAP], want[256];
-    char *analysed = nnpt_mkdtemp(), *text;
+    char raw_dir[4096], want[256];
+    char *analysed = nnpt_mkdtemp(), *text = malloc(OUT_CAP);
     nnp_options_t o;
     nnp_session_t *s;
     nnp_stats_t st;
@@ -135,8 +120,10 @@ static void test_disk_full_is_counted_and_reported(void **state)
     int rc;
     (void)state;
 
+    assert_non_null(text);
     if (!mount_small_disk(8 * MiB)) {
         free(analysed);
+        free(text);
         skip();
     }
     ballast(512 * KiB);
@@ -190,19 +177,13 @@ static void test_disk_full_is_counted_and_reported(void **state)
     snprintf(want, sizeof(want),
              "%llu events lost: %llu recorded but not written because the disk was full",
              (unsigned long long)st.events_unwritten, (unsigned long long)st.events_unwritten);
-    snprintf(cmd, sizeof(cmd), "%s info %s 2>&1", CLI, raw_dir);
-    text = run(cmd);
+    assert_int_equal(nnpt_cli(text, OUT_CAP, "info '%s'", raw_dir), 0);
     assert_non_null(strstr(text, "LOST: "));
     assert_non_null(strstr(text, want));
-    free(text);
-    snprintf(cmd, sizeof(cmd), "%s dump --summary-only %s 2>&1", CLI, raw_dir);
-    text = run(cmd);
+    assert_int_equal(nnpt_cli(text, OUT_CAP, "dump --summary-only '%s'", raw_dir), 0);
     assert_non_null(strstr(text, want));
     assert_non_null(strstr(text, "\"disk_full\":true"));
-    free(text);
-    snprintf(cmd, sizeof(cmd), "NNPROF_LOG_LEVEL=warn %s analyse --quiet -o %s %s 2>&1", CLI,
-             analysed, raw_dir);
-    text = run(cmd);
+    nnpt_cli(text, OUT_CAP, "analyse --quiet -o '%s' '%s'", analysed, raw_dir);
     assert_non_null(strstr(text, want));
     free(text);
     nnpt_rm_rf(analysed);

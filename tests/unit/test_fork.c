@@ -151,7 +151,7 @@ static int run_proc(const char *out, const char *const argv[], const char *extra
         env[7] = NULL;
     else if (!extra2)
         env[8] = NULL;
-    st = nnpt_run(argv, env, LIMIT_S);
+    st = nnpt_spawn(argv, env, LIMIT_S);
     assert_true(st != -1); /* -1: it hung and was killed */
     assert_true(WIFEXITED(st));
     return WEXITSTATUS(st);
@@ -272,7 +272,7 @@ static void test_preloaded_shell_leaves_nothing(void **state)
              "MS_PROFILER_OPTIONS={\"start\": true, \"output_path\": \"%s\", "
              "\"sample_interval_ms\": 0}",
              out);
-    status = nnpt_run(argv, env, LIMIT_S);
+    status = nnpt_spawn(argv, env, LIMIT_S);
     assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     snprintf(prof, sizeof(prof), "%s/profiler", out);
     assert_int_equal(stat(prof, &st), -1); /* not even profiler/ */

@@ -454,7 +454,11 @@ static void test_empty_inputs(void **state)
     assert_int_equal(run(f, "", false, false), NNP_OK);
     expect_outputs(f, NULL, NULL, DS_HEADER);
     expect_log("is empty");
-    expect_log("No memory_usage is recorded in");
+    /* Which memory is missing, and what that means (issue 10). */
+    expect_log("No host memory (memory_usage) is recorded in ");
+    expect_log("so host_info/host_memory_0.csv is not written (host memory comes from "
+               "nnp_host_memory() or MindSpore's host_info); no tensor memory was recorded "
+               "either");
     expect_log("No valid time_stamp is recorded in");
     nnpt_rm_rf(f->out);
     assert_int_equal(run(f, HEADER "\r\n", false, false), NNP_OK);

@@ -37,15 +37,6 @@ static const char *const folders[] = {
     "msprof-analyze/test/ut/advisor/compute_advice/data",
 };
 
-static bool have_corpus(void)
-{
-    struct stat st;
-    if (stat(CORPUS "/MANIFEST.md", &st) == 0)
-        return true;
-    fprintf(stderr, "SKIP: corpus not found at %s\n", CORPUS);
-    return false;
-}
-
 /* Regular files under dir, recursively. */
 static int count_files(const char *dir)
 {
@@ -86,7 +77,7 @@ static int analyse(const char *folder, int *n_files)
 static void test_every_folder(void **state)
 {
     (void)state;
-    if (!have_corpus())
+    if (!nnpt_have_corpus())
         skip();
     for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
         char path[PATH_CAP];
@@ -109,7 +100,7 @@ static void test_loose_mindinsight_files(void **state)
     int n;
     struct stat st;
     (void)state;
-    if (!have_corpus())
+    if (!nnpt_have_corpus())
         skip();
     in = nnpt_mkdtemp();
     assert_non_null(in);

@@ -56,6 +56,13 @@ static void test_numbers_and_nesting(void **state)
     nnp__jw_double(&w, 0.5);
     nnp__jw_key(&w, "inf");
     nnp__jw_double(&w, INFINITY);
+    /* The shortest text that reads back exactly (%.17g printed 118560.54399999999). */
+    nnp__jw_key(&w, "us");
+    nnp__jw_double(&w, 118560544 / 1e3);
+    nnp__jw_key(&w, "third");
+    nnp__jw_double(&w, 1.0 / 3.0);
+    nnp__jw_key(&w, "tiny");
+    nnp__jw_double(&w, 5e-324);
     nnp__jw_key(&w, "k\"ey");
     nnp__jw_arr_begin(&w);
     nnp__jw_obj_begin(&w);
@@ -68,7 +75,9 @@ static void test_numbers_and_nesting(void **state)
     nnp__jw_obj_end(&w);
     t = finish(&w);
     assert_string_equal(t, "{\"min\":-9223372036854775808,\"max\":18446744073709551615,"
-                           "\"zero\":0,\"d\":0.5,\"inf\":null,\"k\\\"ey\":[{},[],true,{\"x\":1}]}");
+                           "\"zero\":0,\"d\":0.5,\"inf\":null,\"us\":118560.544,"
+                           "\"third\":0.3333333333333333,\"tiny\":4.94065645841247e-324,"
+                           "\"k\\\"ey\":[{},[],true,{\"x\":1}]}");
     nnp__free(t);
 }
 

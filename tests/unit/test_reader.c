@@ -776,7 +776,7 @@ static void test_short_and_foreign_data_files(void **state)
     fh.version = NNP_RAW_VERSION + 1;
     memcpy(copy, &fh, sizeof(fh));
     snprintf(want, sizeof(want), "version %u", NNP_RAW_VERSION + 1);
-    check_bad_data_file(fx, copy, fx->data_len, NNP_EVERSION, want, "data file of version 2");
+    check_bad_data_file(fx, copy, fx->data_len, NNP_EVERSION, want, "data file of a newer version");
 
     memcpy(&fh, fx->data, sizeof(fh));
     fh.endian_mark = __builtin_bswap32(NNP_RAW_ENDIAN_MARK);

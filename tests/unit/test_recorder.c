@@ -350,6 +350,12 @@ static void test_every_record_kind(void **state)
     nnp_mark_range_stop(range);
     nnp_counter(nnp_intern("loss"), 0.5);
     {
+        nnp_call_t call = {0};
+        call.name = nnp_intern("cudaLaunchKernel");
+        call.kind = NNP_CALL_CUDA_RUNTIME;
+        nnp_call_at(&call, 30, 40);
+    }
+    {
         /* Let the sampler take at least two samples (20 ms interval). */
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);

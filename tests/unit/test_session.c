@@ -313,18 +313,12 @@ static void test_environment_names_bad_values(void **state)
 {
     char *out = nnpt_mkdtemp();
     char cmd[8400], text[8192];
-    size_t n;
-    FILE *p;
     (void)state;
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && env -u MS_PROFILER_OPTIONS -u PROFILING_OPTIONS PROFILING_MODE=maybe "
-             "NNPROF_LOG_LEVEL=loud %s/examples/simple_train --steps 2 2>&1",
+             "NNPROF_LOG_LEVEL=loud %s/examples/simple_train --steps 2",
              out, NNP_BINARY_DIR);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    n = fread(text, 1, sizeof(text) - 1, p);
-    text[n] = '\0';
-    assert_int_equal(pclose(p), 0);
+    assert_int_equal(nnpt_run_cmd(cmd, text, sizeof(text)), 0);
     assert_non_null(strstr(text, "[nnprof] warn: NNPROF_LOG_LEVEL is \"loud\": the accepted "
                                  "values are error, warn, info and debug; using warn."));
     assert_non_null(strstr(text, "[nnprof] warn: PROFILING_MODE is \"maybe\": the accepted "

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -521,7 +522,7 @@ static void check_doc_queries(sqlite3 *db)
 static void test_export(void **state)
 {
     char *out = nnpt_mkdtemp();
-    char raw[4096], db_path[8192];
+    char raw[4096], db_path[8192], cmd[16384];
     uint64_t rows = 0, rows2 = 0;
     sqlite3 *db;
     (void)state;
@@ -544,12 +545,27 @@ static void test_export(void **state)
     assert_int_equal(table_rows(db, "Ops"), STEPS * OPS_PER_STEP);
     assert_int_equal(table_rows(db, "Ranks"), 1);
     sqlite3_close(db);
-    /* Default path: <dir>/nnprof.sqlite. */
-    assert_int_equal(nnp__export_sqlite(raw, NULL, NULL), NNP_OK);
-    snprintf(db_path, sizeof(db_path), "%s/nnprof.sqlite", raw);
-    assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(table_rows(db, "Kernels"), STEPS * OPS_PER_STEP);
-    sqlite3_close(db);
+    /* Default path: <dir>/nnprof.db (docs/CLI.md, docs/SQLITE.md), mode 0600 like every
+     * other output whatever the umask. */
+    {
+        struct stat st;
+        mode_t old = umask(022);
+        assert_int_equal(nnp__export_sqlite(raw, NULL, NULL), NNP_OK);
+        umask(old);
+        snprintf(db_path, sizeof(db_path), "%s/nnprof.db", raw);
+        assert_int_equal(stat(db_path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        assert_int_equal(table_rows(db, "Kernels"), STEPS * OPS_PER_STEP);
+        sqlite3_close(db);
+        /* The CLI's default is the same file. */
+        unlink(db_path);
+        snprintf(cmd, sizeof(cmd), "'%s/nnprof' export sqlite -dir '%s' >/dev/null", NNP_BINARY_DIR,
+                 raw);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(stat(db_path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+    }
     nnpt_rm_rf(out);
     free(out);
 }

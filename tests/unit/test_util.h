@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,7 +24,7 @@ void nnpt_rm_rf(const char *path);
  * "NAME" alone unsets; NULL-terminated, may be NULL), and waits for it at most limit_s
  * seconds, then kills it. Returns its wait status, or -1 when it had to be killed (a hang)
  * or could not start. */
-int nnpt_run(const char *const argv[], const char *const env[], int limit_s);
+int nnpt_spawn(const char *const argv[], const char *const env[], int limit_s);
 /* Waits for pid at most limit_s seconds, then SIGKILLs it. Returns the wait status, or -1
  * when it had to be killed. */
 int nnpt_wait_bounded(pid_t pid, int limit_s);
@@ -42,5 +43,52 @@ const char *nnpt_log_text(void);
 int nnpt_log_count(void);
 /* Stops capturing and restores the default sink and level. */
 void nnpt_log_release(void);
+
+/* ---- a recorded run: the one fixture tests share to make raw data ----
+ * steps steps of ops_per_step "MatMul" ops ("Default/MatMul-op<j>", op_ns each, recorded
+ * with ns timestamps so every figure is known exactly): step k spans
+ * [NNPT_T0 + k * NNPT_STEP_NS, + NNPT_STEP_NS) and op j starts 1000 + 2000 j ns into it. */
+#define NNPT_T0      1000000
+#define NNPT_STEP_NS 10000
+#define NNPT_OP_NS   1000
+
+typedef struct nnpt_run {
+    int rank;           /* rank_id and device_id */
+    int rank_size;      /* 0: 1 */
+    int steps;          /* 0: none */
+    int ops_per_step;   /* 0: 3; < 0: none */
+    uint64_t op_ns;     /* 0: NNPT_OP_NS */
+    bool ranges;        /* per step: a "train_step" range [0, 9000) holding "forward"
+                         * [1000, 4000) and "backward" [5000, 8000) (module "Python") */
+    bool tensors;       /* per step: one 4096-byte tensor allocated at 500 and freed at 9500 */
+    bool no_step_marks; /* the ops (and ranges, tensors) of each step, no step begin/end */
+    int sample_ms;      /* CPU/memory sample interval; 0: none. With steps 0 and this,
+                         * the run holds only samples (an uninstrumented program) */
+    int flushed_fd;     /* > 0: after recording, flush, write one byte here and wait to be
+                         * killed (a crash); 0: destroy the session */
+} nnpt_run_t;
+
+/* Records r under out in this process (one session: call it in a child process when a
+ * test needs several). Copies the raw directory's path to raw (cap bytes) when not NULL.
+ * Exits the process with a non-zero status on error (it runs in children). */
+void nnpt_record(const char *out, const nnpt_run_t *r, char *raw, size_t cap);
+/* nnpt_record in a child process; fails the test unless it exits 0. */
+void nnpt_record_in_child(const char *out, const nnpt_run_t *r, char *raw, size_t cap);
+
+/* Runs a shell command; returns its exit status (-1 when killed) and, when out is not NULL,
+ * its stdout and stderr together (cap bytes, NUL-terminated). */
+int nnpt_run_cmd(const char *cmd, char *out, size_t cap);
+/* Runs `nnprof <args>` (the CLI of this build) with NNPROF_LOG_LEVEL=warn; args is a
+ * printf format (quote paths in it). stdout and stderr together go to out. Returns the
+ * exit status. */
+int nnpt_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* True when the shared corpus (../shared/corpus beside the clone) is there; else prints a
+ * SKIP line. */
+bool nnpt_have_corpus(void);
+/* Where the corpus is. */
+#define NNPT_CORPUS NNP_SOURCE_DIR "/../shared/corpus"
+
+/* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL when unreadable. */
+char *nnpt_read_file(const char *path);
 
 #endif

@@ -19,12 +19,16 @@ static void help(FILE *f)
 {
     fprintf(f, "usage: nnprof analyse [--pretty] [--steps A-B] [--jobs N] [--quiet]\n"
                "                      [--kind summary|detail] [--rank N] [--graph-id N]\n"
-               "                      [--peak-tflops X] [--memory-capacity-gb X] DIR\n\n"
+               "                      [--peak-tflops X] [--memory-capacity-gb X] [-o OUT] DIR\n\n"
                "Analyses the profiling data under DIR: a raw directory (PROF_*), the\n"
-               "profiler/ directory holding them, the output_path above it, or a directory\n"
-               "holding MindSpore's host_info_{rank}.csv. One analysis per rank, in parallel.\n"
-               "Writes *_{rank} files in the profiler/ directory and trace_view.json,\n"
-               "step_trace_time.csv in each PROF_*/ASCEND_PROFILER_OUTPUT/ (docs/OUTPUTS.md).\n\n"
+               "profiler/ directory holding them, the output_path above it, other tools' data\n"
+               "(CANN, MindSpore, torch_npu: docs/IMPORT.md) or MindSpore's host_info_{rank}.csv.\n"
+               "One analysis per rank, in parallel. Writes *_{rank} files in the profiler/\n"
+               "directory and trace_view.json, step_trace_time.csv in each\n"
+               "PROF_*/ASCEND_PROFILER_OUTPUT/ (docs/OUTPUTS.md). Other tools' files are never\n"
+               "written: their results go to DIR/nnprof_output/ unless -o is given. Earlier\n"
+               "results of a rank are kept as <name>.old. The last line says where the\n"
+               "results are.\n\n"
                "  --pretty        indent JSON outputs\n"
                "  --steps LIST    analyse only these steps: A-B, or A,B,C (continuous)\n"
                "  --jobs N        ranks analysed at once (default: number of CPUs)\n"
@@ -38,7 +42,25 @@ static void help(FILE *f)
                "  -o, --output DIR       write every output under DIR (read-only data,\n"
                "                         other tools' data); each rank's timeline in\n"
                "                         DIR/rank_<r>/ASCEND_PROFILER_OUTPUT/\n\n"
-               "exit: 0 ok, 1 analysis failed (partial results may exist), 2 usage error\n");
+               "exit: 0 ok, 1 analysis failed or refused (two runs of one rank, a filter\n"
+               "      matching nothing, an unsafe output folder; partial results may exist),\n"
+               "      2 usage error\n");
+}
+
+/* The closing line: where the results are (also after a partial failure). */
+static void results_line(const nnp_analyse_report_t *rep)
+{
+    if (rep->n_ranks == 0)
+        return;
+    printf("nnprof: results of rank%s ", rep->n_ranks > 1 ? "s" : "");
+    for (int i = 0; i < rep->n_ranks; i++)
+        printf("%s%d", i ? ", " : "", rep->ranks[i]);
+    printf(" in %s", rep->out_dir);
+    if (rep->n_old)
+        printf(" (earlier results kept as *.old)");
+    if (rep->n_empty)
+        printf("; %d rank%s recorded no events", rep->n_empty, rep->n_empty > 1 ? "s" : "");
+    printf("; read them with: nnprof summary %s\n", rep->out_dir);
 }
 
 int nnp_cmd_analyse(int argc, char **argv)
@@ -56,6 +78,7 @@ int nnp_cmd_analyse(int argc, char **argv)
                                              {"memory-capacity-gb", required_argument, NULL, 'M'},
                                              {NULL, 0, NULL, 0}};
     nnp_analyse_options_t o;
+    nnp_analyse_report_t *rep;
     int opt, rc;
 
     nnp_analyse_options_init(&o);
@@ -142,10 +165,15 @@ int nnp_cmd_analyse(int argc, char **argv)
         help(stderr);
         return NNP_EXIT_USAGE;
     }
-    rc = nnp__analyse_path(argv[optind], &o);
-    if (rc != NNP_OK) {
-        nnp_cli_error(argv[optind], "%s", nnp_last_error());
+    rep = malloc(sizeof(*rep));
+    if (!rep) {
+        nnp_cli_error("analyse", "out of memory");
         return NNP_EXIT_FAIL;
     }
-    return NNP_EXIT_OK;
+    rc = nnp__analyse_path_report(argv[optind], &o, rep);
+    if (rc != NNP_OK)
+        nnp_cli_error(argv[optind], "%s", nnp_last_error());
+    results_line(rep);
+    free(rep);
+    return rc == NNP_OK ? NNP_EXIT_OK : NNP_EXIT_FAIL;
 }

@@ -91,6 +91,43 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
         key_u(c, "device_id", x->device_id);
         key_u(c, "stream_id", x->stream_id);
         key_u(c, "correlation_id", r->b);
+        if (r->flags & NNP_REC_F_LAUNCH) {
+            const nnp_rec_launch_t *l = (const nnp_rec_launch_t *)&r[2];
+            key_u(c, "grid_x", l->grid[0]);
+            key_u(c, "grid_y", l->grid[1]);
+            key_u(c, "grid_z", l->grid[2]);
+            key_u(c, "block_x", l->block[0]);
+            key_u(c, "block_y", l->block[1]);
+            key_u(c, "block_z", l->block[2]);
+            key_u(c, "registers_per_thread", l->registers_per_thread);
+            key_u(c, "static_shared_bytes", l->static_shared_bytes);
+            key_u(c, "dynamic_shared_bytes", l->dynamic_shared_bytes);
+        } else if (r->flags & NNP_REC_F_COPY) {
+            const nnp_rec_copy_t *cp = (const nnp_rec_copy_t *)&r[2];
+            key_u(c, "bytes", cp->bytes);
+            nnp__jw_key(&c->jw, "copy_kind");
+            nnp__jw_str(&c->jw, nnp_copy_kind_name((nnp_copy_kind_t)cp->copy_kind));
+            nnp__jw_key(&c->jw, "src_kind");
+            nnp__jw_str(&c->jw, nnp_memory_kind_name((nnp_memory_kind_t)cp->src_kind));
+            nnp__jw_key(&c->jw, "dst_kind");
+            nnp__jw_str(&c->jw, nnp_memory_kind_name((nnp_memory_kind_t)cp->dst_kind));
+            key_u(c, "src_device", cp->src_device);
+            key_u(c, "dst_device", cp->dst_device);
+            key_u(c, "value", cp->value);
+        }
+        break;
+    }
+    case NNP_REC_CALL: {
+        const nnp_rec_call_ext_t *x = (const nnp_rec_call_ext_t *)&r[1];
+        key_u(c, "end_ns", ev->end_ns);
+        key_str(c, "name", r->name);
+        nnp__jw_key(&c->jw, "call_kind");
+        nnp__jw_str(&c->jw, nnp_call_kind_name((nnp_call_kind_t)x->kind));
+        key_str(c, "domain", x->domain);
+        key_u(c, "correlation_id", r->b);
+        key_u(c, "thread_id", x->tid);
+        key_u(c, "stream_id", x->stream_id);
+        key_i(c, "status", x->status);
         break;
     }
     case NNP_REC_STEP_BEGIN:

@@ -63,7 +63,7 @@ static int do_sqlite(const char *dir, const char *db)
     char path[NNP_PATH_MAX];
     uint64_t rows = 0;
     if (!db) {
-        if (nnp__path_join(path, sizeof(path), dir, "nnprof.db") != NNP_OK)
+        if (nnp__path_join(path, sizeof(path), dir, NNP_SQLITE_DEFAULT_NAME) != NNP_OK)
             return usage("-dir", "is too long", dir);
         db = path;
     }

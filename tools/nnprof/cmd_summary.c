@@ -1,19 +1,27 @@
-/* cmd_summary.c - `nnprof summary DIR`: a short human summary of analysed data, per rank:
- * the op types with the most time, the step phases, compute/communication per step, the
- * advisor's findings, and where every output and the timeline are. Reads the files
- * `nnprof analyse` wrote (docs/OUTPUTS.md); it analyses nothing itself. */
+/* cmd_summary.c - `nnprof summary DIR`: a short human summary of analysed data, per rank in
+ * rank order: the op types with the most time, the host ranges, the step phases,
+ * compute/communication per step, the advisor's findings, and where every output and the
+ * timeline are. Reads the files `nnprof analyse` wrote (docs/OUTPUTS.md) wherever they
+ * went: beside our raw data, in an `analyse -o OUT` folder, or in the nnprof_output/
+ * folder of other tools' data. It analyses nothing itself: data never analysed is an
+ * error that says so. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/driver.h"
 #include "cli.h"
 #include "nnprof/nnprof.h"
+#include "read/json_num.h"
+#include "read/raw_reader.h"
 
-/* Raw directories (ranks) one call summarises, and lines of each table shown. */
-#define MAX_DIRS     4096
+/* Ranks one call summarises, and lines of each table shown. */
+#define MAX_RANKS    4096
 #define TOP_TYPES    5
+#define TOP_RANGES   5
 #define MAX_FINDINGS 5
 #define LINE_CAP     4096
 #define FILE_CAP     (64u * 1024u * 1024u)
@@ -26,8 +34,20 @@
 #define COL_TOTAL    3
 #define COL_RATIO    7
 #define OP_STAT_COLS 8
+/* host_ranges columns: Name, Calls, Total, Self, Avg, Min, Max, Self %. */
+#define HR_COLS  8
+#define HR_NAME  0
+#define HR_CALLS 1
+#define HR_TOTAL 2
+#define HR_SELF  3
+#define HR_PCT   7
 /* step_trace_time columns: Step, Computing, Comm(Not Overlapped), Overlapped, Comm, Free. */
 #define OV_COLS 6
+/* step_trace_raw columns kept for the averages row. */
+#define ST_COLS           64
+#define PROFILER_DIR_NAME "profiler"
+#define INFO_PREFIX       "profiler_info_"
+#define INFO_SUFFIX       ".json"
 
 static char *slurp(const char *path)
 {
@@ -100,26 +120,50 @@ static int split_csv(char *line, char **fields, int max)
     return n;
 }
 
-static void top_op_types(const char *prof, int rank)
+static void top_op_types(const char *dir, int rank)
 {
     char path[PATH_CAP], line[LINE_CAP], *f[OP_STAT_COLS];
     FILE *in;
     int shown = 0;
-    snprintf(path, sizeof(path), "%s/op_statistic_%d.csv", prof, rank);
+    snprintf(path, sizeof(path), "%s/op_statistic_%d.csv", dir, rank);
     in = fopen(path, "r");
     if (!in) {
-        printf("  (no op statistics)\n");
+        printf("Top op types: none (no op statistics)\n");
         return;
     }
-    printf("Top op types (share of op time):\n");
     if (!fgets(line, sizeof(line), in)) /* header */
         line[0] = '\0';
     while (shown < TOP_TYPES && fgets(line, sizeof(line), in)) {
         if (split_csv(line, f, OP_STAT_COLS) < OP_STAT_COLS)
             continue;
+        if (shown++ == 0)
+            printf("Top op types (share of op time):\n");
         printf("  %-24s %6s%%  %8s calls  %14s us\n", f[COL_TYPE], f[COL_RATIO], f[COL_COUNT],
                f[COL_TOTAL]);
-        shown++;
+    }
+    if (shown == 0)
+        printf("Top op types: none (no op was recorded)\n");
+    fclose(in);
+}
+
+static void top_host_ranges(const char *dir, int rank)
+{
+    char path[PATH_CAP], line[LINE_CAP], *f[HR_COLS];
+    FILE *in;
+    int shown = 0;
+    snprintf(path, sizeof(path), "%s/host_ranges_%d.csv", dir, rank);
+    in = fopen(path, "r");
+    if (!in)
+        return;
+    if (!fgets(line, sizeof(line), in))
+        line[0] = '\0';
+    while (shown < TOP_RANGES && fgets(line, sizeof(line), in)) {
+        if (split_csv(line, f, HR_COLS) < HR_COLS)
+            continue;
+        if (shown++ == 0)
+            printf("Top host ranges (host_ranges_%d.csv; total includes nested ranges):\n", rank);
+        printf("  %-24s %8s calls  total %14s us  self %14s us (%s%%)\n", f[HR_NAME], f[HR_CALLS],
+               f[HR_TOTAL], f[HR_SELF], f[HR_PCT]);
     }
     fclose(in);
 }
@@ -136,14 +180,54 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static void step_phases(const char *prof, int rank)
+/* Steps of step_trace_raw_{rank}_detail_time.csv with a known iteration interval (a
+ * forward start: an op or an fp mark inside the step), and all steps. */
+static void phases_known(const char *dir, int rank, int *known, int *steps)
+{
+    char path[PATH_CAP], head[LINE_CAP], line[LINE_CAP], *h[ST_COLS], *f[ST_COLS];
+    int nh, col = -1;
+    FILE *in;
+    *known = *steps = 0;
+    snprintf(path, sizeof(path), "%s/step_trace_raw_%d_detail_time.csv", dir, rank);
+    in = fopen(path, "r");
+    if (!in)
+        return;
+    if (!fgets(head, sizeof(head), in)) {
+        fclose(in);
+        return;
+    }
+    nh = split_csv(head, h, ST_COLS);
+    for (int i = 0; i < nh && col < 0; i++)
+        col = strcmp(h[i], "iteration_interval") == 0 ? i : -1;
+    while (col >= 0 && fgets(line, sizeof(line), in)) {
+        int n = split_csv(line, f, ST_COLS);
+        if (n <= col || strcmp(f[0], "-") == 0)
+            continue;
+        (*steps)++;
+        *known += f[col][0] != '\0';
+    }
+    fclose(in);
+}
+
+static void step_phases(const char *dir, int rank)
 {
     char path[PATH_CAP];
+    int known, steps;
     cJSON *s;
-    snprintf(path, sizeof(path), "%s/step_trace_summary_%d.json", prof, rank);
+    snprintf(path, sizeof(path), "%s/step_trace_summary_%d.json", dir, rank);
     s = load_json(path);
     if (!s || num(s, "total_steps") == 0) {
         printf("Step phases: no steps recorded\n");
+        cJSON_Delete(s);
+        return;
+    }
+    phases_known(dir, rank, &known, &steps);
+    if (known == 0) {
+        /* The summary file holds 0 for unknown phases (MindInsight's format); saying
+         * "0 + 0" would not add up to the step. */
+        printf("Step phases (average of %.0f steps): %.4f ms per step; the phases are unknown: "
+               "no op and no forward/backward mark was recorded inside the steps\n",
+               num(s, "total_steps"), num(s, "total_time"));
         cJSON_Delete(s);
         return;
     }
@@ -159,16 +243,20 @@ static void step_phases(const char *prof, int rank)
     } else {
         printf("  forward            %.4f ms (%s)\n", num(s, "fp"), str(s, "fp_percent"));
     }
+    if (known < steps)
+        printf("  (the phases are averages over the %d of %d steps whose forward start is "
+               "known; the others have only a total)\n",
+               known, steps);
     cJSON_Delete(s);
 }
 
-static void overlap(const char *raw)
+static void overlap(const char *rank_dir)
 {
     char path[PATH_CAP], line[LINE_CAP], *f[OV_COLS];
     double sum[OV_COLS] = {0};
     int rows = 0;
     FILE *in;
-    snprintf(path, sizeof(path), "%s/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", raw);
+    snprintf(path, sizeof(path), "%s/step_trace_time.csv", rank_dir);
     in = fopen(path, "r");
     if (!in)
         return;
@@ -189,12 +277,12 @@ static void overlap(const char *raw)
            sum[1] / rows, sum[4] / rows, sum[2] / rows, sum[5] / rows);
 }
 
-static void advice(const char *prof, int rank)
+static void advice(const char *dir, int rank)
 {
     char path[PATH_CAP];
     cJSON *a, *list, *it;
     int shown = 0;
-    snprintf(path, sizeof(path), "%s/advice_%d.json", prof, rank);
+    snprintf(path, sizeof(path), "%s/advice_%d.json", dir, rank);
     a = load_json(path);
     list = cJSON_GetObjectItemCaseSensitive(a, "findings");
     if (!cJSON_IsArray(list)) {
@@ -213,34 +301,141 @@ static void advice(const char *prof, int rank)
     cJSON_Delete(a);
 }
 
-/* Rank of a raw directory, from its info.json (0 when unreadable). */
-static int rank_of(const char *raw)
+/* ---- finding analysed results ---- */
+
+static int cmp_int(const void *a, const void *b)
 {
-    char path[PATH_CAP];
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The rank in "profiler_info_<rank>.json", or -1. */
+static int rank_of_name(const char *name)
+{
+    size_t lp = strlen(INFO_PREFIX), ls = strlen(INFO_SUFFIX), n = strlen(name);
+    long v = 0;
+    if (n <= lp + ls || strncmp(name, INFO_PREFIX, lp) != 0 ||
+        strcmp(name + n - ls, INFO_SUFFIX) != 0)
+        return -1;
+    for (size_t i = lp; i < n - ls; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > INT32_MAX / 10)
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return (int)v;
+}
+
+/* Ranks analysed into dir: profiler_info_{rank}.json files nnprof wrote, sorted. */
+static int find_ranks(const char *dir, int *ranks, int cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < cap) {
+        char path[PATH_CAP];
+        int r = rank_of_name(e->d_name);
+        cJSON *info;
+        if (r < 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        info = load_json(path);
+        if (cJSON_GetObjectItemCaseSensitive(info, "nnprof_version"))
+            ranks[n++] = r;
+        cJSON_Delete(info);
+    }
+    closedir(d);
+    qsort(ranks, (size_t)n, sizeof(int), cmp_int);
+    return n;
+}
+
+/* The folder holding results for what the user named: DIR itself (a profiler/ folder or
+ * an `analyse -o` folder), DIR/profiler, DIR/nnprof_output, or the folder above a raw
+ * directory. */
+static int find_results(const char *dir, char *out, int *ranks, int cap)
+{
+    static const char *const subs[] = {"", PROFILER_DIR_NAME, NNP_FOREIGN_OUT_DIR,
+                                       PROFILER_DIR_NAME "/" NNP_FOREIGN_OUT_DIR, ".."};
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        int n;
+        if (strcmp(subs[i], "..") == 0 && !nnp__raw_is_dir(dir))
+            continue;
+        if (snprintf(out, DIR_CAP, "%s%s%s", dir, subs[i][0] ? "/" : "", subs[i]) >= DIR_CAP)
+            continue;
+        n = find_ranks(out, ranks, cap);
+        if (n > 0)
+            return n;
+    }
+    return 0;
+}
+
+static void one_rank(const char *dir, int rank)
+{
+    char path[PATH_CAP], rank_dir[DIR_CAP];
     cJSON *info;
-    int rank;
-    snprintf(path, sizeof(path), "%s/info.json", raw);
+    int64_t events = -1, samples = 0;
+    snprintf(path, sizeof(path), "%s/profiler_info_%d.json", dir, rank);
     info = load_json(path);
-    rank = (int)num(info, "rank_id");
+    nnp__json_int(info, "events_recorded", NULL, 0, INT64_MAX, path, &events);
+    nnp__json_int(info, "samples_recorded", NULL, 0, INT64_MAX, path, &samples);
+    snprintf(rank_dir, sizeof(rank_dir), "%s", str(info, "rank_output_dir"));
+    printf("== rank %d  (%s)\n", rank, str(info, "source"));
+    if (events == 0)
+        printf("No events were recorded, only %lld CPU/memory samples: the program made no "
+               "recording call.\n  Record ops, steps and ranges with the API (nnp_op_*, "
+               "nnp_step_begin/end, nnp_range_begin/end;\n  in Python nnprof.record_function and "
+               "Profiler.step), see docs/PYTHON.md and README.md.\n",
+               (long long)samples);
+    top_op_types(dir, rank);
+    top_host_ranges(dir, rank);
+    step_phases(dir, rank);
+    if (rank_dir[0])
+        overlap(rank_dir);
+    advice(dir, rank);
+    printf("Outputs: %s/*_%d.* (docs/OUTPUTS.md)\n", dir, rank);
+    if (rank_dir[0])
+        printf("Timeline: %s/trace_view.json\n"
+               "  open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n",
+               rank_dir);
+    printf("\n");
     cJSON_Delete(info);
-    return rank;
 }
 
 static void help(FILE *f)
 {
     fprintf(f, "usage: nnprof summary DIR\n\n"
-               "Prints a short summary of analysed data under DIR (run 'nnprof analyse DIR'\n"
-               "first): per rank, the op types with the most time, the step phases,\n"
-               "compute/communication per step, the advisor's findings, and where the\n"
-               "outputs and the timeline are.\n\n"
-               "exit: 0 ok, 1 no analysed data found, 2 usage error\n");
+               "Prints a short summary of analysed data (run 'nnprof analyse DIR' first): per\n"
+               "rank, the op types and host ranges with the most time, the step phases,\n"
+               "compute/communication per step, the advisor's findings, and where the outputs\n"
+               "and the timeline are. DIR is what was analysed, or the folder the results\n"
+               "went to (the profiler/ folder, an 'analyse -o OUT' folder, nnprof_output/).\n\n"
+               "exit: 0 ok, 1 no analysed data found (or data never analysed), 2 usage error\n");
+}
+
+/* Nothing analysed under dir: says whether there is data to analyse. */
+static int not_analysed(const char *dir)
+{
+    nnp_inputs_t in;
+    int rc = nnp__inputs_find(dir, &in), n = in.n + in.n_unranked;
+    nnp__inputs_fini(&in);
+    if (rc != NNP_OK)
+        nnp_cli_error(dir, "no analysed results found: %s", nnp_last_error());
+    else if (n > 0)
+        nnp_cli_error(dir,
+                      "holds profiling data that was never analysed: run 'nnprof analyse %s' "
+                      "first",
+                      dir);
+    else
+        nnp_cli_error(dir, "no nnprof results or profiling data found");
+    return NNP_EXIT_FAIL;
 }
 
 int nnp_cmd_summary(int argc, char **argv)
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    char **dirs;
-    int opt, n, status = NNP_EXIT_OK;
+    char dir[DIR_CAP];
+    int *ranks, opt, n;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -255,34 +450,16 @@ int nnp_cmd_summary(int argc, char **argv)
         nnp_cli_error("summary", "expected exactly one DIR argument");
         return NNP_EXIT_USAGE;
     }
-    dirs = calloc(MAX_DIRS, sizeof(char *));
-    if (!dirs)
+    ranks = calloc(MAX_RANKS, sizeof(int));
+    if (!ranks)
         return NNP_EXIT_FAIL;
-    n = nnp_cli_find_raw_dirs(argv[optind], dirs, MAX_DIRS);
-    if (n <= 0) {
-        nnp_cli_error(argv[optind], "no nnprof data found");
-        status = NNP_EXIT_FAIL;
+    n = find_results(argv[optind], dir, ranks, MAX_RANKS);
+    if (n == 0) {
+        free(ranks);
+        return not_analysed(argv[optind]);
     }
-    for (int i = 0; i < n; i++) {
-        char prof[DIR_CAP], *slash;
-        int rank = rank_of(dirs[i]);
-        snprintf(prof, sizeof(prof), "%s", dirs[i]);
-        slash = strrchr(prof, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(prof, sizeof(prof), ".");
-        printf("== rank %d  (%s)\n", rank, dirs[i]);
-        top_op_types(prof, rank);
-        step_phases(prof, rank);
-        overlap(dirs[i]);
-        advice(prof, rank);
-        printf("Outputs: %s/*_%d.* (docs/OUTPUTS.md)\n", prof, rank);
-        printf("Timeline: %s/ASCEND_PROFILER_OUTPUT/trace_view.json\n"
-               "  open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n\n",
-               dirs[i]);
-        free(dirs[i]);
-    }
-    free(dirs);
-    return status;
+    for (int i = 0; i < n; i++)
+        one_rank(dir, ranks[i]);
+    free(ranks);
+    return NNP_EXIT_OK;
 }

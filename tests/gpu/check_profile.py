@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""check_profile.py - compares what nnprof recorded of tests/gpu/gpu_check.cu with what the
+program says it did (its expectations JSON). Called by scripts/gpu-check; stdlib only.
+
+Usage: check_profile.py EXPECTATIONS.json DUMP.jsonl INFO.json PROFILER_DIR
+
+Checks: kernel launch counts and configurations, copy counts and bytes per direction,
+pageable copies, the memory set, the three device allocations, NVTX ranges, the host op's
+kernels linked by correlation id (raw data and gpu_op_detail_info), every kernel's times
+inside the profiling window and inside its launch's window (after its launch call began,
+done before the end of the synchronization that followed), no record dropped, and the GPU
+files present. Prints one line per check; exits 1 if any fails."""
+import csv
+import json
+import os
+import re
+import sys
+
+TAG = 1 << 63
+failures = []
+
+
+def check(ok, what, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}{(': ' + detail) if detail else ''}")
+    if not ok:
+        failures.append(what)
+
+
+def base_name(name):
+    """'void fill(float*, float, int)' or 'fill(float*, ...)' -> 'fill'."""
+    m = re.match(r"^(?:void\s+)?([A-Za-z_][A-Za-z0-9_]*)", name or "")
+    return m.group(1) if m else name
+
+
+def main():
+    exp_path, dump_path, info_path, prof_dir = sys.argv[1:5]
+    exp = json.load(open(exp_path))
+    recs = [json.loads(line) for line in open(dump_path) if line.strip()]
+    info = json.load(open(info_path))
+    check(exp.get("profiled") is True, "the program found libnnprof (nnp_* symbols)")
+
+    kernels = [r for r in recs if r.get("kind") == "kernel" and r.get("type") == "cuLaunchKernel"]
+    copies = [r for r in recs if r.get("kind") == "kernel" and r.get("type") == "cuMemcpy"]
+    sets = [r for r in recs if r.get("kind") == "kernel" and r.get("type") == "cuMemset"]
+    calls = [r for r in recs if r.get("kind") == "call"]
+    allocs = [r for r in recs if r.get("kind") == "mem_alloc"]
+    frees = [r for r in recs if r.get("kind") == "mem_free"]
+    ops = [r for r in recs if r.get("kind") == "op"]
+
+    # Kernels: counts and launch configurations.
+    for name, want in exp["kernels"].items():
+        got = [k for k in kernels if base_name(k.get("name")) == name]
+        check(len(got) == want["count"], f"kernel {name}: launches",
+              f"{len(got)} recorded, {want['count']} launched")
+        bad = [k for k in got
+               if [k.get("grid_x"), k.get("grid_y"), k.get("grid_z")] != want["grid"]
+               or [k.get("block_x"), k.get("block_y"), k.get("block_z")] != want["block"]
+               or k.get("dynamic_shared_bytes") != want["dynamic_shared"]]
+        check(not bad, f"kernel {name}: grid {want['grid']} block {want['block']} "
+              f"dynamic shared {want['dynamic_shared']}",
+              f"{len(bad)} records differ" if bad else "")
+
+    # Copies and the memory set.
+    for kind, want in exp["copies"].items():
+        got = [c for c in copies if c.get("copy_kind") == kind]
+        check(len(got) == want["count"], f"{kind} copies: count", f"{len(got)} vs {want['count']}")
+        total = sum(c.get("bytes", 0) for c in got)
+        check(total == want["bytes"], f"{kind} copies: bytes", f"{total} vs {want['bytes']}")
+        if "pageable" in want:
+            pg = [c for c in got if c.get("src_kind") == "pageable"]
+            check(len(pg) == want["pageable"], f"{kind} copies from pageable memory",
+                  f"{len(pg)} vs {want['pageable']}")
+    total = sum(s.get("bytes", 0) for s in sets)
+    check(len(sets) == exp["memset"]["count"] and total == exp["memset"]["bytes"],
+          "memory set: count and bytes", f"{len(sets)} sets, {total} bytes")
+
+    # Device allocations (profile_memory): ours by size, each freed.
+    sizes = sorted(a.get("bytes") for a in allocs)
+    for b in exp["device_allocs"]:
+        check(b in sizes, f"device allocation of {b} bytes recorded", f"seen {sizes}")
+        if b in sizes:
+            sizes.remove(b)
+    freed = {f.get("address") for f in frees}
+    ours = [a for a in allocs if a.get("bytes") in exp["device_allocs"]]
+    check(all(a.get("address") in freed for a in ours), "our device allocations freed")
+    if sizes:
+        print(f"info other device allocations (CUDA's own): {sizes}")
+
+    # NVTX ranges, on the program's thread.
+    nvtx = [c.get("name") for c in calls if c.get("call_kind") == "nvtx"]
+    check(sorted(nvtx) == sorted(exp["nvtx"]), "NVTX ranges", f"{nvtx}")
+
+    # The host op and its kernels, linked through nnp_correlation_push.
+    first = exp["op"]["first_correlation_id"]
+    op_ids = {o.get("correlation_id") for o in ops if o.get("name") == exp["op"]["name"]}
+    check(len(op_ids) == exp["op"]["count"], "host ops recorded", f"{len(op_ids)}")
+    linked = [k for k in kernels if k.get("correlation_id") in op_ids]
+    check(len(linked) == exp["op"]["kernels"], "kernels linked to their host op",
+          f"{len(linked)} of {exp['op']['kernels']}")
+    check(all(base_name(k.get("name")) == "saxpy" for k in linked), "the linked kernels are saxpy")
+    check(min(op_ids or {0}) == first, "op correlation ids as pushed")
+
+    # Times: inside the window, and inside the launch's window.
+    wins = [(w["start_mono_ns"], w["stop_mono_ns"]) for w in info.get("windows", [])]
+    dev = kernels + copies + sets
+    outside = [k for k in dev
+               if not any(s <= k["ts_ns"] and (e is None or k["end_ns"] <= e) for s, e in wins)]
+    check(not outside, "device activity inside the profiling window",
+          f"{len(outside)} outside" if outside else "")
+    launches = {}
+    for c in calls:
+        if c.get("call_kind") in ("cuda_runtime", "cuda_driver"):
+            launches.setdefault(c.get("correlation_id"), []).append(c)
+    syncs = sorted((c for c in calls if "Synchronize" in (c.get("name") or "")),
+                   key=lambda c: c["ts_ns"])
+    unmatched, early, late = 0, 0, 0
+    for k in kernels:
+        cands = launches.get(k.get("correlation_id"), [])
+        if not cands:
+            unmatched += 1
+            continue
+        launch = min(cands, key=lambda c: c["ts_ns"])
+        if k["ts_ns"] < launch["ts_ns"]:
+            early += 1
+        after = [s for s in syncs if s["ts_ns"] >= launch["ts_ns"]
+                 and s.get("thread_id") == launch.get("thread_id")]
+        if after and k["end_ns"] > after[0]["end_ns"]:
+            late += 1
+    check(unmatched == 0, "every kernel has its launch call", f"{unmatched} without")
+    check(early == 0, "no kernel starts before its launch call", f"{early} do")
+    check(late == 0, "every kernel ends before the synchronization after its launch returns",
+          f"{late} do not")
+
+    # Nothing lost.
+    summary = [r for r in recs if r.get("kind") == "summary"]
+    lost = sum(s.get("events_lost", 0) for s in summary)
+    check(lost == 0, "recorder lost no event", f"{lost}")
+    dropped = [r.get("value") for r in recs
+               if r.get("kind") == "counter" and r.get("name") == "cupti_dropped_records"]
+    check(bool(dropped) and dropped[-1] == 0, "CUPTI dropped no record", f"{dropped[-1:]}")
+
+    # The GPU files of the analysis.
+    rank = info.get("rank_id", 0)
+    for f in (f"gpu_op_detail_info_{rank}.csv", f"gpu_op_type_info_{rank}.csv",
+              f"gpu_activity_data_{rank}.csv", f"gpu_timeline_display_{rank}.json",
+              f"gpu_timeline_summary_{rank}.json"):
+        check(os.path.exists(os.path.join(prof_dir, f)), f"{f} written")
+    path = os.path.join(prof_dir, f"gpu_op_detail_info_{rank}.csv")
+    if os.path.exists(path):
+        rows = [r for r in csv.DictReader(open(path)) if r["op_full_name"] == exp["op"]["name"]]
+        check(len(rows) == 1 and int(rows[0]["op_occurrences"]) == exp["op"]["count"]
+              and int(rows[0]["cuda_activity_call_count"]) == exp["op"]["kernels"],
+              "gpu_op_detail_info: the op, its occurrences and its kernels", f"{rows}")
+    path = os.path.join(prof_dir, f"gpu_activity_data_{rank}.csv")
+    if os.path.exists(path):
+        counts = {}
+        for r in csv.DictReader(open(path)):
+            if r["type"] == "cuLaunchKernel":
+                counts[base_name(r["name"])] = counts.get(base_name(r["name"]), 0) + int(r["occurrences"])
+        for name, want in exp["kernels"].items():
+            check(counts.get(name) == want["count"], f"gpu_activity_data: {name} occurrences",
+                  f"{counts.get(name)}")
+
+    print(f"kernels {len(kernels)}, copies {len(copies)}, sets {len(sets)}, calls {len(calls)}, "
+          f"device allocations {len(allocs)}")
+    if failures:
+        print(f"gpu-check: {len(failures)} check(s) failed")
+        return 1
+    print("gpu-check: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+/* test_summary.c - what a user reads after analysing (issue 10 small things and issue 12's
+ * `query op` rank): `nnprof summary` in rank order, from an `analyse -o` folder, refusing
+ * data never analysed, saying plainly when no event was recorded and when the step phases
+ * are unknown; the host range table (host_ranges_{rank}.csv and its summary lines); `query
+ * op` on the rank docs/CLI.md names, with numbers as precise as the data; the memory
+ * warning naming which memory is missing. Real runs (test_util.h fixture), the real CLI. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define STEPS    20
+#define PATH_CAP 4096
+#define FULL_CAP (PATH_CAP + 512)
+#define CMD_CAP  16384
+#define OUT_CAP  65536
+
+static void expect_in(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("missing:\n%s\nin:\n%s", needle, text);
+}
+
+/* Ranks in order (rank 1 was printed first: it was recorded first), with the host range
+ * table; a run with ranges but no op: the phases are said unknown, not "0 + 0". */
+static void test_summary_ranks_in_order_with_host_ranges(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], path[FULL_CAP];
+    char *csv;
+    nnpt_run_t r1 = {.rank = 1, .rank_size = 2, .steps = STEPS, .ops_per_step = -1, .ranges = true};
+    nnpt_run_t r0 = {.rank = 0, .rank_size = 2, .steps = STEPS, .ranges = true};
+    const char *p0, *p1;
+    (void)state;
+    nnpt_record_in_child(out, &r1, NULL, 0);
+    nnpt_record_in_child(out, &r0, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    /* torch's key_averages: calls, total, self (minus the ranges inside), avg, min, max. */
+    snprintf(path, sizeof(path), "%s/profiler/host_ranges_0.csv", out);
+    csv = nnpt_read_file(path);
+    assert_non_null(csv);
+    assert_string_equal(csv,
+                        "Name,Calls,Total Time(us),Self Time(us),Avg Time(us),Min Time(us),Max "
+                        "Time(us),Self Time(%)\n"
+                        "train_step,20,180.000,60.000,9.000,9.000,9.000,33.33\n"
+                        "backward,20,60.000,60.000,3.000,3.000,3.000,33.33\n"
+                        "forward,20,60.000,60.000,3.000,3.000,3.000,33.33\n");
+    free(csv);
+
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    p0 = strstr(text, "== rank 0");
+    p1 = strstr(text, "== rank 1");
+    assert_non_null(p0);
+    assert_non_null(p1);
+    assert_true(p0 < p1);
+    expect_in(p0, "Top host ranges (host_ranges_0.csv; total includes nested ranges):\n"
+                  "  train_step                     20 calls  total        180.000 us  self"
+                  "         60.000 us (33.33%)\n"
+                  "  backward                       20 calls  total         60.000 us  self"
+                  "         60.000 us (33.33%)\n");
+    expect_in(p0, "Step phases (average of 20 steps): 0.0100 ms =\n"
+                  "  iteration interval 0.0010 ms (10.00%)  waiting for data / host work\n");
+    /* Rank 1 recorded ranges and steps but no op: nothing finds the forward start. */
+    expect_in(p1, "Top op types: none (no op was recorded)\n");
+    expect_in(p1, "Step phases (average of 20 steps): 0.0100 ms per step; the phases are "
+                  "unknown: no op and no forward/backward mark was recorded inside the steps\n");
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* summary reads an `analyse -o OUT` folder; data never analysed is an error that says so
+ * (it pointed at files that did not exist, exit 0). */
+static void test_summary_output_folder_and_unanalysed_data(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], want[FULL_CAP * 4], data[FULL_CAP], res[FULL_CAP];
+    nnpt_run_t r = {.rank = 0, .steps = STEPS};
+    (void)state;
+    snprintf(data, sizeof(data), "%s/data", out);
+    snprintf(res, sizeof(res), "%s/results", out);
+    nnpt_record_in_child(data, &r, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", data), 1);
+    snprintf(want, sizeof(want),
+             "nnprof: %s: holds profiling data that was never analysed: run 'nnprof analyse %s' "
+             "first\n",
+             data, data);
+    assert_string_equal(text, want);
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s' '%s' 2>/dev/null", res, data), 0);
+    snprintf(want, sizeof(want),
+             "nnprof: results of rank 0 in %s; read them with: nnprof summary %s\n", res, res);
+    assert_string_equal(text, want);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", res), 0);
+    expect_in(text, "== rank 0");
+    expect_in(text, "Step phases (average of 20 steps)");
+    snprintf(want, sizeof(want), "Timeline: %s/rank_0/ASCEND_PROFILER_OUTPUT/trace_view.json\n",
+             res);
+    expect_in(text, want);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s/none'", out), 1);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* A program that recorded nothing but samples (a preloaded, uninstrumented one): analyse and
+ * summary say so plainly and how to record events. */
+static void test_no_events_said_plainly(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], raw[PATH_CAP], want[FULL_CAP * 4];
+    nnpt_run_t r = {.rank = 0, .sample_ms = 10};
+    (void)state;
+    nnpt_record_in_child(out, &r, raw, sizeof(raw));
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    snprintf(want, sizeof(want), "[nnprof] warn: rank 0 (%s): no events were recorded, only ", raw);
+    expect_in(text, want);
+    expect_in(text, " CPU/memory samples: the program made no recording call. Record ops, steps "
+                    "and ranges with the API (nnp_op_*, nnp_step_begin/end, nnp_range_begin/end; "
+                    "in Python nnprof.record_function and Profiler.step), docs/PYTHON.md\n");
+    expect_in(text, "; 1 rank recorded no events; read them with:");
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    expect_in(text, "No events were recorded, only ");
+    expect_in(text, " CPU/memory samples: the program made no recording call.\n"
+                    "  Record ops, steps and ranges with the API (nnp_op_*, "
+                    "nnp_step_begin/end, nnp_range_begin/end;\n");
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* query op: the lowest rank by default (docs/CLI.md; it answered whichever rank was listed
+ * first), --device N for another, and times with the ns the data has
+ * (118560.544, not 118560.54399999999). */
+static void test_query_rank_and_precision(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP];
+    (void)state;
+    for (int k = 3; k >= 0; k--) {
+        nnpt_run_t r = {.rank = k, .rank_size = 4, .steps = 16, .ops_per_step = k ? 2 : 1};
+        /* 16 ops of 7410034 ns = 118560544 ns on rank 0. */
+        r.op_ns = 7410034;
+        nnpt_record_in_child(out, &r, NULL, 0);
+    }
+    assert_int_equal(nnpt_cli(text, sizeof(text), "query op MatMul -d '%s' --json", out), 0);
+    assert_string_equal(text, "[{\"op_name\":\"MatMul\",\"count\":16,\"total_time_us\":118560.544,"
+                              "\"avg_time_us\":7410.034,\"min_time_us\":7410.034,"
+                              "\"max_time_us\":7410.034}]\n");
+    assert_int_equal(nnpt_cli(text, sizeof(text), "query op MatMul -d '%s' --device 2 --json", out),
+                     0);
+    assert_string_equal(text, "[{\"op_name\":\"MatMul\",\"count\":32,\"total_time_us\":237121.088,"
+                              "\"avg_time_us\":7410.034,\"min_time_us\":7410.034,"
+                              "\"max_time_us\":7410.034}]\n");
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* Tensor memory recorded, host memory not: the warning says which is missing (it said "No
+ * memory_usage is recorded" whatever was recorded). */
+static void test_memory_warning_names_the_memory(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], raw[PATH_CAP], want[FULL_CAP * 4];
+    nnpt_run_t r = {.rank = 0, .steps = STEPS, .ranges = true, .tensors = true};
+    (void)state;
+    nnpt_record_in_child(out, &r, raw, sizeof(raw));
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s'", out), 0);
+    snprintf(want, sizeof(want),
+             "[nnprof] warn: No host memory (memory_usage) is recorded in %s, so host_info/"
+             "host_memory_0.csv is not written (host memory comes from nnp_host_memory() or "
+             "MindSpore's host_info); tensor memory was recorded: see "
+             "memory_usage_summary_*.json\n",
+             raw);
+    expect_in(text, want);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary_ranks_in_order_with_host_ranges),
+        cmocka_unit_test(test_summary_output_folder_and_unanalysed_data),
+        cmocka_unit_test(test_no_events_said_plainly),
+        cmocka_unit_test(test_query_rank_and_precision),
+        cmocka_unit_test(test_memory_warning_names_the_memory),
+    };
+    nnp_log_set_level(NNP_LOG_ERROR);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
