@@ -88,6 +88,7 @@ static void record_seed_run(void)
     nnp_tensor_t t = {0};
     nnp_host_tag_t tag = {0};
     nnp_pipeline_op_t p = {0};
+    nnp_str_t dtype = nnp_intern("MPI_FLOAT");
 
     op.name = nnp_intern("Default/network/Conv2D-op1");
     op.type = nnp_intern("Conv2D");
@@ -108,7 +109,17 @@ static void record_seed_run(void)
         nnp_range_begin(&tag);
         nnp_op_since(&op, t0);
         nnp_kernel_at(&k, nnp_clock_ns(), nnp_clock_ns() + 1);
+        /* Every other comm record carries the format-2 detail slot. */
+        c.count = i % 2 ? 0 : i + 1;
+        c.has_wait = i % 2 == 0;
+        c.wait_ns = i;
+        c.has_tag = i % 2 == 0;
+        c.datatype = i % 2 ? 0 : dtype;
         nnp_comm_at(&c, nnp_clock_ns(), nnp_clock_ns() + 1);
+        if (i == 0) {
+            static const int32_t members[] = {0, 1, 2, 5};
+            nnp_comm_group(c.group, members, 4, 1);
+        }
         t.address = SEED_BYTES * (i + 1);
         t.size_bytes = SEED_BYTES;
         nnp_mem_alloc(&t);

@@ -41,6 +41,7 @@ typedef struct demo_config {
     demo_prof_level_t level; /* DEMO_PROF_OFF = --no-profile */
     long ab_block;           /* > 0: alternate blocks of this many steps with collection off
                               * and on, in one process (--ab-block) */
+    bool mpi;                /* --mpi: one MPI process per rank, MPI_Allreduce of gradients */
 } demo_config_t;
 
 /* ---- bounded single-producer single-consumer queue (mutex + condition variables) ---- */
@@ -141,6 +142,16 @@ float *demo_comm_slot(demo_comm_t *c, int rank);
 void demo_comm_allreduce(demo_comm_t *c, int rank);
 /* Unmaps the segment (the parent, after every rank has exited). */
 void demo_comm_destroy(demo_comm_t *c);
+
+/* ---- data-parallel all-reduce over MPI (--mpi; demo_mpi.c, or demo_mpi_none.c when the
+ * build found no MPI) ---- */
+
+/* MPI_Init; *rank and *size of MPI_COMM_WORLD. False (with a message) when the demo was
+ * built without MPI or MPI cannot start. */
+bool demo_mpi_init(int *argc, char ***argv, int *rank, int *size);
+/* Replaces v[0..n) on every rank with the mean over the ranks (MPI_Allreduce, MPI_SUM). */
+void demo_mpi_allreduce_mean(float *v, size_t n);
+void demo_mpi_finalize(void);
 
 /* ---- helpers ---- */
 

@@ -69,6 +69,8 @@ static void usage(FILE *f)
             "  --workers W            map worker threads (default %d)\n"
             "  --ranks R              data-parallel processes with a gradient all-reduce "
             "(default 1)\n"
+            "  --mpi                  one MPI process per rank instead (run it with mpirun;\n"
+            "                         the all-reduce is MPI_Allreduce, recorded by nnprof run)\n"
             "  --lr F                 learning rate (default %.2f)\n"
             "  --seed S               data and weight seed (default %u)\n"
             "  --output DIR           profiler output_path (default ./data)\n"
@@ -97,8 +99,10 @@ static bool parse_long(const char *flag, const char *text, long lo, long hi, lon
     return true;
 }
 
-static bool parse_args(int argc, char **argv, demo_config_t *c)
+/* mpi_size > 0: started with --mpi, MPI_COMM_WORLD has this many ranks. */
+static bool parse_args(int argc, char **argv, demo_config_t *c, int mpi_size)
 {
+    bool ranks_given = false;
     long epochs = DEFAULT_EPOCHS, steps = 0, v;
 
     memset(c, 0, sizeof(*c));
@@ -114,6 +118,10 @@ static bool parse_args(int argc, char **argv, demo_config_t *c)
         bool ok = true;
         if (strcmp(a, "--no-profile") == 0) {
             c->level = DEMO_PROF_OFF;
+            continue;
+        }
+        if (strcmp(a, "--mpi") == 0) {
+            c->mpi = true;
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -141,6 +149,7 @@ static bool parse_args(int argc, char **argv, demo_config_t *c)
         } else if (strcmp(a, "--ranks") == 0) {
             ok = parse_long(a, val, 1, MAX_RANKS, &v);
             c->ranks = (int)v;
+            ranks_given = true;
         } else if (strcmp(a, "--seed") == 0) {
             ok = parse_long(a, val, 0, (long)UINT32_MAX, &v);
             c->seed = (unsigned)v;
@@ -169,6 +178,17 @@ static bool parse_args(int argc, char **argv, demo_config_t *c)
         }
         if (!ok)
             return false;
+    }
+    if (c->mpi) {
+        if (ranks_given) {
+            fprintf(stderr, "demo_train: --mpi takes the ranks from mpirun, not --ranks\n");
+            return false;
+        }
+        if (c->ab_block) {
+            fprintf(stderr, "demo_train: --ab-block runs in one process, not with --mpi\n");
+            return false;
+        }
+        c->ranks = mpi_size;
     }
     /* Each rank reads every ranks-th sample; an incomplete last batch is dropped
      * (MindSpore's drop_remainder=True), so every step has the same shapes. */
@@ -262,17 +282,24 @@ static int open_session(const demo_config_t *c, int rank, nnp_session_t **out)
     return rc;
 }
 
-/* Gradients go through this rank's shared slot: pack, reduce, unpack. */
-static void allreduce(demo_model_t *m, demo_comm_t *comm, int rank, const train_tags_t *t, bool all)
+/* Gradients go through this rank's shared slot: pack, reduce, unpack. With --mpi (comm NULL)
+ * they go through mpi_buf and MPI_Allreduce, which the MPI library of `nnprof run` records
+ * itself, so the demo does not record it a second time. */
+static void allreduce(demo_model_t *m, demo_comm_t *comm, float *mpi_buf, int rank,
+                      const train_tags_t *t, bool all)
 {
-    float *slot = demo_comm_slot(comm, rank);
+    float *slot = comm ? demo_comm_slot(comm, rank) : mpi_buf;
     uint64_t t0;
     if (all)
         nnp_range_begin(&t->allreduce);
     demo_model_grads_pack(m, slot);
-    t0 = nnp_now();
-    demo_comm_allreduce(comm, rank);
-    nnp_comm_since(&t->comm, t0);
+    if (comm) {
+        t0 = nnp_now();
+        demo_comm_allreduce(comm, rank);
+        nnp_comm_since(&t->comm, t0);
+    } else {
+        demo_mpi_allreduce_mean(mpi_buf, demo_model_param_count());
+    }
     demo_model_grads_unpack(m, slot);
     if (all)
         nnp_range_end(&t->allreduce);
@@ -319,6 +346,7 @@ static void train(const demo_config_t *c, int rank, demo_comm_t *comm, demo_mode
     uint64_t *step_ns = demo_xcalloc((size_t)c->total_steps, sizeof(uint64_t));
     uint64_t *on_ns = demo_xcalloc((size_t)c->total_steps, sizeof(uint64_t));
     uint64_t *off_ns = demo_xcalloc((size_t)c->total_steps, sizeof(uint64_t));
+    float *mpi_buf = c->mpi ? demo_xcalloc(demo_model_param_count(), sizeof(float)) : NULL;
     demo_pipeline_t *pipe;
     train_tags_t t;
     double epoch_sum = 0.0;
@@ -358,8 +386,8 @@ static void train(const demo_config_t *c, int rank, demo_comm_t *comm, demo_mode
         demo_model_backward(m);
         if (all)
             nnp_range_end(&t.backward);
-        if (comm)
-            allreduce(m, comm, rank, &t, all);
+        if (comm || mpi_buf)
+            allreduce(m, comm, mpi_buf, rank, &t, all);
         if (all)
             nnp_range_begin(&t.update);
         demo_model_update(m);
@@ -401,6 +429,7 @@ static void train(const demo_config_t *c, int rank, demo_comm_t *comm, demo_mode
     free(step_ns);
     free(on_ns);
     free(off_ns);
+    free(mpi_buf);
 }
 
 /* One rank from start to end: session, model, training, summary. Returns an exit status. */
@@ -516,18 +545,36 @@ static int run_ranks(const demo_config_t *c)
 int main(int argc, char **argv)
 {
     demo_config_t c;
-    int status;
+    int status, mpi_rank = 0, mpi_size = 0;
 
     /* Whole lines, so the ranks' output interleaves by line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!parse_args(argc, argv, &c))
+    /* MPI starts before the flags are read: --mpi takes the number of ranks from it. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--mpi") == 0) {
+            if (!demo_mpi_init(&argc, &argv, &mpi_rank, &mpi_size))
+                return 2;
+            break;
+        }
+    }
+    if (!parse_args(argc, argv, &c, mpi_size)) {
+        if (mpi_size)
+            demo_mpi_finalize();
         return 2;
-    printf("demo_train: %d rank(s), %ld steps per rank (%d epoch(s) of %ld), batch %d, "
-           "%d map workers, profiling %s\n",
-           c.ranks, c.total_steps, c.epochs, c.steps_per_epoch, c.batch, c.workers,
-           c.level == DEMO_PROF_OFF   ? "off"
-           : c.level == DEMO_PROF_OPS ? "ops"
-                                      : "all");
+    }
+    if (mpi_rank == 0)
+        printf("demo_train: %d %srank(s), %ld steps per rank (%d epoch(s) of %ld), batch %d, "
+               "%d map workers, profiling %s\n",
+               c.ranks, c.mpi ? "MPI " : "", c.total_steps, c.epochs, c.steps_per_epoch, c.batch,
+               c.workers,
+               c.level == DEMO_PROF_OFF   ? "off"
+               : c.level == DEMO_PROF_OPS ? "ops"
+                                          : "all");
+    if (c.mpi) {
+        status = run_rank(&c, mpi_rank, NULL);
+        demo_mpi_finalize();
+        return status;
+    }
     status = c.ranks > 1 ? run_ranks(&c) : run_rank(&c, 0, NULL);
     if (status == 0 && c.level != DEMO_PROF_OFF && !nnp_session_current())
         printf("analyse with: nnprof analyse %s\n", c.output ? c.output : "./data");

@@ -499,7 +499,9 @@ NNP_API void nnp_mem_free_at(uint64_t address, uint64_t size_bytes, uint64_t ts_
     XX(ALLTOALL, "alltoall")                                                                       \
     XX(SEND, "send")                                                                               \
     XX(RECV, "recv")                                                                               \
-    XX(BARRIER, "barrier")
+    XX(BARRIER, "barrier")                                                                         \
+    XX(GATHER, "gather")                                                                           \
+    XX(SCATTER, "scatter")
 
 typedef enum nnp_comm_kind {
 #define NNP_COMM_ENUM_(name, text) NNP_COMM_##name,
@@ -511,13 +513,24 @@ typedef enum nnp_comm_kind {
 /* Returns the lower-case name of a kind ("allreduce"), or "other" when out of range. */
 NNP_API const char *nnp_comm_kind_name(nnp_comm_kind_t kind);
 
+/* One communication operation. Zero-initialise it ({0}) and set what you know: the detail
+ * fields after stream_id (count, datatype, tag, wait) are recorded only when set, so code
+ * written before they existed records what it always did. */
 typedef struct nnp_comm {
     nnp_str_t name; /* op name, e.g. "hcom_allReduce_1" */
     nnp_comm_kind_t kind;
-    nnp_str_t group; /* communicator group, e.g. "world" */
+    nnp_str_t group; /* communicator group, e.g. "world" (describe it: nnp_comm_group) */
     uint64_t size_bytes;
     int32_t peer; /* peer rank (send/recv) or root (broadcast/reduce); -1 none */
     uint32_t stream_id;
+    /* -- details (since 0.2, raw format 2) -- */
+    uint64_t count;     /* elements, 0 = not recorded */
+    nnp_str_t datatype; /* element type, e.g. "MPI_FLOAT" or "float32", 0 = not recorded */
+    int32_t tag;        /* message tag (point-to-point), when has_tag */
+    bool has_tag;
+    bool has_wait;
+    uint64_t wait_ns; /* the part of the op spent blocked before data moved (msprof's
+                       * "Wait Time"), when has_wait; 0 <= wait_ns <= the op's duration */
 } nnp_comm_t;
 
 NNP_API void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks);
@@ -645,6 +658,17 @@ NNP_API void nnp_call_at(const nnp_call_t *c, uint64_t start_ns, uint64_t end_ns
  * without one they cost one atomic load. Hot-path safe: no lock, no allocation. */
 NNP_API void nnp_correlation_push(uint64_t correlation_id);
 NNP_API void nnp_correlation_pop(void);
+/* Describes a communicator group: `group` (the string id used in nnp_comm_t.group) has the
+ * n_ranks members ranks[] (global ranks, in the group's rank order), and this process is
+ * member my_index (-1: unknown). Groups are named and matched across ranks by these
+ * members, as HCCL and NCCL groups are. Call it once per group and collection window,
+ * before or after the group's ops; repeats are harmless. Not for hot paths: it formats the
+ * member list and interns it (a lock and an allocation). A no-op outside a collection
+ * window or without profile_communication. n_ranks above NNP_COMM_GROUP_MAX_RANKS records
+ * the size with an empty member list. */
+#define NNP_COMM_GROUP_MAX_RANKS 65536
+NNP_API void nnp_comm_group(nnp_str_t group, const int32_t *ranks, uint32_t n_ranks,
+                            int32_t my_index);
 
 /* -- Data pipeline -- */
 typedef struct nnp_pipeline_op {
@@ -721,6 +745,35 @@ NNP_API void nnp_collector_set_correlation(const nnp_correlation_hooks_t *h);
  * Meant for the hooks above. Returns NNP_OK, NNP_EINVAL (out is NULL) or NNP_ESTATE when
  * no session exists. */
 NNP_API int nnp_collect_options(nnp_options_t *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Clock alignment across processes. A back end that exchanges messages with the other ranks
+ * (the MPI one) measures how this process's CLOCK_MONOTONIC relates to a reference rank's
+ * and reports it here; info.json keeps the last report under "clock_sync" (docs/FORMAT.md)
+ * for the cluster analysis. Without a report info.json says method "none", offset 0.
+ * ------------------------------------------------------------------------------------- */
+
+/* Longest method and note kept (terminator included); longer ones are cut. */
+#define NNP_CLOCK_SYNC_METHOD_MAX 32
+#define NNP_CLOCK_SYNC_NOTE_MAX   256
+
+typedef struct nnp_clock_sync {
+    const char *method;     /* e.g. "mpi_pingpong" (copied) */
+    int reference_rank;     /* the rank whose clock is the reference */
+    int64_t offset_ns;      /* add to this process's CLOCK_MONOTONIC ns to get the reference
+                             * rank's */
+    int64_t uncertainty_ns; /* the true offset lies within offset_ns +- uncertainty_ns */
+    bool has_drift;         /* measured again later: drift_ns is valid */
+    int64_t drift_ns;       /* the later offset minus the first one */
+    const char *note;       /* how it was measured, may be NULL (copied) */
+} nnp_clock_sync_t;
+
+/* Records the clock alignment of this process (replacing an earlier report) and, when a
+ * session exists, rewrites its info.json at once so a run that crashes later keeps it.
+ * Call it from the thread that creates and stops the session, never concurrently with
+ * session calls. Returns NNP_OK, NNP_EINVAL (NULL cs or method), or the error of the
+ * info.json rewrite. */
+NNP_API int nnp_clock_sync_set(const nnp_clock_sync_t *cs);
 
 /* ---------------------------------------------------------------------------------------
  * Instrumentation macros. With NNP_ENABLE defined they call the functions above; without

@@ -2,10 +2,17 @@
 
 The library is searched, in order:
 
-1. the path in the environment variable ``NNPROF_LIBRARY``;
-2. ``build/libnnprof.so`` of the source tree this package sits in
+1. the path in the environment variable ``NNPROF_LIBRARY`` (only there);
+2. the libnnprof already loaded into the process (``nnprof run``, ``LD_PRELOAD``), so that
+   Python records into the session the preloaded copy started;
+3. ``build/libnnprof.so`` of the source tree this package sits in
    (``<repo>/python/nnprof`` -> ``<repo>/build``);
-3. ``ctypes.util.find_library("nnprof")`` (an installed library).
+4. the library directory of the prefix the package was installed under (``pip install
+   --prefix P`` puts it in ``P/lib/pythonX.Y/site-packages``, or on Debian
+   ``P/local/lib/pythonX.Y/dist-packages``; ``cmake --install`` with the same prefix puts
+   the library in ``P/lib``);
+5. the library directory beside the ``nnprof`` command found on ``PATH`` (``bin/../lib``);
+6. ``ctypes.util.find_library("nnprof")`` (the system's library path).
 
 Every function of ``include/nnprof/nnprof.h`` gets its ``argtypes`` and ``restype`` here;
 ``tests/test_lib.py`` checks that none is missing.
@@ -14,11 +21,12 @@ Every function of ``include/nnprof/nnprof.h`` gets its ``argtypes`` and ``restyp
 import ctypes
 import ctypes.util
 import os
+import shutil
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 
-from ._options import (AnalyseOptions, CommStruct, HostTag, KernelStruct, OpStruct, Options,
-                       PipelineOpStruct, Stats, TensorStruct)
+from ._options import (AnalyseOptions, ClockSync, CommStruct, HostTag, KernelStruct, OpStruct,
+                       Options, PipelineOpStruct, Stats, TensorStruct)
 
 #: ``nnp_log_fn``: ``void (*)(nnp_log_level_t level, const char *msg, void *user)``.
 LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
@@ -109,6 +117,7 @@ PROTOTYPES = {
     "nnp_call_at": (None, [c_void_p, c_uint64, c_uint64]),
     "nnp_correlation_push": (None, [c_uint64]),
     "nnp_correlation_pop": (None, []),
+    "nnp_comm_group": (None, [c_uint32, POINTER(ctypes.c_int32), c_uint32, ctypes.c_int32]),
     # data pipeline
     "nnp_pipeline_op": (None, [POINTER(PipelineOpStruct)]),
     "nnp_queue_sample": (None, [c_int64, c_uint32, c_uint32]),
@@ -128,7 +137,38 @@ PROTOTYPES = {
     "nnp_collector_unregister": (None, [c_void_p]),
     "nnp_collector_set_correlation": (None, [c_void_p]),
     "nnp_collect_options": (c_int, [POINTER(Options)]),
+    # clock alignment across processes
+    "nnp_clock_sync_set": (c_int, [POINTER(ClockSync)]),
 }
+
+
+#: File names of the library, the versioned one (what an install has) first.
+_NAMES = ("libnnprof.so.0", "libnnprof.so")
+#: Directories above the package searched for an installed library: site-packages ->
+#: pythonX.Y -> lib -> prefix, one more for Debian's ``pip --prefix P``, which installs
+#: into ``P/local/lib/pythonX.Y/dist-packages``.
+_PREFIX_LEVELS = 5
+
+
+def _loaded():
+    """Path of a libnnprof already mapped into this process, or None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
+                if os.path.basename(path).startswith("libnnprof.so"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def _in_dirs(dirs):
+    for d in dirs:
+        for name in _NAMES:
+            path = os.path.join(d, name)
+            if os.path.exists(path):
+                yield path
 
 
 def _candidates():
@@ -137,8 +177,20 @@ def _candidates():
     if env:
         yield env
         return  # an explicit choice must not silently fall back to another library
+    loaded = _loaded()
+    if loaded:
+        yield loaded
     here = os.path.dirname(os.path.abspath(__file__))
     yield os.path.join(here, os.pardir, os.pardir, "build", "libnnprof.so")
+    up, dirs = here, []
+    for _ in range(_PREFIX_LEVELS):
+        up = os.path.dirname(up)
+        dirs += [up, os.path.join(up, "lib")]
+    yield from _in_dirs(dirs)
+    cli = shutil.which("nnprof")
+    if cli:
+        bindir = os.path.dirname(os.path.realpath(cli))
+        yield from _in_dirs([os.path.join(bindir, os.pardir, "lib"), bindir])
     found = ctypes.util.find_library("nnprof")
     if found:
         yield found

@@ -209,6 +209,27 @@ class CommStruct(ctypes.Structure):
         ("size_bytes", c_uint64),
         ("peer", c_int32),
         ("stream_id", c_uint32),
+        # details (raw format 2): recorded only when set
+        ("count", c_uint64),
+        ("datatype", c_uint32),
+        ("tag", c_int32),
+        ("has_tag", c_bool),
+        ("has_wait", c_bool),
+        ("wait_ns", c_uint64),
+    ]
+
+
+class ClockSync(ctypes.Structure):
+    """``nnp_clock_sync_t``: how this process's clock relates to a reference rank's."""
+
+    _fields_ = [
+        ("method", ctypes.c_char_p),
+        ("reference_rank", c_int),
+        ("offset_ns", c_int64),
+        ("uncertainty_ns", c_int64),
+        ("has_drift", c_bool),
+        ("drift_ns", c_int64),
+        ("note", ctypes.c_char_p),
     ]
 
 

@@ -500,6 +500,8 @@ class CommKind(enum.IntEnum):
     SEND = 7
     RECV = 8
     BARRIER = 9
+    GATHER = 10
+    SCATTER = 11
 
 
 def comm_kind_name(kind):
@@ -523,17 +525,22 @@ class Comm:
     Args:
         name: op name, e.g. ``"hcom_allReduce_1"``.
         kind: a :class:`CommKind`, its value or its name (``"allreduce"``).
-        group: communicator group, e.g. ``"world"``.
+        group: communicator group, e.g. ``"world"`` (describe it with :func:`comm_group`).
         size_bytes: bytes moved; peer: peer or root rank (-1 none); stream_id.
+        count: elements (0 = not recorded); datatype: element type, e.g. ``"float32"``.
+        tag: message tag (``None`` = not recorded); wait_ns: the part spent blocked before
+            data moved (``None`` = not measured).
     """
 
     __slots__ = ("struct", "_ref")
 
     def __init__(self, name, kind=CommKind.OTHER, group=None, size_bytes=0, peer=-1,
-                 stream_id=0):
+                 stream_id=0, count=0, datatype=None, tag=None, wait_ns=None):
         # pylint: disable=too-many-arguments
         self.struct = CommStruct(intern(name), int(_comm_kind(kind)), intern(group),
-                                 size_bytes, peer, stream_id)
+                                 size_bytes, peer, stream_id, count, intern(datatype),
+                                 0 if tag is None else tag, tag is not None,
+                                 wait_ns is not None, 0 if wait_ns is None else wait_ns)
         self._ref = ctypes.byref(self.struct)
 
     def since(self, start_ticks):
@@ -553,6 +560,15 @@ def comm_since(comm, start_ticks):
 def comm_at(comm, start_ns, end_ns):
     """``nnp_comm_at(comm, start_ns, end_ns)``."""
     comm.at(start_ns, end_ns)
+
+
+def comm_group(group, ranks, my_index=-1):
+    """``nnp_comm_group``: the group named ``group`` has the members ``ranks`` (global ranks,
+    in group order); this process is member ``my_index`` (-1 unknown). Once per group and
+    collection window; not for hot paths."""
+    ranks = [int(r) for r in ranks]
+    arr = (ctypes.c_int32 * len(ranks))(*ranks)
+    _c.nnp_comm_group(intern(group), arr, len(ranks), my_index)
 
 
 # ---- data pipeline ---------------------------------------------------------------------

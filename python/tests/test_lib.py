@@ -54,7 +54,7 @@ class TestLayout(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(_options.OpStruct), 48)
         self.assertEqual(ctypes.sizeof(_options.KernelStruct), 24)
         self.assertEqual(ctypes.sizeof(_options.TensorStruct), 32)
-        self.assertEqual(ctypes.sizeof(_options.CommStruct), 32)
+        self.assertEqual(ctypes.sizeof(_options.CommStruct), 64)
         self.assertEqual(ctypes.sizeof(_options.PipelineOpStruct), 24)
 
     def test_defaults_from_init(self):

@@ -9,12 +9,15 @@
  * pid; a process that finds another pid there is a descendant and starts a session only with
  * follow_children (CONTRACTS.md 2), linked to its nearest profiled ancestor's run. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/launcher.h"
+#include "collect/step_window.h"
 #include "core/session.h"
 #include "util/util.h"
 
@@ -42,25 +45,32 @@ static void install_if_default(int sig)
     sigaction(sig, &sa, NULL);
 }
 
-/* A positive pid from the environment, or 0 when unset or not a pid. */
-static pid_t env_pid(const char *name)
+/* A whole number in [0, INT_MAX] from the environment, or -1 when unset or not one. */
+static long env_count(const char *name)
 {
     const char *s = getenv(name);
     char *end;
     long v;
     if (!s || s[0] < '0' || s[0] > '9')
-        return 0;
+        return -1;
     errno = 0;
     v = strtol(s, &end, DEC_BASE);
-    if (errno != 0 || *end != '\0' || v <= 0 || (long)(pid_t)v != v)
-        return 0;
-    return (pid_t)v;
+    if (errno != 0 || *end != '\0' || v > INT_MAX)
+        return -1;
+    return v;
 }
 
-static void set_env_pid(const char *name, pid_t pid)
+/* A positive pid from the environment, or 0 when unset or not a pid. */
+static pid_t env_pid(const char *name)
+{
+    long v = env_count(name);
+    return v > 0 ? (pid_t)v : 0;
+}
+
+static void set_env_num(const char *name, long v)
 {
     char text[PID_TEXT_CAP];
-    snprintf(text, sizeof(text), "%ld", (long)pid);
+    snprintf(text, sizeof(text), "%ld", v);
     setenv(name, text, 1);
 }
 
@@ -69,7 +79,9 @@ __attribute__((constructor)) static void nnp_autostart(void)
     nnp_options_t o;
     nnp_session_t *s;
     nnp_session_link_t link, *plink = NULL;
-    bool enabled = false;
+    bool enabled = false, by_steps = false;
+    const char *steps = getenv("NNPROF_STEPS");
+    uint64_t first = 0, last = 0;
     pid_t root, me = getpid();
     int rc;
 
@@ -95,9 +107,22 @@ __attribute__((constructor)) static void nnp_autostart(void)
         link.kind = "exec";
         plink = &link;
     } else if (root == 0) {
-        set_env_pid(NNP_ENV_ROOT_PID, me);
+        set_env_num(NNP_ENV_ROOT_PID, (long)me);
     }
-    o.start_profile = true;
+    /* Under mpirun, srun or torchrun each process writes its own rank's directory. */
+    nnp__launcher_apply(&o, getenv("MS_PROFILER_OPTIONS"));
+    /* A child the launcher made another rank (mpirun's, torchrun's workers) is not part of
+     * its parent's rank: it is a rank of its own, not linked, so the analysis does not
+     * fold every rank into the launcher's. */
+    if (plink && env_count(NNP_ENV_PARENT_RANK) >= 0 && env_count(NNP_ENV_PARENT_RANK) != o.rank_id)
+        plink = NULL;
+    /* `nnprof run --steps A-B`: the window waits for step A. */
+    if (steps && *steps) {
+        by_steps = nnp__step_window_parse(steps, &first, &last) == NNP_OK;
+        if (!by_steps)
+            NNP_LOG_W("NNPROF_STEPS '%s' is not A-B or N; profiling every step", steps);
+    }
+    o.start_profile = !by_steps;
     rc = nnp__session_create_from_env(&o, plink, &s);
     if (rc != NNP_OK) {
         NNP_LOG_E("profiling requested by the environment could not start: %s (%s)",
@@ -108,9 +133,12 @@ __attribute__((constructor)) static void nnp_autostart(void)
     {
         const char *raw = nnp_session_raw_dir(s);
         const char *slash = strrchr(raw, '/');
-        set_env_pid(NNP_ENV_PARENT_PID, me);
+        set_env_num(NNP_ENV_PARENT_PID, (long)me);
         setenv(NNP_ENV_PARENT_RAW_DIR, slash ? slash + 1 : raw, 1);
+        set_env_num(NNP_ENV_PARENT_RANK, o.rank_id);
     }
+    if (by_steps)
+        nnp__step_window_arm(s, first, last);
     install_if_default(SIGTERM);
     install_if_default(SIGINT);
 }

@@ -14,6 +14,7 @@
 
 #include "collect/collector.h"
 #include "core/clock.h"
+#include "core/clock_sync.h"
 #include "core/options_internal.h"
 #include "core/session_internal.h"
 #include "util/json_writer.h"
@@ -203,6 +204,8 @@ static int build(const nnp_session_t *s, const char *state, const nnp_writer_t *
             nnp__jw_str(&w, names[i]);
     }
     nnp__jw_arr_end(&w);
+    nnp__jw_key(&w, "clock_sync");
+    nnp__clock_sync_write(&w);
     write_stats(&w, &st);
     nnp__jw_obj_end(&w);
     nnp__free(opts_json);
@@ -261,6 +264,8 @@ int nnp__info_write(nnp_session_t *s, const char *state, const nnp_writer_t *w)
     }
     if (rc != NNP_OK)
         NNP_LOG_E("could not write %s/%s: %s", s->raw_dir, NNP_INFO_FILE, nnp_last_error());
+    else
+        s->state = state;
     nnp__free(text);
     errno = rc == NNP_OK ? 0 : err;
     return rc;

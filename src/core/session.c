@@ -14,6 +14,7 @@
 
 #include "collect/collector.h"
 #include "core/clock.h"
+#include "core/clock_sync.h"
 #include "core/options_internal.h"
 #include "core/session_internal.h"
 #include "record/tbuf.h"
@@ -281,6 +282,7 @@ static int start_locked(nnp_session_t *s)
     s->started = true;
     pthread_mutex_unlock(&s->lock);
     atomic_store_explicit(&nnp__collecting, NNP_GATE_ON | s->gates, memory_order_release);
+    nnp__sampler_kick(s->sampler);
     nnp__collectors_window_start();
     NNP_LOG_I("profiling started, raw data in %s", s->raw_dir);
     return NNP_OK;
@@ -371,6 +373,7 @@ int nnp_session_flush(nnp_session_t *s)
 
 static int destroy_locked(nnp_session_t *s)
 {
+    nnp_writer_t *w;
     int rc = NNP_OK, rc2;
     bool started;
     pthread_mutex_lock(&s->lock);
@@ -387,8 +390,14 @@ static int destroy_locked(nnp_session_t *s)
     rc2 = write_info_if_made(s, "finalized");
     if (rc == NNP_OK)
         rc = rc2;
-    rc2 = writer_error(s, nnp__writer_stop(s->writer));
+    /* info.json is final: a late nnp__session_info_refresh() (under this lock) must neither
+     * rewrite it nor reach the writer being stopped. */
+    pthread_mutex_lock(&s->lock);
+    w = s->writer;
     s->writer = NULL;
+    s->state = NULL;
+    pthread_mutex_unlock(&s->lock);
+    rc2 = writer_error(s, nnp__writer_stop(w));
     if (rc == NNP_OK)
         rc = rc2;
     if (atomic_load(&g_owned) == s)
@@ -446,6 +455,29 @@ void nnp__session_emergency_flush(nnp_session_t *s, int timeout_ms)
     atomic_store_explicit(&nnp__collecting, 0, memory_order_release);
     if (s && s->writer && !nnp__session_is_foreign(s))
         (void)nnp__writer_flush_from_signal(s->writer, timeout_ms);
+}
+
+int nnp__session_info_refresh(void)
+{
+    /* Lock-free lookup and the session's own lock only: a back end may report from its
+     * hooks, which run under life_lock. A clock report is data of the run (the cluster
+     * analysis aligns ranks with it), so a rank that recorded nothing yet gets its raw
+     * directory now, with the report in its first info.json. */
+    nnp_session_t *s = atomic_load(&g_session);
+    nnp_writer_t *w;
+    bool made;
+    int rc = NNP_OK;
+    if (!s || nnp__session_is_foreign(s))
+        return NNP_OK;
+    pthread_mutex_lock(&s->lock);
+    made = s->dir_made;
+    w = s->writer;
+    if (made && s->state)
+        rc = nnp__info_write(s, s->state, w);
+    pthread_mutex_unlock(&s->lock);
+    if (!made && w)
+        rc = writer_error(s, nnp__writer_flush_make(w));
+    return rc;
 }
 
 /* ---- fork support (fork.c) ---- */

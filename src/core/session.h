@@ -20,6 +20,9 @@
 #define NNP_ENV_ROOT_PID       "NNPROF_ROOT_PID"
 #define NNP_ENV_PARENT_PID     "NNPROF_PARENT_PID"
 #define NNP_ENV_PARENT_RAW_DIR "NNPROF_PARENT_RAW_DIR"
+/* The ancestor's rank_id: an exec'd child whose own rank differs (a launcher's worker) is a
+ * rank of its own, not a part of the ancestor's. */
+#define NNP_ENV_PARENT_RANK "NNPROF_PARENT_RANK"
 
 /* What a child's session records about its parent's run (info.json "parent_pid",
  * "parent_raw_dir", "child_kind"). kind NULL: not a child. */

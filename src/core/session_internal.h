@@ -44,7 +44,8 @@ struct nnp_session {
     nnp_window_rec_t *windows;
     uint32_t n_windows, windows_cap;
     uint64_t windows_total;
-    bool dir_made; /* the raw directory exists (made by the writer thread) */
+    bool dir_made;     /* the raw directory exists (made by the writer thread) */
+    const char *state; /* the state info.json was last written with (a literal), or NULL */
 
     struct nnp_session *next_stale; /* fork.c: a parent's sessions a child still holds */
 };

@@ -788,6 +788,14 @@ static void emit_comms(tl_t *tl, bool emit)
         key_uint(tl, "bytes", cm->bytes[i]);
         key_int(tl, "peer", cm->peer[i]);
         key_str(tl, "group", *str(tl, cm->group[i]) ? str(tl, cm->group[i]) : "default");
+        if (cm->count[i])
+            key_uint(tl, "count", cm->count[i]);
+        if (cm->datatype[i])
+            key_str(tl, "datatype", str(tl, cm->datatype[i]));
+        if (cm->has[i] & NNP_COMM_HAS_TAG)
+            key_int(tl, "tag", cm->tag[i]);
+        if (cm->has[i] & NNP_COMM_HAS_WAIT)
+            key_uint(tl, "wait_ns", cm->wait_ns[i]);
         nnp__jw_obj_end(&tl->w);
         nnp__jw_obj_end(&tl->w);
     }

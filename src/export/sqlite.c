@@ -250,6 +250,18 @@ static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k,
         bind_sid(st, k,
                  shared_str(e, nnp_comm_kind_name((nnp_comm_kind_t)((const uint32_t *)p)[i])));
         break;
+    case C_CTAG:
+        if (m->comms.has[i] & NNP_COMM_HAS_TAG)
+            sqlite3_bind_int64(st, k, ((const int32_t *)p)[i]);
+        else
+            sqlite3_bind_null(st, k);
+        break;
+    case C_CWAIT:
+        if (m->comms.has[i] & NNP_COMM_HAS_WAIT)
+            sqlite3_bind_int64(st, k, (sqlite3_int64)((const uint64_t *)p)[i]);
+        else
+            sqlite3_bind_null(st, k);
+        break;
     }
 }
 

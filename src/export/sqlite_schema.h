@@ -19,6 +19,8 @@ typedef enum nnp_sql_col_kind {
     C_STR,    /* model string id -> StringIds id, 0 -> NULL */
     C_THREAD, /* thread index -> OS tid */
     C_COMM,   /* nnp_comm_kind_t -> StringIds id of its name */
+    C_CTAG,   /* comms.tag, NULL unless comms.has says it was recorded */
+    C_CWAIT,  /* comms.wait_ns, NULL unless comms.has says it was recorded */
 } nnp_sql_col_kind_t;
 
 typedef struct nnp_sql_col {
@@ -27,7 +29,7 @@ typedef struct nnp_sql_col {
     size_t off; /* offset of the column pointer inside nnp_model_t */
 } nnp_sql_col_t;
 
-#define NNP_SQL_MAX_COLS 12
+#define NNP_SQL_MAX_COLS 16
 typedef struct nnp_sql_table {
     const char *name;
     size_t t_off;        /* offset of the nnp_table_t header inside nnp_model_t */
@@ -37,7 +39,7 @@ typedef struct nnp_sql_table {
 
 /* Number of model tables exported: a list in sqlite_schema.c of another length does not
  * compile (its definition would conflict with this declaration). */
-#define NNP_SQLITE_N_TABLES 18
+#define NNP_SQLITE_N_TABLES 19
 
 /* One entry per model table, in docs/SQLITE.md's order. */
 extern const nnp_sql_table_t nnp__sqlite_tables[NNP_SQLITE_N_TABLES];

@@ -12,8 +12,11 @@
 #include <stdint.h>
 
 /* File header: 32 bytes at offset 0 of every raw file. */
-#define NNP_RAW_MAGIC       "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
-#define NNP_RAW_MAGIC_LEN   8
+#define NNP_RAW_MAGIC     "NNPRAW1\n" /* 8 bytes; the '\n' catches text-mode damage */
+#define NNP_RAW_MAGIC_LEN 8
+/* Version 2 added KERNEL's launch and copy slots, COMM's detail slot and the CALL and
+ * COMM_GROUP kinds; a version 1 reader would take those records for damage, so it must
+ * refuse the files instead. */
 #define NNP_RAW_VERSION     2
 #define NNP_RAW_ENDIAN_MARK 0x01020304u
 
@@ -106,6 +109,9 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 #define NNP_REC_F_LAUNCH 0x0004u
 /* KERNEL (v2): a third slot describing a device copy or memory set (nnp_rec_copy_t). */
 #define NNP_REC_F_COPY 0x0008u
+/* COMM (v2): a third slot with details follows (nnp_rec_comm_detail_t). Flags are unique
+ * across kinds so a flag never means two things. */
+#define NNP_REC_F_COMM_DETAIL 0x0010u
 
 /* X-macro: kind, number, slots, name. The per-kind field meaning is in the comments of
  * the payload structs below and in docs/FORMAT.md. */
@@ -136,7 +142,8 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
     XX(PROC_CPU, 24, 1, "proc_cpu")                                                                \
     XX(THREAD_CPU, 25, 1, "thread_cpu")                                                            \
     XX(PROC_MEM, 26, 1, "proc_mem")                                                                \
-    XX(CALL, 27, 2, "call")
+    XX(CALL, 27, 2, "call")                                                                        \
+    XX(COMM_GROUP, 28, 1, "comm_group")
 
 typedef enum nnp_rec_kind {
     NNP_REC_NONE = 0,
@@ -165,7 +172,11 @@ unsigned nnp__rec_kind_slots(unsigned kind);
  * FP_START/BP_END: a = step id.
  * MEM_ALLOC:    name = tensor name, a = address, b = bytes; slot 1 nnp_rec_alloc_ext_t.
  * MEM_FREE:     a = address, b = bytes (0 = unknown).
- * COMM:         name = op name, ts = start, a = end, b = bytes; slot 1 nnp_rec_comm_ext_t.
+ * COMM:         name = op name, ts = start, a = end, b = bytes; slot 1 nnp_rec_comm_ext_t;
+ *               slot 2 (NNP_REC_F_COMM_DETAIL) is nnp_rec_comm_detail_t.
+ * COMM_GROUP:   name = group name, a = members text id | n_members << 32 (members "" when
+ *               over NNP_COMM_GROUP_MAX_RANKS), b = this rank's index in the group (int64,
+ *               -1 unknown).
  * PIPE_OP:      name = op type, a = op id, b = parent id (int64, -1 root); slot 1 is
  *               nnp_rec_pipe_ext_t.
  * QUEUE:        a = op id (int64), b = size | capacity << 32.
@@ -258,6 +269,20 @@ typedef struct nnp_rec_comm_ext {
     uint64_t reserved[2];
 } nnp_rec_comm_ext_t;
 _Static_assert(sizeof(nnp_rec_comm_ext_t) == 32, "extension slot is 32 bytes");
+
+/* Bits of nnp_rec_comm_detail_t.has. */
+#define NNP_REC_COMM_HAS_TAG  0x1u
+#define NNP_REC_COMM_HAS_WAIT 0x2u
+
+typedef struct nnp_rec_comm_detail {
+    uint64_t count;    /* elements, 0 unknown */
+    uint64_t wait_ns;  /* blocked before data moved, when has & NNP_REC_COMM_HAS_WAIT */
+    uint32_t datatype; /* string id, 0 unknown */
+    int32_t tag;       /* when has & NNP_REC_COMM_HAS_TAG */
+    uint32_t has;      /* NNP_REC_COMM_HAS_* */
+    uint32_t reserved;
+} nnp_rec_comm_detail_t;
+_Static_assert(sizeof(nnp_rec_comm_detail_t) == 32, "extension slot is 32 bytes");
 
 typedef struct nnp_rec_pipe_ext {
     uint32_t num_workers;

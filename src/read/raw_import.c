@@ -287,6 +287,33 @@ static void on_comm(import_ctx_t *c, const nnp_raw_event_t *ev)
     t->thread[i] = thread_of(c, ev->tid);
     t->peer[i] = x->peer;
     t->bytes[i] = r->b;
+    if (ev->n_slots > 2) {
+        const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&r[2];
+        t->count[i] = d->count;
+        t->datatype[i] = map_str(c, d->datatype);
+        t->has[i] = (uint8_t)(d->has & (NNP_COMM_HAS_TAG | NNP_COMM_HAS_WAIT));
+        t->tag[i] = (d->has & NNP_COMM_HAS_TAG) ? d->tag : 0;
+        t->wait_ns[i] = (d->has & NNP_COMM_HAS_WAIT) ? d->wait_ns : 0;
+    }
+}
+
+/* A group is described again in every window: keep one row per (name, members). */
+static void on_comm_group(import_ctx_t *c, const nnp_rec_t *r)
+{
+    nnp_comm_groups_t *g = &c->m->comm_groups;
+    uint32_t name = map_str(c, r->name), members = map_str(c, (uint32_t)r->a);
+    size_t i;
+    for (i = 0; i < g->t.n; i++) {
+        if (g->name[i] == name && g->members[i] == members)
+            return;
+    }
+    i = push(c, &g->t);
+    if (i == SIZE_MAX)
+        return;
+    g->name[i] = name;
+    g->members[i] = members;
+    g->size[i] = (uint32_t)(r->a >> 32);
+    g->my_index[i] = (int32_t)(int64_t)r->b;
 }
 
 static void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
@@ -406,6 +433,9 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
         break;
     case NNP_REC_COMM:
         on_comm(c, ev);
+        break;
+    case NNP_REC_COMM_GROUP:
+        on_comm_group(c, r);
         break;
     case NNP_REC_PIPE_OP: {
         const nnp_rec_pipe_ext_t *x = (const nnp_rec_pipe_ext_t *)&r[1];

@@ -150,6 +150,26 @@ static int read_windows(const cJSON *wins, nnp_run_info_t *info, const char *fil
     return NNP_OK;
 }
 
+/* A clock offset is a whole number of ns within +-2^53 (exact in a double, and a quarter of
+ * a year past any real offset). */
+#define CLOCK_SYNC_MAX_NS (INT64_C(1) << 53)
+
+/* clock_sync (docs/MPI.md), when a back end measured it (method other than "none"). */
+static void read_clock_sync(const cJSON *j, nnp_run_info_t *info, const char *file)
+{
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(j, "clock_sync");
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(cs, "method");
+    int64_t off, unc;
+    info->has_clock_sync =
+        cJSON_IsString(method) && strcmp(method->valuestring, "none") != 0 &&
+        nnp__json_int(cs, "offset_ns", "clock_sync.offset_ns", -CLOCK_SYNC_MAX_NS,
+                      CLOCK_SYNC_MAX_NS, file, &off) == NNP_JSON_NUM_OK &&
+        nnp__json_int(cs, "uncertainty_ns", "clock_sync.uncertainty_ns", 0, CLOCK_SYNC_MAX_NS, file,
+                      &unc) == NNP_JSON_NUM_OK;
+    info->clock_offset_ns = info->has_clock_sync ? off : 0;
+    info->clock_uncertainty_ns = info->has_clock_sync ? unc : 0;
+}
+
 static int defaults(nnp_run_info_t *info)
 {
     info->options_json = nnp__strdup("{}");
@@ -191,6 +211,7 @@ int nnp__raw_info_read(const char *raw_dir, nnp_run_info_t *info, nnp_raw_clock_
     info->diff_time_us = get(j, "diff_time", NULL, -MAX_TIME, MAX_TIME, 0, path);
     info->host = dup_str(j, "host", "");
     info->state = dup_str(j, "state", "unknown");
+    read_clock_sync(j, info, path);
     plat = cJSON_GetObjectItemCaseSensitive(j, "platform");
     info->clock_ticks_per_sec = get(plat, "clock_ticks_per_sec", "platform.clock_ticks_per_sec", 1,
                                     MAX_CLOCK_TICKS, DEFAULT_CLOCK_TICKS, path);

@@ -261,7 +261,7 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
                fh.endian_mark != NNP_RAW_ENDIAN_MARK || fh.slot_bytes != sizeof(nnp_rec_t) ||
                fh.header_bytes != sizeof(fh)) {
         damage(r, name, 0, NNP_EVERSION,
-               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d-v%d",
+               "unsupported raw format (version %u, slot %u bytes); this reader reads v%d to v%d",
                fh.version, fh.slot_bytes, NNP_RAW_VERSION_MIN, NNP_RAW_VERSION);
         rc = NNP_OK;
     } else if (fh.file_kind != want_kind) {
@@ -601,6 +601,8 @@ static unsigned expected_slots(const nnp_rec_t *rec)
         if (detail)
             n++;
     }
+    if (rec->kind == NNP_REC_COMM && (rec->flags & NNP_REC_F_COMM_DETAIL))
+        n++;
     return n;
 }
 

@@ -1,6 +1,8 @@
 /* record.c - the public recording calls. Each one: a relaxed load of nnp__collecting, the
  * thread's buffer from TLS, a reserve, a few stores, one release store (tbuf.h). No lock,
- * no allocation (after the thread's first event), no syscall, no formatting (STYLE 7). */
+ * no allocation (after the thread's first event), no syscall, no formatting (STYLE 7); the set-up
+ * call nnp_comm_group alone formats and interns, as nnp_intern does. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -243,8 +245,18 @@ void nnp_kernel_at(const nnp_kernel_t *k, uint64_t start_ns, uint64_t end_ns)
 
 /* ---- steps, epochs, fp/bp ---- */
 
+_Atomic(nnp_step_hook_fn) nnp__rec_step_hook;
+
+static inline void step_hook(uint64_t step_id, bool is_begin)
+{
+    nnp_step_hook_fn hook = atomic_load_explicit(&nnp__rec_step_hook, memory_order_relaxed);
+    if (NNP_UNLIKELY(hook != NULL))
+        hook(step_id, is_begin);
+}
+
 void nnp_step_begin(uint64_t step_id, uint32_t graph_id)
 {
+    step_hook(step_id, true);
     if (COLLECTING())
         put1(NNP_REC_STEP_BEGIN, 0, 0, nnp__ticks(), step_id, graph_id);
 }
@@ -253,10 +265,12 @@ void nnp_step_end(uint64_t step_id, uint32_t graph_id)
 {
     if (COLLECTING())
         put1(NNP_REC_STEP_END, 0, 0, nnp__ticks(), step_id, graph_id);
+    step_hook(step_id, false);
 }
 
 void nnp_step_begin_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
 {
+    step_hook(step_id, true);
     if (COLLECTING())
         put1(NNP_REC_STEP_BEGIN, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
 }
@@ -265,6 +279,7 @@ void nnp_step_end_at(uint64_t step_id, uint32_t graph_id, uint64_t ts_ns)
 {
     if (COLLECTING())
         put1(NNP_REC_STEP_END, NNP_REC_F_TS_NS, 0, ts_ns, step_id, graph_id);
+    step_hook(step_id, false);
 }
 
 void nnp_epoch_begin(uint64_t epoch_id)
@@ -373,15 +388,21 @@ const char *nnp_comm_kind_name(nnp_comm_kind_t kind)
     return names[kind];
 }
 
+/* Two slots, or three when the caller set any detail (count, datatype, tag, wait): records
+ * of callers that set none stay as small as in format 1. */
 static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64_t end)
 {
     nnp_tbuf_t *tb = nnp__tbuf_get();
+    bool detail = c->count || c->datatype || c->has_tag || c->has_wait;
+    unsigned n = detail ? 3 : 2;
     uint64_t s;
     nnp_rec_comm_ext_t *x;
 
     if (NNP_UNLIKELY(!tb))
         return;
-    s = putn_begin(tb, 2, NNP_REC_COMM, flags, c->name, start, end, c->size_bytes);
+    if (detail)
+        flags |= NNP_REC_F_COMM_DETAIL;
+    s = putn_begin(tb, n, NNP_REC_COMM, flags, c->name, start, end, c->size_bytes);
     if (NNP_UNLIKELY(s == UINT64_MAX))
         return;
     x = (nnp_rec_comm_ext_t *)nnp__tbuf_slot(tb, s + 1);
@@ -390,7 +411,17 @@ static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64
     x->group = c->group;
     x->peer = c->peer;
     x->stream_id = c->stream_id;
-    nnp__tbuf_commit(tb, s, 2);
+    if (detail) {
+        nnp_rec_comm_detail_t *d = (nnp_rec_comm_detail_t *)nnp__tbuf_slot(tb, s + 2);
+        d->count = c->count;
+        d->wait_ns = c->has_wait ? c->wait_ns : 0;
+        d->datatype = c->datatype;
+        d->tag = c->has_tag ? c->tag : 0;
+        d->has =
+            (c->has_tag ? NNP_REC_COMM_HAS_TAG : 0u) | (c->has_wait ? NNP_REC_COMM_HAS_WAIT : 0u);
+        d->reserved = 0;
+    }
+    nnp__tbuf_commit(tb, s, n);
 }
 
 void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks)
@@ -550,6 +581,49 @@ void nnp_call_at(const nnp_call_t *c, uint64_t start_ns, uint64_t end_ns)
     x->stream_id = c->stream_id;
     x->status = c->status;
     nnp__tbuf_commit(tb, s, 2);
+}
+
+/* Longest text of one member run "a-b," with two 11-character int32 values. */
+#define GROUP_RUN_CHARS 24
+
+/* Writes ranks as runs: "0-3,8,10-11" (consecutive ascending ranks become "a-b"), so the
+ * world of a 4096-rank job is "0-4095", not 20 KB. Returns the length written. */
+static size_t format_members(const int32_t *ranks, uint32_t n, char *out, size_t cap)
+{
+    size_t len = 0;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i;
+        int w;
+        while (j + 1 < n && ranks[j] != INT32_MAX && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        if (j > i)
+            w = snprintf(out + len, cap - len, "%s%d-%d", len ? "," : "", ranks[i], ranks[j]);
+        else
+            w = snprintf(out + len, cap - len, "%s%d", len ? "," : "", ranks[i]);
+        if (w < 0 || (size_t)w >= cap - len)
+            break;
+        len += (size_t)w;
+        i = j + 1;
+    }
+    return len;
+}
+
+void nnp_comm_group(nnp_str_t group, const int32_t *ranks, uint32_t n_ranks, int32_t my_index)
+{
+    nnp_str_t members = 0;
+    if (!GATED(NNP_GATE_COMM) || !group || (n_ranks && !ranks))
+        return;
+    if (n_ranks > 0 && n_ranks <= NNP_COMM_GROUP_MAX_RANKS) {
+        size_t cap = (size_t)n_ranks * GROUP_RUN_CHARS + 1;
+        char *text = nnp__malloc(cap);
+        if (!text)
+            return;
+        size_t len = format_members(ranks, n_ranks, text, cap);
+        members = len ? nnp__strtab_intern(text, len) : 0;
+        nnp__free(text);
+    }
+    put1(NNP_REC_COMM_GROUP, 0, group, nnp__ticks(), pack32(members, n_ranks),
+         (uint64_t)(int64_t)my_index);
 }
 
 /* ---- data pipeline ---- */

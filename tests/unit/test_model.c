@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "read/raw_import.h"
 #include "test_util.h"
+#include "util/util.h"
 
 static void test_strings_intern_and_find(void **state)
 {
@@ -104,6 +105,23 @@ static void test_import_raw_run(void **state)
     nnp_range_end_at(&tag, 1200);
     nnp_op_at(&op, 1300, 1800);
     nnp_comm_at(&comm, 1850, 1950);
+    {
+        /* Format 2: a detailed op and its group, described twice (kept once). */
+        static const int32_t members[] = {0, 4};
+        nnp_comm_t send = comm;
+        send.kind = NNP_COMM_SEND;
+        send.group = nnp_intern("pair");
+        send.peer = 0;
+        send.count = 1024;
+        send.datatype = nnp_intern("MPI_FLOAT");
+        send.tag = 9;
+        send.has_tag = true;
+        send.wait_ns = 30;
+        send.has_wait = true;
+        nnp_comm_at(&send, 1900, 1990);
+        nnp_comm_group(send.group, members, 2, 1);
+        nnp_comm_group(send.group, members, 2, 1);
+    }
     nnp_step_end_at(1, 0, 2000);
     nnp_step_begin_at(2, 0, 2000);
     nnp_op_at(&op, 2100, 2600);
@@ -140,13 +158,81 @@ static void test_import_raw_run(void **state)
     assert_string_equal(nnp__model_str(&m, m.host.event[1]), "GetNext");
     assert_int_equal(m.host.memory_bytes[0], 2048);
     assert_int_equal(m.host.memory_bytes[1], 2048);
-    assert_int_equal(m.comms.t.n, 1);
+    assert_int_equal(m.comms.t.n, 2);
     assert_int_equal(m.comms.kind[0], NNP_COMM_ALLREDUCE);
     assert_int_equal(m.comms.bytes[0], 4096);
     assert_int_equal(m.comms.peer[0], -1);
     assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "world");
+    assert_int_equal(m.comms.has[0], 0); /* a format-1 style record: no details */
+    assert_int_equal(m.comms.count[0], 0);
+    assert_int_equal(m.comms.kind[1], NNP_COMM_SEND);
+    assert_int_equal(m.comms.count[1], 1024);
+    assert_string_equal(nnp__model_str(&m, m.comms.datatype[1]), "MPI_FLOAT");
+    assert_int_equal(m.comms.has[1], NNP_COMM_HAS_TAG | NNP_COMM_HAS_WAIT);
+    assert_int_equal(m.comms.tag[1], 9);
+    assert_int_equal(m.comms.wait_ns[1], 30);
+    assert_int_equal(m.comm_groups.t.n, 1);
+    assert_string_equal(nnp__model_str(&m, m.comm_groups.name[0]), "pair");
+    assert_string_equal(nnp__model_str(&m, m.comm_groups.members[0]), "0,4");
+    assert_int_equal(m.comm_groups.size[0], 2);
+    assert_int_equal(m.comm_groups.my_index[0], 1);
     assert_int_equal(m.info.n_windows, 1);
     assert_true(m.info.windows[0].stop_ns != NNP_OPEN_END);
+    nnp__model_fini(&m);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* info.json "clock_sync": "none" until a back end reports; a report rewrites info.json at
+ * once (a crash later keeps it); the importer keeps exact values and refuses absurd ones. */
+static void test_clock_sync_in_info(void **state)
+{
+    char *out = nnpt_mkdtemp(), raw[4096], path[4200], *text = NULL;
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_model_t m;
+    nnp_clock_sync_t cs = {"mpi_pingpong", 0, -1234, 56, true, 7, "test"};
+    FILE *f;
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    nnp_step_begin(1, 0);
+    /* The raw directory and info.json are made when the first event is written. */
+    assert_int_equal(nnp_session_flush(s), NNP_OK);
+    snprintf(raw, sizeof(raw), "%s", nnp_session_raw_dir(s));
+    snprintf(path, sizeof(path), "%s/info.json", raw);
+    assert_int_equal(nnp__read_file(path, 1 << 20, &text, NULL), NNP_OK);
+    assert_non_null(strstr(text, "\"method\": \"none\""));
+    nnp__free(text);
+    assert_int_equal(nnp_clock_sync_set(&cs), NNP_OK);
+    assert_int_equal(nnp__read_file(path, 1 << 20, &text, NULL), NNP_OK);
+    assert_non_null(strstr(text, "\"offset_ns\": -1234"));
+    assert_non_null(strstr(text, "\"drift_ns\": 7"));
+    nnp__free(text);
+    assert_int_equal(nnp_clock_sync_set(NULL), NNP_EINVAL);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__import_raw(raw, &m), NNP_OK);
+    assert_true(m.info.has_clock_sync);
+    assert_int_equal(m.info.clock_offset_ns, -1234);
+    assert_int_equal(m.info.clock_uncertainty_ns, 56);
+    nnp__model_fini(&m);
+
+    /* A value no clock can have: not applied. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"rank_id\": 0, \"clock_sync\": {\"method\": \"mpi_pingpong\", "
+          "\"offset_ns\": 1e300, \"uncertainty_ns\": 5}}",
+          f);
+    fclose(f);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__import_raw(raw, &m), NNP_OK);
+    assert_false(m.info.has_clock_sync);
+    assert_int_equal(m.info.clock_offset_ns, 0);
     nnp__model_fini(&m);
     nnpt_rm_rf(out);
     free(out);
@@ -173,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_strings_intern_and_find),
         cmocka_unit_test(test_finish_sorts_stably_by_time),
         cmocka_unit_test(test_import_raw_run),
+        cmocka_unit_test(test_clock_sync_in_info),
         cmocka_unit_test(test_import_of_a_non_raw_dir_fails_cleanly),
     };
     nnp_log_set_level(NNP_LOG_ERROR);

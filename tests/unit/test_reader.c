@@ -776,7 +776,27 @@ static void test_short_and_foreign_data_files(void **state)
     fh.version = NNP_RAW_VERSION + 1;
     memcpy(copy, &fh, sizeof(fh));
     snprintf(want, sizeof(want), "version %u", NNP_RAW_VERSION + 1);
-    check_bad_data_file(fx, copy, fx->data_len, NNP_EVERSION, want, "data file of a newer version");
+    check_bad_data_file(fx, copy, fx->data_len, NNP_EVERSION, want, "data file of a later version");
+
+    /* Files of version 1 (before COMM details and COMM_GROUP) are still read whole. */
+    {
+        readback_t rb;
+        memcpy(copy, fx->data, fx->data_len);
+        memcpy(&fh, copy, sizeof(fh));
+        fh.version = 1;
+        memcpy(copy, &fh, sizeof(fh));
+        write_bytes(fx->work_dir, DATA_NAME, copy, fx->data_len);
+        readback_run(fx, &rb);
+        EXPECT("version 1 data file", rb.open_rc == NNP_OK && delivered_all(&rb));
+        EXPECT("version 1 data file", rb.rep.n_damage == 0);
+        readback_done(&rb);
+        write_bytes(fx->work_dir, DATA_NAME, fx->data, fx->data_len);
+    }
+    memcpy(&fh, fx->data, sizeof(fh));
+    fh.version = 0;
+    memcpy(copy, &fh, sizeof(fh));
+    check_bad_data_file(fx, copy, fx->data_len, NNP_EVERSION, "version 0",
+                        "data file of version 0");
 
     memcpy(&fh, fx->data, sizeof(fh));
     fh.endian_mark = __builtin_bswap32(NNP_RAW_ENDIAN_MARK);

@@ -269,6 +269,11 @@ typedef struct kinds_seen {
     uint64_t count[NNP_REC_KIND_COUNT];
     const nnp_raw_t *raw;
     char last_event[64], last_module[64], thread_name[64];
+    char group_members[64], comm_datatype[64];
+    uint64_t group_size, comm_count, comm_wait_ns;
+    int64_t group_index;
+    int32_t comm_tag;
+    unsigned comm_slots;
 } kinds_seen_t;
 
 static int see_kinds(void *user, const nnp_raw_event_t *ev)
@@ -281,6 +286,23 @@ static int see_kinds(void *user, const nnp_raw_event_t *ev)
                  nnp__raw_str(k->raw, (uint32_t)ev->slots->a));
         snprintf(k->thread_name, sizeof(k->thread_name), "%s",
                  nnp__raw_str(k->raw, nnp__raw_thread_name(k->raw, ev->tid)));
+    }
+    if (ev->kind == NNP_REC_COMM_GROUP) {
+        snprintf(k->group_members, sizeof(k->group_members), "%s",
+                 nnp__raw_str(k->raw, (uint32_t)ev->slots->a));
+        k->group_size = ev->slots->a >> 32;
+        k->group_index = (int64_t)ev->slots->b;
+    }
+    if (ev->kind == NNP_REC_COMM) {
+        const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&ev->slots[2];
+        k->comm_slots = ev->n_slots;
+        if (ev->n_slots == 3) {
+            snprintf(k->comm_datatype, sizeof(k->comm_datatype), "%s",
+                     nnp__raw_str(k->raw, d->datatype));
+            k->comm_count = d->count;
+            k->comm_tag = (d->has & NNP_REC_COMM_HAS_TAG) ? d->tag : -99;
+            k->comm_wait_ns = (d->has & NNP_REC_COMM_HAS_WAIT) ? d->wait_ns : 99;
+        }
     }
     return 0;
 }
@@ -336,9 +358,20 @@ static void test_every_record_kind(void **state)
     t.size_bytes = 64;
     nnp_mem_alloc(&t);
     nnp_mem_free(0x1000, 64);
-    comm.kind = NNP_COMM_ALLREDUCE;
-    comm.peer = -1;
+    comm.kind = NNP_COMM_SEND;
+    comm.peer = 3;
+    comm.count = 256;
+    comm.datatype = nnp_intern("MPI_FLOAT");
+    comm.tag = 7;
+    comm.has_tag = true;
+    comm.wait_ns = 0; /* measured as zero: recorded, unlike "not measured" */
+    comm.has_wait = true;
     nnp_comm_since(&comm, nnp_now());
+    {
+        /* Runs of consecutive ranks are written "a-b". */
+        static const int32_t members[] = {0, 1, 2, 3, 5, 7, 8};
+        nnp_comm_group(nnp_intern("world"), members, 7, 4);
+    }
     pop.op_id = 1;
     pop.parent_id = -1;
     nnp_pipeline_op(&pop);
@@ -377,6 +410,14 @@ static void test_every_record_kind(void **state)
     assert_string_equal(k.last_event, "GetNext");
     assert_string_equal(k.last_module, "Dataset");
     assert_string_equal(k.thread_name, "main-loop");
+    assert_string_equal(k.group_members, "0-3,5,7-8");
+    assert_int_equal(k.group_size, 7);
+    assert_int_equal(k.group_index, 4);
+    assert_int_equal(k.comm_slots, 3);
+    assert_string_equal(k.comm_datatype, "MPI_FLOAT");
+    assert_int_equal(k.comm_count, 256);
+    assert_int_equal(k.comm_tag, 7);
+    assert_int_equal(k.comm_wait_ns, 0);
     nnp__raw_close(raw);
     nnpt_rm_rf(dir);
     free(dir);
@@ -534,6 +575,51 @@ static void test_second_session_while_threads_record(void **state)
     free(dir);
 }
 
+/* Every window starts with a sample of the machine and the process, however long the
+ * sampling period: a short run (an MPI rank that only initialises, a helper) still says
+ * what the machine was doing, and its raw directory exists. */
+static void test_window_starts_with_a_sample(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    char raw_dir[4096];
+    uint64_t kinds[NNP_REC_KIND_COUNT] = {0};
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.sample_interval_ms = 60000; /* a minute: only the window's first sample can be seen */
+    o.start_profile = false;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    for (int w = 0; w < 2; w++) {
+        /* Wait (60 s at most: the machine may be busy) until the window's first sample is
+         * on disk: 3 records (machine, process CPU, process memory) per window. */
+        nnp_stats_t st;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        assert_int_equal(nnp_session_start(s), NNP_OK);
+        for (int i = 0; i < 6000; i++) {
+            assert_int_equal(nnp_session_flush(s), NNP_OK);
+            nnp_session_stats(s, &st);
+            if (st.events_recorded >= 3u * (unsigned)(w + 1))
+                break;
+            nanosleep(&pause, NULL);
+        }
+        assert_int_equal(nnp_session_stop(s), NNP_OK);
+    }
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, count_kinds, kinds), NNP_OK);
+    nnp__raw_close(raw);
+    assert_int_equal(kinds[NNP_REC_SYS_CPU], 2);
+    assert_int_equal(kinds[NNP_REC_PROC_CPU], 2);
+    assert_int_equal(kinds[NNP_REC_PROC_MEM], 2);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_drop_policy_counts_every_loss),
         cmocka_unit_test(test_eight_threads_exact),
         cmocka_unit_test(test_second_session_while_threads_record),
+        cmocka_unit_test(test_window_starts_with_a_sample),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -166,8 +166,23 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
         key_u(c, "bytes", r->b);
         key_i(c, "peer", x->peer);
         key_u(c, "stream_id", x->stream_id);
+        if (ev->n_slots > 2) {
+            const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&r[2];
+            key_u(c, "count", d->count);
+            key_str(c, "datatype", d->datatype);
+            if (d->has & NNP_REC_COMM_HAS_TAG)
+                key_i(c, "tag", d->tag);
+            if (d->has & NNP_REC_COMM_HAS_WAIT)
+                key_u(c, "wait_ns", d->wait_ns);
+        }
         break;
     }
+    case NNP_REC_COMM_GROUP:
+        key_str(c, "group", r->name);
+        key_str(c, "members", (uint32_t)r->a);
+        key_u(c, "size", r->a >> 32);
+        key_i(c, "my_index", (int64_t)r->b);
+        break;
     case NNP_REC_PIPE_OP: {
         const nnp_rec_pipe_ext_t *x = (const nnp_rec_pipe_ext_t *)&r[1];
         key_i(c, "op_id", (int64_t)r->a);

@@ -21,7 +21,10 @@ static void help(FILE *f)
                "       nnprof export summary -dir DIR [--iteration-id N --model-id M]\n"
                "                             [--iteration-count K] [--format csv|json]\n"
                "                             [--clear on|off]\n"
-               "       nnprof export sqlite -dir DIR [-o FILE.db]\n\n"
+               "       nnprof export sqlite -dir DIR [-o FILE.db]\n"
+               "       nnprof export --export=on --output=DIR [--type=text|db]\n"
+               "                     [--model-id=M --iteration-id=N] [--summary-format=csv|json]\n"
+               "                     [--clear=on|off]      (msprof's own flags)\n\n"
                "msprof-compatible export (docs/EXPORT.md). DIR is a raw directory (PROF_*) or its\n"
                "parent; each PROF_* gets its own mindstudio_profiler_output/.\n\n"
                "  -dir, --collection-dir DIR  the run directory or its parent\n"
@@ -103,6 +106,97 @@ static int do_msprof(const char *dir, const nnp_msprof_opts_t *o)
     return rc;
 }
 
+/* msprof's own command line, `msprof --export=on --output=PROF_DIR [--type=text|db]
+ * [--model-id=M --iteration-id=N] [--summary-format=csv|json] [--clear=on]` (formats.md 3):
+ * --type=text (default) is `export timeline` then `export summary`, --type=db is
+ * `export sqlite`. Flags are translated and handed to the subcommand forms. */
+static int msprof_form(int argc, char **argv)
+{
+    enum { MAX_ARGS = 16 };
+    const char *out = NULL, *type = "text", *fmt = NULL, *model = NULL, *iter = NULL;
+    const char *clear = NULL;
+    bool on = false;
+    char *args[MAX_ARGS];
+    int n, rc;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const char **slot = NULL;
+        if (strncmp(a, "--export", len) == 0 && len == 8) {
+            if (!v || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0))
+                return usage("--export", "is not one of: on, off", v ? v : "");
+            on = strcmp(v, "on") == 0;
+        } else if (len == 8 && strncmp(a, "--output", len) == 0) {
+            slot = &out;
+        } else if (len == 6 && strncmp(a, "--type", len) == 0) {
+            slot = &type;
+        } else if (len == 16 && strncmp(a, "--summary-format", len) == 0) {
+            slot = &fmt;
+        } else if (len == 10 && strncmp(a, "--model-id", len) == 0) {
+            slot = &model;
+        } else if (len == 14 && strncmp(a, "--iteration-id", len) == 0) {
+            slot = &iter;
+        } else if (len == 7 && strncmp(a, "--clear", len) == 0) {
+            slot = &clear;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            help(stdout);
+            return NNP_EXIT_OK;
+        } else {
+            return usage(a, "is not a flag of msprof's export form (see 'nnprof export --help')",
+                         NULL);
+        }
+        if (!v)
+            return usage(a, "needs a value", NULL);
+        if (slot)
+            *slot = v;
+        if (!eq)
+            i++;
+    }
+    if (!on)
+        return usage("--export", "must be on (msprof: --export=on)", NULL);
+    if (!out || !*out)
+        return usage("--output", "is required (the PROF_* directory)", NULL);
+    if (strcmp(type, "db") == 0) {
+        if (fmt || model || iter || clear)
+            return usage("--type=db", "takes only --output", NULL);
+        return do_sqlite(out, NULL);
+    }
+    if (strcmp(type, "text") != 0)
+        return usage("--type", "is not one of: text, db", type);
+    /* timeline, then summary: the two halves of msprof's text export. */
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        args[n++] = "export";
+        args[n++] = pass == 0 ? "timeline" : "summary";
+        args[n++] = "-dir";
+        args[n++] = (char *)out;
+        if (model) {
+            args[n++] = "--model-id";
+            args[n++] = (char *)model;
+        }
+        if (iter) {
+            args[n++] = "--iteration-id";
+            args[n++] = (char *)iter;
+        }
+        if (fmt && pass == 1) {
+            args[n++] = "--format";
+            args[n++] = (char *)fmt;
+        }
+        /* --clear removes the ASCEND_PROFILER_OUTPUT both passes read: after the last. */
+        if (clear && pass == 1) {
+            args[n++] = "--clear";
+            args[n++] = (char *)clear;
+        }
+        args[n] = NULL;
+        rc = nnp_cmd_export(n, args);
+        if (rc != NNP_EXIT_OK)
+            return rc;
+    }
+    return NNP_EXIT_OK;
+}
+
 int nnp_cmd_export(int argc, char **argv)
 {
     /* getopt_long_only: msprof spells the directory flag "-dir" with one dash. */
@@ -125,6 +219,8 @@ int nnp_cmd_export(int argc, char **argv)
 
     memset(&o, 0, sizeof(o));
     o.iteration_count = 1;
+    if (argc >= 2 && strncmp(argv[1], "--export", strlen("--export")) == 0)
+        return msprof_form(argc, argv);
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             help(stdout);

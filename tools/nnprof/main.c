@@ -19,6 +19,9 @@ static const command_t commands[] = {
     {"summary", nnp_cmd_summary, "a short human summary of analysed data, per rank"},
     {"export", nnp_cmd_export, "msprof-compatible 'export timeline|summary', 'export sqlite'"},
     {"info", nnp_cmd_info, "what a run holds: ranks, steps, time span, records, options"},
+    {"run", nnp_cmd_run, "profile a command: 'nnprof run [options] -- cmd args...'"},
+    {"ui", nnp_cmd_ui, "serve the profiling pages for the runs under DIR (local web UI)"},
+    {"report", nnp_cmd_report, "one self-contained HTML report: 'nnprof report DIR -o F.html'"},
 };
 
 static void usage(FILE *f)
@@ -26,6 +29,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: nnprof <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\noptions:\n"
+               "  -h, --help     this help\n"
+               "  -V, --version  print the version and exit\n");
     fprintf(f, "\n'nnprof <command> --help' describes a command.\n"
                "\nexit codes:\n"
                "  0  success\n"
@@ -54,7 +60,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return NNP_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("nnprof %s\n", nnp_version());
         return NNP_EXIT_OK;
     }
