@@ -52,6 +52,10 @@ static uint64_t round_pow2(uint64_t v)
     return p;
 }
 
+/* Allocates and registers the calling thread's buffer. The registry lock is held from the
+ * allocation on: a fork() from another thread (whose prepare handler takes this lock) then
+ * finds the buffer either not allocated or in the registry, never in between, where the
+ * child could neither use nor free it. A thread's first event only: cold. */
 static nnp_tbuf_t *tbuf_create(void)
 {
     nnp_tbuf_t *b;
@@ -59,14 +63,16 @@ static nnp_tbuf_t *tbuf_create(void)
         round_pow2(atomic_load_explicit(&nnp__rec_config.buffer_slots, memory_order_relaxed));
 
     pthread_once(&key_once, key_init);
+    pthread_mutex_lock(&registry_lock);
     b = nnp__aligned_alloc(NNP_CACHE_LINE, sizeof(*b));
     if (!b)
-        return NULL;
+        goto out;
     memset(b, 0, sizeof(*b));
     b->slots = nnp__malloc(cap * sizeof(nnp_rec_t));
     if (!b->slots) {
         nnp__free(b);
-        return NULL;
+        b = NULL;
+        goto out;
     }
     b->cap = cap;
     b->mask = cap - 1;
@@ -76,9 +82,9 @@ static nnp_tbuf_t *tbuf_create(void)
         atomic_store(&b->sample_cpu, true);
     }
     pthread_setspecific(exit_key, b);
-    pthread_mutex_lock(&registry_lock);
     b->next = registry;
     registry = b;
+out:
     pthread_mutex_unlock(&registry_lock);
     return b;
 }

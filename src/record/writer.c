@@ -15,7 +15,6 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "core/clock.h"
 #include "record/strtab.h"
@@ -299,7 +298,7 @@ static void release(nnp_writer_t *w, bool own_sync)
         close(w->meta_fd);
     if (w->wake_fd >= 0)
         close(w->wake_fd);
-    ZSTD_freeCCtx(w->zctx);
+    nnp__free(w->zwork); /* the static context lives in it */
     nnp__free(w->zbuf);
     nnp__free(w->scratch);
     nnp__free(w->meta_buf);
@@ -331,7 +330,12 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     w->open_dir_user = cfg->open_dir_user;
     w->oldest_seq = 1;
     w->zbuf_cap = ZSTD_compressBound((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
-    w->zctx = ZSTD_createCCtx();
+    {
+        /* Enough to compress input of any size at ZSTD_LEVEL in one call (zstd's promise). */
+        size_t zsize = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+        w->zwork = nnp__malloc(zsize);
+        w->zctx = w->zwork ? ZSTD_initStaticCCtx(w->zwork, zsize) : NULL;
+    }
     w->zbuf = nnp__malloc(w->zbuf_cap);
     w->scratch = nnp__malloc((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
     w->meta_buf = nnp__malloc(META_BATCH_BYTES);

@@ -9,6 +9,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+/* ZSTD_initStaticCCtx (zstd >= 1.3, exported by the shared library): the writer compresses
+ * in one workspace allocated at start, so its thread never calls malloc while draining. A
+ * context zstd manages itself resizes its workspace now and then (measured: 29 mallocs in
+ * 3000 compressions of mixed sizes), and a fork() that lands in such a malloc leaves the
+ * child an allocator lock it can never take where the allocator is not fork-safe (ASan's
+ * before LLVM 17, some custom allocators): the child then hangs at exit. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "core/clock.h"
@@ -64,7 +71,8 @@ struct nnp_writer {
     uint32_t strings_emitted;
     uint64_t last_clock_ns, last_disk_ns;
     uint64_t orphan_reported;
-    ZSTD_CCtx *zctx;
+    ZSTD_CCtx *zctx;    /* static: lives in zwork */
+    void *zwork;        /* the compression context's whole workspace */
     nnp_rec_t *scratch; /* CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS slots */
     void *zbuf;
     size_t zbuf_cap;

@@ -5,11 +5,13 @@
  * whose ids say who recorded them, so the test can count every process's events exactly.
  *   nnpt_proc fork-exit N        N steps, a forked child records N steps (ids CHILD_BASE+i)
  *                                and exit()s, the parent waits, then N more steps
- *   nnpt_proc fork-exec N PROG   the same, but the child execs "PROG leaf N"
+ *   nnpt_proc fork-exec N PROG   the same, but the child execs "PROG leaf N" (with RANK_ID
+ *                                set to $NNPT_CHILD_RANK when that is set, as a launcher)
  *   nnpt_proc fork-loop K N      K times: a child records N steps (LOOP_BASE + k*LOOP_STRIDE
  *                                + i) and exit()s; the parent records step k and waits
  *   nnpt_proc leaf N             N steps (ids LEAF_BASE+i), then exits
  * Exit status: 0, 2 usage, 3 a child failed or could not be started. */
+#define _POSIX_C_SOURCE 200809L /* setenv; the library's own build defines _GNU_SOURCE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,10 @@ int main(int argc, char **argv)
         pid = fork();
         if (pid == 0) {
             if (exec) {
+                /* As a launcher does for its workers: another rank. */
+                const char *rank = getenv("NNPT_CHILD_RANK");
+                if (rank)
+                    setenv("RANK_ID", rank, 1);
                 execl(argv[3], argv[3], "leaf", argv[2], (char *)NULL);
                 _exit(127);
             }
