@@ -342,12 +342,13 @@ static int stop_locked(nnp_session_t *s)
     win->stop_mono_ns = nnp__mono_ns();
     s->started = false;
     pthread_mutex_unlock(&s->lock);
-    rc = writer_error(s, nnp__writer_flush(s->writer));
-    /* The counters go to info.json even when writing failed: they say what was lost. */
+    rc = nnp__writer_flush(s->writer);
+    /* The counters go to info.json even when writing failed: they say what was lost. A
+     * failed write is the error to report, stated after info.json's attempts (a full disk
+     * fails its first try, then the in-place rewrite succeeds). */
     {
         int rc2 = write_info_if_made(s, "stopped");
-        if (rc == NNP_OK)
-            rc = rc2;
+        rc = rc != NNP_OK ? writer_error(s, rc) : rc2;
     }
     return rc;
 }
