@@ -195,6 +195,14 @@ typedef struct nnp_options {
     int sample_interval_ms;        /* CPU/memory sampler period, default 1000; 0 = off */
     uint64_t raw_file_bytes;       /* rotate data files at this size, default 64 MiB */
     uint64_t storage_limit_bytes;  /* exact byte limit (tests, embedding); 0 = use _mb */
+
+    /* -- Child processes (default false; docs/ARCHITECTURE.md "Child processes") -- */
+    bool follow_fork;     /* a forked child records into its own raw directory (own pid and
+                           * writer; info.json names the parent's run); else it records
+                           * nothing. NNPROF_FOLLOW_FORK=1 */
+    bool follow_children; /* an exec'd descendant that the environment would profile
+                           * (LD_PRELOAD + MS_PROFILER_OPTIONS) starts its own session; else
+                           * only the first process does. NNPROF_FOLLOW_CHILDREN=1 */
 } nnp_options_t;
 
 /* Fills *o with every default listed above. Always returns NNP_OK for a non-NULL o. */
@@ -239,15 +247,21 @@ NNP_API int nnp_options_to_json(const nnp_options_t *o, char *buf, size_t cap);
 
 typedef struct nnp_session nnp_session_t;
 
-/* Creates the process's profiling session: validates the options, creates
- * <output_path>/profiler (mode 0700; an existing one gets the seed's "old data may be
- * rewritten" warning) and this process's raw directory PROF_<start>_<host>_<pid>/, starts
- * the writer and sampler threads, and starts collecting when o->start_profile.
+/* Creates the process's profiling session: validates the options, names this process's
+ * raw directory <output_path>/profiler/PROF_<start>_<host>_<pid>/ (an existing profiler/
+ * with data of an earlier run gets the seed's "old data may be rewritten" warning), checks
+ * that it can be made, starts the writer and sampler threads, and starts collecting when
+ * o->start_profile. Nothing is created on disk yet: the writer makes profiler/ and the raw
+ * directory (mode 0700) when the first event is written, so a session that records nothing
+ * leaves nothing behind. A relative output_path is taken against the current directory now.
  * o == NULL means defaults merged with the environment.
- * Only one session may exist per process.
+ * Only one session may exist per process. A forked child has none (its copy of the parent's
+ * handle refuses start/stop; destroy releases it), unless o->follow_fork gives it its own.
  * Returns NNP_OK and *out (owned by the caller, released with nnp_session_destroy), or
  * NNP_EBUSY (a session exists), NNP_ECONFLICT (PROFILING_MODE is set in the environment),
- * NNP_EPATH, NNP_ETOOLONG, NNP_EIO, NNP_ENOMEM. */
+ * NNP_EPATH (a file stands where a directory must go), NNP_EPERM (a directory that cannot
+ * be written, or a read-only file system) - both messages name the path -, NNP_ETOOLONG,
+ * NNP_EIO, NNP_ENOMEM. */
 NNP_API NNP_NODISCARD int nnp_session_create(const nnp_options_t *o, nnp_session_t **out);
 
 /* Opens a collection window. Returns NNP_ESTATE if already started ("The profiler has
@@ -259,17 +273,21 @@ NNP_API NNP_NODISCARD int nnp_session_start(nnp_session_t *s);
 NNP_API NNP_NODISCARD int nnp_session_stop(nnp_session_t *s);
 
 /* Blocks until every event recorded before the call is written to disk (the writer may
- * still hold the file open). Returns NNP_OK or NNP_EIO. */
+ * still hold the file open). Makes the raw directory if nothing was recorded yet (an empty
+ * run), so nnp_session_raw_dir() names a readable run afterwards.
+ * Returns NNP_OK or NNP_EIO (the log names the first failed write). */
 NNP_API NNP_NODISCARD int nnp_session_flush(nnp_session_t *s);
 
 /* Stops (if started), flushes, writes info.json and releases the session. NULL is a no-op.
  * Returns NNP_OK, or the first write error met (the session is released in any case). */
 NNP_API int nnp_session_destroy(nnp_session_t *s);
 
-/* Returns the raw directory of this process (owned by s, valid until destroy). */
+/* Returns the raw directory of this process (owned by s, valid until destroy). It exists
+ * once an event was written or nnp_session_flush() was called. */
 NNP_API const char *nnp_session_raw_dir(const nnp_session_t *s);
 
-/* Returns the session started from the environment at load time, or NULL. */
+/* Returns the session the library started itself, or NULL: the one the environment started
+ * at load time, or a follow_fork child's own session. Async-signal-safe. */
 NNP_API nnp_session_t *nnp_session_current(void);
 
 /* Counters of a session, for reports and tests. */
@@ -281,7 +299,11 @@ typedef struct nnp_stats {
     uint64_t chunks_written;
     uint64_t files_aged_out; /* data files deleted by storage_limit */
     uint64_t bytes_aged_out;
-    uint32_t threads; /* threads that recorded at least one event */
+    uint32_t threads;          /* threads that recorded at least one event */
+    uint64_t events_unwritten; /* records lost because writing them failed (disk full, I/O
+                                * error, raw directory not creatable) */
+    uint64_t write_errors;     /* failed writes (each may lose a chunk of records) */
+    bool disk_full;            /* a write failed with ENOSPC or EDQUOT */
 } nnp_stats_t;
 
 /* Fills *out with the session's counters so far. Thread-safe. */

@@ -95,6 +95,9 @@ class Options(ctypes.Structure):
         ("sample_interval_ms", c_int),
         ("raw_file_bytes", c_uint64),
         ("storage_limit_bytes", c_uint64),
+        # child processes
+        ("follow_fork", c_bool),
+        ("follow_children", c_bool),
     ]
 
 
@@ -110,6 +113,9 @@ class Stats(ctypes.Structure):
         ("files_aged_out", c_uint64),
         ("bytes_aged_out", c_uint64),
         ("threads", c_uint32),
+        ("events_unwritten", c_uint64),
+        ("write_errors", c_uint64),
+        ("disk_full", c_bool),
     ]
 
     def to_dict(self):

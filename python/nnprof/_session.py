@@ -9,6 +9,7 @@ import enum
 import json
 import math
 import os
+import sys
 import weakref
 
 from . import _lib, errors, log, record
@@ -23,7 +24,7 @@ MS_KEYS = frozenset((
     "profile_framework", "profiler_level", "aicore_metrics", "l2_cache", "hbm_ddr", "pcie",
     "sync_enable", "data_simplification", "host_stack", "rank_id", "device_id", "rank_size",
     "buffer_size_kb", "full_policy", "writer_period_ms", "sample_interval_ms",
-    "raw_file_bytes", "storage_limit_bytes",
+    "raw_file_bytes", "storage_limit_bytes", "follow_fork", "follow_children",
 ))
 
 # Keys only nnp_options_from_msprof_json() reads (msprof PROFILING_OPTIONS).
@@ -308,3 +309,39 @@ def _destroy_live_sessions():
             session.destroy()
         except Exception:  # pylint: disable=broad-except
             pass
+
+
+class _ForkToken:  # pylint: disable=too-few-public-methods
+    """A live, weak-referenceable object for multiprocessing's after-fork registry."""
+
+
+_FORK_TOKEN = _ForkToken()
+
+
+def _destroy_current_session():
+    """Finalises the session the library opened in this (forked) process, if any."""
+    handle = _lib.lib.nnp_session_current()
+    if handle:
+        _lib.lib.nnp_session_destroy(handle)
+
+
+def _finalize_at_worker_exit(_token):
+    """multiprocessing after-fork hook: the worker ends with os._exit(), which skips the C
+    exit hook, but runs multiprocessing's finalizers first."""
+    from multiprocessing import util  # pylint: disable=import-outside-toplevel
+    util.Finalize(None, _destroy_current_session, exitpriority=0)
+
+
+def _after_fork_in_child():
+    """With follow_fork a forked child has its own session (C fork handler). A
+    multiprocessing worker (Pool, DataLoader) leaves through os._exit(): have its
+    finalizers destroy that session, so the worker's last events reach the disk."""
+    if not _lib.lib.nnp_session_current():
+        return
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:
+        # Process._bootstrap clears the finalizers the fork copied, then runs these.
+        mp_util.register_after_fork(_FORK_TOKEN, _finalize_at_worker_exit)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -72,7 +72,9 @@ class Profiler:
 
     @property
     def raw_dir(self):
-        """This process's raw directory ``<output_path>/profiler/PROF_<time>_<host>_<pid>``."""
+        """This process's raw directory ``<output_path>/profiler/PROF_<time>_<host>_<pid>``.
+
+        It is made when the first event is written (``flush()`` makes it at once)."""
         return self._raw_dir
 
     @property

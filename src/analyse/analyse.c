@@ -358,7 +358,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
         int status;
         pid_t pid;
         while (running < jobs && next < ins->n) {
-            pid = fork();
+            pid = nnp__fork_helper();
             if (pid < 0) {
                 close(fds[0]);
                 close(fds[1]);
@@ -601,18 +601,18 @@ int nnp_analyse(nnp_session_t *s, const nnp_analyse_options_t *o)
         rc = nnp_session_stop(s);
         if (rc != NNP_OK)
             return rc;
-    } else {
-        rc = nnp_session_flush(s);
-        if (rc != NNP_OK)
-            return rc;
     }
+    /* Also makes the raw directory of a session that recorded nothing: an empty run. */
+    rc = nnp_session_flush(s);
+    if (rc != NNP_OK)
+        return rc;
     raw = nnp_session_raw_dir(s);
     if (!o->async)
         return nnp__analyse_path(raw, o);
     if (async_child > 0)
         return nnp__fail(NNP_ESTATE, "an asynchronous analysis is still running; call "
                                      "nnp_analyse_wait() first");
-    async_child = fork();
+    async_child = nnp__fork_helper();
     if (async_child < 0) {
         async_child = -1;
         return nnp__fail(NNP_EIO, "fork: %s", strerror(errno));

@@ -105,6 +105,22 @@ size_t nnp__collectors_names(const char **names, size_t cap)
     return n;
 }
 
+void nnp__collectors_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void nnp__collectors_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void nnp__collectors_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock); /* taken by this thread in the prepare handler */
+    g_window_open = false;
+}
+
 /* ---- correlation hooks: the device back end links host ops to the work they launch ---- */
 
 static _Atomic(const nnp_correlation_hooks_t *) g_corr;

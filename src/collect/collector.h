@@ -16,4 +16,10 @@ void nnp__collectors_session_end(void);
  * registered (may exceed cap). The names stay valid while their back ends are registered. */
 size_t nnp__collectors_names(const char **names, size_t cap);
 
+/* fork() support (core/fork.c): the registry's lock is held across fork(); in the child no
+ * window is open (back ends stay registered). */
+void nnp__collectors_fork_prepare(void);
+void nnp__collectors_fork_parent(void);
+void nnp__collectors_fork_child(void);
+
 #endif /* NNP_COLLECTOR_H */

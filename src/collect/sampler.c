@@ -30,6 +30,7 @@ struct nnp_sampler {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;
+    bool kick; /* a window just opened: sample now (nnp__sampler_kick) */
     char stat_buf[PROC_STAT_CAP];
 };
 
@@ -170,13 +171,19 @@ static void *sampler_main(void *arg)
             nnp__tbuf_for_each(sample_thread, &ts);
             pthread_mutex_lock(&s->lock);
         }
+        if (s->kick) {
+            /* The period restarts at the window's first sample. */
+            clock_gettime(CLOCK_MONOTONIC, &deadline);
+            s->kick = false;
+        }
         deadline.tv_sec += s->interval_ms / 1000;
         deadline.tv_nsec += (long)(s->interval_ms % 1000) * 1000000L;
         if (deadline.tv_nsec >= 1000000000L) {
             deadline.tv_sec++;
             deadline.tv_nsec -= 1000000000L;
         }
-        while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &deadline) != ETIMEDOUT)
+        while (!s->stop && !s->kick &&
+               pthread_cond_timedwait(&s->cond, &s->lock, &deadline) != ETIMEDOUT)
             ;
     }
     pthread_mutex_unlock(&s->lock);
@@ -223,5 +230,20 @@ void nnp__sampler_stop(nnp_sampler_t *s)
     pthread_join(s->thread, NULL);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
+    nnp__free(s);
+}
+
+void nnp__sampler_kick(nnp_sampler_t *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->kick = true;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void nnp__sampler_forget(nnp_sampler_t *s)
+{
     nnp__free(s);
 }

@@ -14,6 +14,8 @@
 #include "util/util.h"
 
 #define NS_PER_SEC 1000000000ull
+/* The sentence about lost events (nnp__raw_loss_text) is well under this. */
+#define LOSS_TEXT_CAP 512
 /* Open steps/epochs/markers kept while matching; more open at once is not a real run. */
 #define MAX_OPEN 4096
 
@@ -624,9 +626,11 @@ static int import_records(const char *raw_dir, nnp_model_t *m, uint32_t pid,
         NNP_LOG_W("%s: %s at offset %llu: %s", raw_dir, rep->damage[k].file,
                   (unsigned long long)rep->damage[k].offset, rep->damage[k].msg);
     }
-    if (rep->events_lost)
-        NNP_LOG_W("%s: the recorder dropped %llu events (full buffers); results undercount",
-                  raw_dir, (unsigned long long)rep->events_lost);
+    {
+        char lost[LOSS_TEXT_CAP];
+        if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
+            NNP_LOG_W("%s: %s; results undercount", raw_dir, lost);
+    }
     nnp__raw_close(c->raw);
     nnp__free(c->str_map);
     nnp__free(c);

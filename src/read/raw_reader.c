@@ -485,6 +485,19 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out)
         nnp__raw_close(r);
         return rc;
     }
+    /* Losses: the meta file's LOSS chunks, completed by the counters of info.json, which
+     * the recorder rewrites from memory when the disk is too full for a LOSS chunk. */
+    {
+        nnp_raw_info_losses_t li;
+        nnp_raw_report_t *rep = &r->report;
+        nnp__raw_info_losses(dir, &li);
+        rep->events_lost_buffer =
+            rep->events_lost > li.events_dropped ? rep->events_lost : li.events_dropped;
+        rep->events_lost_write = li.events_unwritten;
+        rep->write_errors = li.write_errors;
+        rep->disk_full = li.disk_full;
+        rep->events_lost = rep->events_lost_buffer + rep->events_lost_write;
+    }
     /* Gaps: files aged out are expected; others are reported as missing. */
     if (r->n_data > 0) {
         for (uint32_t seq = 1; seq < r->data_seqs[r->n_data - 1]; seq++) {

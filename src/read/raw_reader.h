@@ -25,14 +25,21 @@ typedef struct nnp_raw_report {
     uint32_t data_files_aged;    /* data files deleted by storage_limit (from AGED chunks) */
     uint32_t data_files_missing; /* gaps in the data file sequence not explained by aging */
     uint64_t bytes_aged;
-    uint64_t chunks_ok;        /* chunks read intact (meta and data) */
-    uint64_t chunks_corrupt;   /* chunks skipped: bad checksum, bad header, bad payload */
-    uint64_t chunks_truncated; /* chunks cut by the end of a file */
-    uint64_t bytes_skipped;    /* bytes not read as part of an intact chunk */
-    uint64_t records;          /* records delivered */
-    uint64_t events_lost;      /* events the recorder dropped (LOSS chunks) */
-    uint32_t n_damage;         /* damage entries, all of them (first NNP_RAW_MAX_DAMAGE kept) */
-    bool meta_missing;         /* no meta.nnp: strings, threads, clock points unknown */
+    uint64_t chunks_ok;          /* chunks read intact (meta and data) */
+    uint64_t chunks_corrupt;     /* chunks skipped: bad checksum, bad header, bad payload */
+    uint64_t chunks_truncated;   /* chunks cut by the end of a file */
+    uint64_t bytes_skipped;      /* bytes not read as part of an intact chunk */
+    uint64_t records;            /* records delivered */
+    uint64_t events_lost;        /* events lost in all: events_lost_buffer + events_lost_write */
+    uint64_t events_lost_buffer; /* dropped by full thread buffers: the LOSS chunks, or
+                                  * info.json's events_dropped when it counts more (a
+                                  * LOSS chunk cannot be written to a full disk) */
+    uint64_t events_lost_write;  /* recorded but never written: disk full, I/O error
+                                  * (info.json events_unwritten) */
+    uint64_t write_errors;       /* failed writes (info.json) */
+    bool disk_full;              /* the recorder met a full disk (info.json) */
+    uint32_t n_damage;           /* damage entries, all of them (first NNP_RAW_MAX_DAMAGE kept) */
+    bool meta_missing;           /* no meta.nnp: strings, threads, clock points unknown */
     nnp_raw_damage_t damage[NNP_RAW_MAX_DAMAGE];
 } nnp_raw_report_t;
 
@@ -80,6 +87,21 @@ const char *nnp__raw_dir(const nnp_raw_t *r);
 int nnp__raw_add_clock(nnp_raw_t *r, const nnp_clock_point_t *p);
 /* Clock points known (from meta.nnp or added). */
 uint32_t nnp__raw_clock_count(const nnp_raw_t *r);
+
+/* Loss counters the recorder kept in memory and wrote to info.json (raw_losses.c). All
+ * zero when info.json is missing, unreadable, or has no such numbers (older runs). */
+typedef struct nnp_raw_info_losses {
+    uint64_t events_dropped, events_unwritten, write_errors;
+    bool disk_full;
+} nnp_raw_info_losses_t;
+/* Reads dir/info.json's "stats" counters into *out, each validated (a non-negative integer
+ * up to 2^53, disk_full a boolean); anything else counts as absent. */
+void nnp__raw_info_losses(const char *dir, nnp_raw_info_losses_t *out);
+/* One sentence saying how many events were lost and why, into buf (cap bytes), e.g.
+ * "1200 events lost: 200 dropped because thread buffers were full (raise buffer_size_kb
+ * or use full_policy \"block\"); 1000 recorded but not written because the disk was full
+ * (3 failed writes)". Returns false, with buf "", when nothing was lost. */
+bool nnp__raw_loss_text(const nnp_raw_report_t *rep, char *buf, size_t cap);
 
 /* True when dir looks like a raw directory: it has meta.nnp, or data_NNNNNN.nnp files
  * (a raw directory whose meta.nnp was lost still holds every record). */

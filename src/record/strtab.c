@@ -119,3 +119,19 @@ int nnp__strtab_get(uint32_t id, const char **s, size_t *len)
     *len = e->len;
     return 0;
 }
+
+void nnp__strtab_fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void nnp__strtab_fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+void nnp__strtab_fork_child(void)
+{
+    /* Held by the thread that forked, which is the child's only thread. */
+    pthread_mutex_unlock(&lock);
+}

@@ -22,4 +22,10 @@ uint32_t nnp__strtab_count(void);
  * process's life), *len its length. Returns 0 on success, -1 for an unknown id. */
 int nnp__strtab_get(uint32_t id, const char **s, size_t *len);
 
+/* fork() support (core/fork.c): the table's lock is held across fork() so the child gets
+ * it consistent; ids and strings stay valid in the child. */
+void nnp__strtab_fork_prepare(void);
+void nnp__strtab_fork_parent(void);
+void nnp__strtab_fork_child(void);
+
 #endif /* NNP_STRTAB_H */

@@ -18,9 +18,8 @@
 /* Read by every recording call: the flag and the config sit on their own cache line, away
  * from the registry lock and counters the writer writes every period (STYLE 7.8). */
 _Alignas(NNP_CACHE_LINE) _Atomic int nnp__collecting;
-/* Before any session: everything but markers passes (the session sets the real gates). */
-nnp_rec_config_t nnp__rec_config = {
-    DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP, false, true, true, true, true, true, true};
+/* Until a session sets its own. */
+nnp_rec_config_t nnp__rec_config = {DEFAULT_BUFFER_SLOTS, NNP_FULL_DROP};
 _Alignas(NNP_CACHE_LINE) _Atomic uint64_t nnp__orphan_drops;
 _Atomic int nnp__writer_wake_fd = -1;
 
@@ -53,20 +52,27 @@ static uint64_t round_pow2(uint64_t v)
     return p;
 }
 
+/* Allocates and registers the calling thread's buffer. The registry lock is held from the
+ * allocation on: a fork() from another thread (whose prepare handler takes this lock) then
+ * finds the buffer either not allocated or in the registry, never in between, where the
+ * child could neither use nor free it. A thread's first event only: cold. */
 static nnp_tbuf_t *tbuf_create(void)
 {
     nnp_tbuf_t *b;
-    uint64_t cap = round_pow2(nnp__rec_config.buffer_slots);
+    uint64_t cap =
+        round_pow2(atomic_load_explicit(&nnp__rec_config.buffer_slots, memory_order_relaxed));
 
     pthread_once(&key_once, key_init);
+    pthread_mutex_lock(&registry_lock);
     b = nnp__aligned_alloc(NNP_CACHE_LINE, sizeof(*b));
     if (!b)
-        return NULL;
+        goto out;
     memset(b, 0, sizeof(*b));
     b->slots = nnp__malloc(cap * sizeof(nnp_rec_t));
     if (!b->slots) {
         nnp__free(b);
-        return NULL;
+        b = NULL;
+        goto out;
     }
     b->cap = cap;
     b->mask = cap - 1;
@@ -76,9 +82,9 @@ static nnp_tbuf_t *tbuf_create(void)
         atomic_store(&b->sample_cpu, true);
     }
     pthread_setspecific(exit_key, b);
-    pthread_mutex_lock(&registry_lock);
     b->next = registry;
     registry = b;
+out:
     pthread_mutex_unlock(&registry_lock);
     return b;
 }
@@ -106,7 +112,8 @@ uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
         b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
         if (h + n - b->cached_tail <= b->cap)
             return h;
-        if (nnp__rec_config.full_policy != NNP_FULL_BLOCK ||
+        if (atomic_load_explicit(&nnp__rec_config.full_policy, memory_order_relaxed) !=
+                NNP_FULL_BLOCK ||
             !atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
             /* Single producer: a plain load+store is enough, the writer only reads. */
             uint64_t d = atomic_load_explicit(&b->dropped, memory_order_relaxed);
@@ -163,12 +170,50 @@ void nnp__tbuf_reap(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
+void nnp__tbuf_fork_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+void nnp__tbuf_fork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void nnp__tbuf_fork_child(void)
+{
+    nnp_tbuf_t *mine = nnp__tls_buf;
+    /* Locked by this very thread in the prepare handler (it is the child's only one). */
+    pthread_mutex_unlock(&registry_lock);
+    for (nnp_tbuf_t **pp = &registry; *pp;) {
+        nnp_tbuf_t *b = *pp;
+        if (b != mine) {
+            /* Its thread stayed in the parent. */
+            *pp = b->next;
+            nnp__free(b->slots);
+            nnp__free(b);
+            continue;
+        }
+        b->tid = (uint64_t)syscall(SYS_gettid);
+        atomic_store(&b->tail, atomic_load(&b->head));
+        atomic_store(&b->dropped, 0);
+        b->dropped_reported = 0;
+        atomic_store(&b->thread_reported, false);
+        atomic_store(&b->orphaned, false);
+        pp = &b->next;
+    }
+    atomic_store(&nnp__orphan_drops, 0);
+}
+
 void nnp__tbuf_session_reset(void)
 {
     pthread_mutex_lock(&registry_lock);
     for (nnp_tbuf_t *b = registry; b; b = b->next) {
         atomic_store(&b->thread_reported, false);
         b->dropped_reported = atomic_load_explicit(&b->dropped, memory_order_relaxed);
+        /* The writer is the consumer, and none runs now: moving tail is ours to do. */
+        atomic_store_explicit(&b->tail, atomic_load_explicit(&b->head, memory_order_acquire),
+                              memory_order_release);
     }
     pthread_mutex_unlock(&registry_lock);
 }

@@ -35,23 +35,30 @@ typedef struct nnp_tbuf {
     struct nnp_tbuf *next;   /* registry list, guarded by the registry lock */
 } nnp_tbuf_t;
 
-/* Recorder-wide settings, written by the session between windows (never while a window
- * is open), read by producers. */
+/* What the options let through, as bits of nnp__collecting (seed 000: each option gates one
+ * kind of data). The session publishes NNP_GATE_ON plus its gates with one store when a
+ * window opens and clears the word when it closes, so a recording call tests "collecting
+ * and this kind wanted" with one relaxed load, and a later session's gates can never be
+ * read half-written by a thread still recording for an earlier one. */
+#define NNP_GATE_ON          (1 << 0) /* a window is open */
+#define NNP_GATE_MSPROFTX    (1 << 1) /* user markers (msproftx) */
+#define NNP_GATE_OPS         (1 << 2) /* ops and kernels (op_time) */
+#define NNP_GATE_MEMORY      (1 << 3) /* tensor memory (profile_memory) */
+#define NNP_GATE_COMM        (1 << 4) /* communication ops (profile_communication) */
+#define NNP_GATE_PIPELINE    (1 << 5) /* pipeline ops and queues (data_process) */
+#define NNP_GATE_HOST_RANGES (1 << 6) /* host ranges and instants (profile_framework all|time) */
+#define NNP_GATE_HOST_MEMORY (1 << 7) /* host memory samples (profile_framework all|memory) */
+
+/* Recorder-wide settings a session writes when it is created, while threads of an earlier
+ * session may still be creating buffers or meeting a full one: atomics, read relaxed on
+ * those cold paths (a thread may see the old or the new value, never a torn one). */
 typedef struct nnp_rec_config {
-    uint64_t buffer_slots; /* capacity of buffers created from now on */
-    int full_policy;       /* nnp_full_policy_t */
-    /* What the options let through (seed 000: each option gates one kind of data). */
-    bool msproftx;    /* user markers (msproftx) */
-    bool ops;         /* ops and kernels (op_time) */
-    bool memory;      /* tensor memory (profile_memory) */
-    bool comm;        /* communication ops (profile_communication) */
-    bool pipeline;    /* pipeline ops and queues (data_process) */
-    bool host_ranges; /* host ranges and instants (profile_framework all|time) */
-    bool host_memory; /* host memory samples (profile_framework all|memory) */
+    _Atomic uint64_t buffer_slots; /* capacity of buffers created from now on */
+    _Atomic int full_policy;       /* nnp_full_policy_t */
 } nnp_rec_config_t;
 
 extern nnp_rec_config_t nnp__rec_config;
-/* Non-zero while a collection window is open: the one check of a disabled probe. */
+/* NNP_GATE_* bits; 0 while no window is open: the one check of a disabled probe. */
 extern _Atomic int nnp__collecting;
 /* Records that could not get a buffer (allocation failed on a thread's first event). */
 extern _Atomic uint64_t nnp__orphan_drops;
@@ -111,7 +118,16 @@ void nnp__tbuf_for_each(nnp_tbuf_visit_fn fn, void *user);
 void nnp__tbuf_for_each_writer(nnp_tbuf_visit_fn fn, void *user);
 /* Frees orphaned buffers that are empty. Called by the writer after a drain. */
 void nnp__tbuf_reap(void);
-/* Marks every buffer's THREADS entry and loss counter as not yet reported (new session). */
+/* Prepares every buffer for a new session's writer (no writer may be running): marks its
+ * THREADS entry and loss counter as not yet reported and discards records still in it,
+ * which a thread committed for an earlier session after that session's last drain. */
 void nnp__tbuf_session_reset(void);
+
+/* fork() support (core/fork.c): prepare takes the registry lock, parent releases it. In
+ * the child, where only the forking thread exists, child() keeps that thread's buffer
+ * (emptied: what it held is the parent's to write) and frees every other. */
+void nnp__tbuf_fork_prepare(void);
+void nnp__tbuf_fork_parent(void);
+void nnp__tbuf_fork_child(void);
 
 #endif /* NNP_TBUF_H */

@@ -1,11 +1,12 @@
-/* writer.c - see writer.h. Threading: the writer thread owns the files and every field
- * below marked "writer"; other threads only touch the atomics (flush requests, stop,
- * counters) and the condition variable. Flush protocol: a requester takes a ticket from
- * flush_req and waits until flush_done reaches it; the writer reads flush_req *before*
- * draining, so whatever the requester committed before taking its ticket is drained.
- * Signals (SIGTERM/SIGINT handlers) use the same tickets with an eventfd wake-up. */
+/* writer.c - see writer.h: the thread (draining, strings, losses, the lazy first open of
+ * the files) and its flush/start/stop; the files themselves are writer_files.c. Threading:
+ * the writer thread owns the files and the fields writer_internal.h marks "writer"; other
+ * threads only touch the atomics (flush requests, stop, counters) and the condition variable. Flush
+ * protocol: a requester takes a ticket from flush_req and waits until flush_done reaches it; the
+ * writer reads flush_req *before* draining, so whatever the requester committed before taking its
+ * ticket is drained. Signals (SIGTERM/SIGINT handlers) use the same tickets with an eventfd
+ * wake-up. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,253 +15,11 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "core/clock.h"
 #include "record/strtab.h"
 #include "record/tbuf.h"
-#include "record/writer.h"
-
-/* Largest batch of slots per RECORDS chunk (256 KiB raw): small enough that one damaged
- * chunk loses little, large enough for zstd to find repetition. */
-#define CHUNK_MAX_SLOTS 8192u
-/* zstd level 1: ~500 MB/s per core, ratio ~4-8x on records; higher levels cost the
- * writer CPU the host may need. */
-#define ZSTD_LEVEL 1
-/* A clock point every second bounds tick-to-ns interpolation error to TSC drift over 1 s. */
-#define CLOCK_PERIOD_NS NNP_NS_PER_SEC
-/* Free disk space is checked at most this often (statvfs is a syscall). */
-#define DISK_CHECK_PERIOD_NS (NNP_NS_PER_SEC / 4)
-/* Upper bound of data files tracked for aging; the oldest entries are the ones removed. */
-#define MAX_TRACKED_FILES 65536u
-#define SIGNAL_POLL_NS    1000000L
-/* Bytes reserved in the scratch buffer for one STRINGS/THREADS/LOSS chunk at a time. */
-#define META_BATCH_BYTES (1u << 20)
-
-struct nnp_writer {
-    char dir[NNP_PATH_MAX];
-    int period_ms;
-    uint64_t raw_file_bytes;
-    uint64_t limit_bytes;
-
-    pthread_t thread;
-    int wake_fd; /* eventfd: flush request or stop */
-    _Atomic uint64_t flush_req;
-    _Atomic uint64_t flush_done;
-    _Atomic bool stop;
-    pthread_mutex_t lock;
-    pthread_cond_t done_cond;
-
-    /* writer-owned */
-    int meta_fd, data_fd;
-    uint32_t data_seq;   /* current data file number, from 1 */
-    uint64_t data_bytes; /* size of the current data file */
-    uint64_t meta_bytes;
-    uint64_t *file_bytes; /* sizes of data files oldest_seq..data_seq */
-    uint32_t oldest_seq;
-    uint64_t total_data_bytes; /* sum of live data files */
-    uint64_t chunk_seq;
-    uint32_t strings_emitted;
-    uint64_t last_clock_ns, last_disk_ns;
-    uint64_t orphan_reported;
-    ZSTD_CCtx *zctx;
-    nnp_rec_t *scratch; /* CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS slots */
-    void *zbuf;
-    size_t zbuf_cap;
-    unsigned char *meta_buf; /* META_BATCH_BYTES */
-    bool io_failed_logged;
-    bool busy; /* last drain found a buffer over half full */
-
-    /* counters (written by the writer, read by anyone) */
-    _Atomic uint64_t events_recorded, events_dropped, bytes_raw, bytes_written, chunks;
-    _Atomic uint64_t files_aged, bytes_aged;
-    _Atomic uint32_t threads;
-    _Atomic int io_error; /* sticky first error */
-};
-
-static void set_io_error(nnp_writer_t *w, int code, const char *what)
-{
-    int expected = NNP_OK;
-    if (atomic_compare_exchange_strong(&w->io_error, &expected, code) || !w->io_failed_logged) {
-        NNP_LOG_E("raw data writer: %s: %s (events are being lost)", what, strerror(errno));
-        w->io_failed_logged = true;
-    }
-}
-
-static int open_raw_file(nnp_writer_t *w, const char *name, uint32_t kind, uint32_t seq,
-                         int *fd_out)
-{
-    char path[NNP_PATH_MAX];
-    nnp_raw_file_header_t h;
-    int fd, rc;
-
-    rc = nnp__path_join(path, sizeof(path), w->dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return nnp__fail(nnp__from_errno(errno), "cannot create '%s': %s", path, strerror(errno));
-    memset(&h, 0, sizeof(h));
-    memcpy(h.magic, NNP_RAW_MAGIC, NNP_RAW_MAGIC_LEN);
-    h.version = NNP_RAW_VERSION;
-    h.header_bytes = sizeof(h);
-    h.endian_mark = NNP_RAW_ENDIAN_MARK;
-    h.slot_bytes = sizeof(nnp_rec_t);
-    h.file_kind = kind;
-    h.file_seq = seq;
-    rc = nnp__write_all(fd, &h, sizeof(h));
-    if (rc != NNP_OK) {
-        close(fd);
-        return rc;
-    }
-    *fd_out = fd;
-    return NNP_OK;
-}
-
-/* Writes one chunk (compressing when it pays) to fd. Returns bytes written or 0 on error. */
-static uint64_t write_chunk(nnp_writer_t *w, int fd, uint16_t type, const void *payload,
-                            uint32_t raw_bytes, uint32_t count, uint64_t tid)
-{
-    nnp_chunk_header_t h;
-    const void *out = payload;
-    uint32_t out_bytes = raw_bytes;
-    uint16_t codec = NNP_CODEC_NONE;
-
-    if (raw_bytes > 0) {
-        size_t need = ZSTD_compressBound(raw_bytes);
-        if (need <= w->zbuf_cap) {
-            size_t z =
-                ZSTD_compressCCtx(w->zctx, w->zbuf, w->zbuf_cap, payload, raw_bytes, ZSTD_LEVEL);
-            if (!ZSTD_isError(z) && z < raw_bytes) {
-                out = w->zbuf;
-                out_bytes = (uint32_t)z;
-                codec = NNP_CODEC_ZSTD;
-            }
-        }
-    }
-    memset(&h, 0, sizeof(h));
-    h.magic = NNP_CHUNK_MAGIC;
-    h.type = type;
-    h.codec = codec;
-    h.payload_bytes = out_bytes;
-    h.raw_bytes = raw_bytes;
-    h.payload_crc = nnp__crc32c(0, out, out_bytes);
-    h.count = count;
-    h.seq = ++w->chunk_seq;
-    h.tid = tid;
-    h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
-    if (nnp__write_all(fd, &h, sizeof(h)) != NNP_OK ||
-        nnp__write_all(fd, out, out_bytes) != NNP_OK) {
-        set_io_error(w, NNP_EIO, "chunk write failed");
-        return 0;
-    }
-    atomic_fetch_add_explicit(&w->bytes_written, sizeof(h) + out_bytes, memory_order_relaxed);
-    atomic_fetch_add_explicit(&w->chunks, 1, memory_order_relaxed);
-    return sizeof(h) + out_bytes;
-}
-
-static void write_meta(nnp_writer_t *w, uint16_t type, const void *p, uint32_t n, uint32_t count)
-{
-    if (w->meta_fd >= 0)
-        w->meta_bytes += write_chunk(w, w->meta_fd, type, p, n, count, 0);
-}
-
-/* ---- storage limit ---- */
-
-static void record_aged(nnp_writer_t *w, uint32_t seq, uint64_t bytes)
-{
-    struct {
-        uint32_t seq, zero;
-        uint64_t bytes;
-    } e = {seq, 0, bytes};
-    write_meta(w, NNP_CHUNK_AGED, &e, sizeof(e), 1);
-}
-
-/* Deletes the oldest data files (never the current one) while the run's raw data is over
- * the limit or the disk is nearly full. Warns with what was aged out. */
-static void enforce_storage(nnp_writer_t *w, bool check_disk)
-{
-    uint64_t free_bytes = UINT64_MAX;
-    uint64_t n_files = 0, n_bytes = 0;
-
-    if (check_disk)
-        free_bytes = nnp__fs_free_bytes(w->dir);
-    while (w->oldest_seq < w->data_seq) {
-        uint64_t used = w->total_data_bytes + w->meta_bytes;
-        bool over = used > w->limit_bytes;
-        bool disk_full = check_disk && free_bytes != 0 && free_bytes < NNP_DISK_RESERVE_BYTES;
-        char name[64], path[NNP_PATH_MAX];
-        uint64_t sz;
-
-        if (!over && !disk_full)
-            break;
-        sz = w->file_bytes[(w->oldest_seq - 1) % MAX_TRACKED_FILES];
-        snprintf(name, sizeof(name), NNP_RAW_DATA_FMT, w->oldest_seq);
-        if (nnp__path_join(path, sizeof(path), w->dir, name) == NNP_OK)
-            unlink(path);
-        record_aged(w, w->oldest_seq, sz);
-        w->total_data_bytes -= sz;
-        if (free_bytes != UINT64_MAX)
-            free_bytes += sz;
-        w->oldest_seq++;
-        n_files++;
-        n_bytes += sz;
-    }
-    if (n_files > 0) {
-        atomic_fetch_add(&w->files_aged, n_files);
-        atomic_fetch_add(&w->bytes_aged, n_bytes);
-        NNP_LOG_W("storage_limit: aged out %llu oldest raw data file(s), %.1f MB, to stay "
-                  "under %.1f MB (or %llu MB free on disk); %.1f MB aged out in total",
-                  (unsigned long long)n_files, (double)n_bytes / 1e6, (double)w->limit_bytes / 1e6,
-                  (unsigned long long)(NNP_DISK_RESERVE_BYTES >> 20),
-                  (double)atomic_load(&w->bytes_aged) / 1e6);
-    }
-}
-
-static int rotate_data_file(nnp_writer_t *w)
-{
-    char name[64];
-    int rc;
-
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    w->data_fd = -1;
-    if (w->data_seq - w->oldest_seq + 1 >= MAX_TRACKED_FILES) {
-        /* Keep the tracking ring bounded: age out the oldest regardless of size. */
-        uint64_t lim = w->limit_bytes;
-        w->limit_bytes = 0;
-        enforce_storage(w, false);
-        w->limit_bytes = lim;
-    }
-    w->data_seq++;
-    snprintf(name, sizeof(name), NNP_RAW_DATA_FMT, w->data_seq);
-    rc = open_raw_file(w, name, NNP_FILE_DATA, w->data_seq, &w->data_fd);
-    if (rc != NNP_OK)
-        return rc;
-    w->data_bytes = sizeof(nnp_raw_file_header_t);
-    w->file_bytes[(w->data_seq - 1) % MAX_TRACKED_FILES] = w->data_bytes;
-    w->total_data_bytes += w->data_bytes;
-    return NNP_OK;
-}
-
-static void account_data(nnp_writer_t *w, uint64_t n)
-{
-    uint64_t now;
-    w->data_bytes += n;
-    w->file_bytes[(w->data_seq - 1) % MAX_TRACKED_FILES] += n;
-    w->total_data_bytes += n;
-    now = nnp__mono_ns();
-    if (w->data_bytes >= w->raw_file_bytes) {
-        if (rotate_data_file(w) != NNP_OK)
-            set_io_error(w, NNP_EIO, "cannot open the next data file");
-        enforce_storage(w, true);
-        w->last_disk_ns = now;
-    } else if (w->total_data_bytes + w->meta_bytes > w->limit_bytes ||
-               now - w->last_disk_ns > DISK_CHECK_PERIOD_NS) {
-        enforce_storage(w, true);
-        w->last_disk_ns = now;
-    }
-}
+#include "record/writer_internal.h"
 
 /* ---- draining ---- */
 
@@ -282,7 +41,7 @@ static void emit_strings(nnp_writer_t *w)
             need = 8 + ((len + 3) & ~(size_t)3);
         }
         if (used + need > META_BATCH_BYTES) {
-            write_meta(w, NNP_CHUNK_STRINGS, w->meta_buf, (uint32_t)used, count);
+            nnp__wr_meta(w, NNP_CHUNK_STRINGS, w->meta_buf, (uint32_t)used, count);
             used = 0;
             count = 0;
         }
@@ -297,14 +56,14 @@ static void emit_strings(nnp_writer_t *w)
         w->strings_emitted = id;
     }
     if (count > 0)
-        write_meta(w, NNP_CHUNK_STRINGS, w->meta_buf, (uint32_t)used, count);
+        nnp__wr_meta(w, NNP_CHUNK_STRINGS, w->meta_buf, (uint32_t)used, count);
 }
 
 static void emit_clock(nnp_writer_t *w)
 {
     nnp_clock_point_t p;
     nnp__clock_point(&p);
-    write_meta(w, NNP_CHUNK_CLOCK, &p, sizeof(p), 1);
+    nnp__wr_meta(w, NNP_CHUNK_CLOCK, &p, sizeof(p), 1);
     w->last_clock_ns = p.mono_ns;
 }
 
@@ -324,13 +83,13 @@ static void drain_one(nnp_tbuf_t *b, void *user)
     uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
 
-    if (head != tail && !atomic_load(&b->thread_reported)) {
+    if (head != tail && w->meta_fd >= 0 && !atomic_load(&b->thread_reported)) {
         struct {
             uint64_t tid;
             uint32_t name, pid;
         } t = {b->tid, atomic_load(&b->name), (uint32_t)getpid()};
         atomic_store(&b->thread_reported, true);
-        write_meta(w, NNP_CHUNK_THREADS, &t, sizeof(t), 1);
+        nnp__wr_meta(w, NNP_CHUNK_THREADS, &t, sizeof(t), 1);
         atomic_fetch_add(&w->threads, 1);
     }
     if (head - tail > b->cap / 2)
@@ -351,18 +110,19 @@ static void drain_one(nnp_tbuf_t *b, void *user)
         copy_slots(w, b, tail, end);
         if (w->data_fd >= 0) {
             uint64_t wrote =
-                write_chunk(w, w->data_fd, NNP_CHUNK_RECORDS, w->scratch,
-                            (uint32_t)((end - tail) * sizeof(nnp_rec_t)), n_rec, b->tid);
+                nnp__wr_chunk(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, w->scratch,
+                              (uint32_t)((end - tail) * sizeof(nnp_rec_t)), n_rec, b->tid);
             if (wrote > 0) {
                 atomic_fetch_add_explicit(&w->events_recorded, n_rec, memory_order_relaxed);
                 atomic_fetch_add_explicit(&w->bytes_raw, (end - tail) * sizeof(nnp_rec_t),
                                           memory_order_relaxed);
-                account_data(w, wrote);
+                nnp__wr_account(w, wrote);
             } else {
-                atomic_fetch_add_explicit(&w->events_dropped, n_rec, memory_order_relaxed);
+                atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
             }
         } else {
-            atomic_fetch_add_explicit(&w->events_dropped, n_rec, memory_order_relaxed);
+            /* No data file (its creation failed): the records are lost, and counted. */
+            atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
         }
         tail = end;
         atomic_store_explicit(&b->tail, tail, memory_order_release);
@@ -403,15 +163,85 @@ static void emit_losses(nnp_writer_t *w)
         w->orphan_reported = orphans;
     }
     if (c.count > 0) {
-        write_meta(w, NNP_CHUNK_LOSS, w->meta_buf, c.count * 2 * sizeof(uint64_t), c.count);
+        nnp__wr_meta(w, NNP_CHUNK_LOSS, w->meta_buf, c.count * 2 * sizeof(uint64_t), c.count);
         NNP_LOG_W("event buffers were full: %llu events dropped so far (raise buffer_size_kb "
                   "or use full_policy \"block\")",
                   (unsigned long long)atomic_load(&w->events_dropped));
     }
 }
 
+/* True when a buffer holds records or unreported losses: what makes a raw directory. */
+struct pending_ctx {
+    bool any;
+};
+
+static void pending_one(nnp_tbuf_t *b, void *user)
+{
+    struct pending_ctx *c = user;
+    if (atomic_load_explicit(&b->head, memory_order_acquire) !=
+            atomic_load_explicit(&b->tail, memory_order_relaxed) ||
+        atomic_load_explicit(&b->dropped, memory_order_relaxed) != b->dropped_reported)
+        c->any = true;
+}
+
+static bool has_pending(nnp_writer_t *w)
+{
+    struct pending_ctx c = {false};
+    nnp__tbuf_for_each_writer(pending_one, &c);
+    return c.any || atomic_load(&nnp__orphan_drops) != w->orphan_reported;
+}
+
+/* Creates the raw directory (the session's callback) and opens meta.nnp and the first data
+ * file, on the first drain that has something to write: a session that records nothing
+ * leaves nothing on disk. A failure is logged and retried at most every OPEN_RETRY_NS;
+ * until then drained records are counted as unwritten. */
+static void open_files(nnp_writer_t *w)
+{
+    uint64_t now = nnp__mono_ns();
+    int rc, err;
+
+    if (now < w->next_open_ns)
+        return;
+    errno = 0;
+    rc = w->open_dir ? w->open_dir(w->open_dir_user, w) : NNP_OK;
+    if (rc == NNP_OK && w->meta_fd < 0) {
+        rc = nnp__wr_open_file(w, NNP_RAW_META_FILE, NNP_FILE_META, 0, &w->meta_fd);
+        if (rc == NNP_OK)
+            w->meta_bytes = sizeof(nnp_raw_file_header_t);
+    }
+    if (rc == NNP_OK && w->data_fd < 0)
+        rc = nnp__wr_rotate(w);
+    err = errno;
+    if (rc != NNP_OK) {
+        nnp__wr_io_error(w, rc, nnp_last_error(), err);
+        w->next_open_ns = now + OPEN_RETRY_NS;
+        return;
+    }
+    w->files_open = true;
+    atomic_store(&w->has_files, true);
+    nnp__wr_meta(w, NNP_CHUNK_CLOCK, &w->start_clock, sizeof(w->start_clock), 1);
+    w->last_clock_ns = w->start_clock.mono_ns;
+    w->last_disk_ns = now;
+}
+
 static void drain_all(nnp_writer_t *w)
 {
+    if (!w->files_open) {
+        if (!has_pending(w) && !atomic_load(&w->make_files))
+            return;
+        open_files(w);
+    } else if (w->data_fd < 0 && nnp__mono_ns() >= w->next_open_ns) {
+        /* The next data file could not be created (a full disk): try again. */
+        if (nnp__wr_rotate(w) != NNP_OK)
+            w->next_open_ns = nnp__mono_ns() + OPEN_RETRY_NS;
+    }
+    if (!w->files_open) {
+        /* Nothing to write to: drain and count, so buffers do not fill up behind it. */
+        nnp__tbuf_for_each_writer(drain_one, w);
+        emit_losses(w);
+        nnp__tbuf_reap();
+        return;
+    }
     emit_strings(w);
     nnp__tbuf_for_each_writer(drain_one, w);
     emit_strings(w); /* strings interned while draining, referenced by drained records */
@@ -447,7 +277,8 @@ static void *writer_main(void *arg)
         if (stopping)
             break;
     }
-    emit_clock(w);
+    if (w->files_open)
+        emit_clock(w);
     return NULL;
 }
 
@@ -455,6 +286,28 @@ static void wake(nnp_writer_t *w)
 {
     uint64_t one = 1;
     (void)!write(w->wake_fd, &one, sizeof(one));
+}
+
+/* Closes w's descriptors and frees it. In a forked child (!own_sync) the lock and condition
+ * variable are left alone: the parent's writer thread may have held them at the fork. */
+static void release(nnp_writer_t *w, bool own_sync)
+{
+    if (w->data_fd >= 0)
+        close(w->data_fd);
+    if (w->meta_fd >= 0)
+        close(w->meta_fd);
+    if (w->wake_fd >= 0)
+        close(w->wake_fd);
+    nnp__free(w->zwork); /* the static context lives in it */
+    nnp__free(w->zbuf);
+    nnp__free(w->scratch);
+    nnp__free(w->meta_buf);
+    nnp__free(w->file_bytes);
+    if (own_sync) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->done_cond);
+    }
+    nnp__free(w);
 }
 
 int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
@@ -473,9 +326,16 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     w->period_ms = cfg->period_ms;
     w->raw_file_bytes = cfg->raw_file_bytes;
     w->limit_bytes = cfg->storage_limit_bytes;
+    w->open_dir = cfg->open_dir;
+    w->open_dir_user = cfg->open_dir_user;
     w->oldest_seq = 1;
     w->zbuf_cap = ZSTD_compressBound((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
-    w->zctx = ZSTD_createCCtx();
+    {
+        /* Enough to compress input of any size at ZSTD_LEVEL in one call (zstd's promise). */
+        size_t zsize = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+        w->zwork = nnp__malloc(zsize);
+        w->zctx = w->zwork ? ZSTD_initStaticCCtx(w->zwork, zsize) : NULL;
+    }
     w->zbuf = nnp__malloc(w->zbuf_cap);
     w->scratch = nnp__malloc((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
     w->meta_buf = nnp__malloc(META_BATCH_BYTES);
@@ -491,16 +351,10 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
         rc = nnp__fail(nnp__from_errno(errno), "eventfd: %s", strerror(errno));
         goto fail;
     }
-    rc = open_raw_file(w, NNP_RAW_META_FILE, NNP_FILE_META, 0, &w->meta_fd);
-    if (rc != NNP_OK)
-        goto fail;
-    w->meta_bytes = sizeof(nnp_raw_file_header_t);
-    rc = rotate_data_file(w);
-    if (rc != NNP_OK)
-        goto fail;
+    /* Files are created by the first drain with something to write (open_files). */
     nnp__tbuf_session_reset();
     w->orphan_reported = atomic_load(&nnp__orphan_drops);
-    emit_clock(w);
+    nnp__clock_point(&w->start_clock);
     w->last_disk_ns = nnp__mono_ns();
     /* The writer must never take the host's SIGINT/SIGTERM: the handler flushes through it. */
     sigfillset(&all);
@@ -516,20 +370,7 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
     *out = w;
     return NNP_OK;
 fail:
-    if (w->meta_fd >= 0)
-        close(w->meta_fd);
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->wake_fd >= 0)
-        close(w->wake_fd);
-    ZSTD_freeCCtx(w->zctx);
-    nnp__free(w->zbuf);
-    nnp__free(w->scratch);
-    nnp__free(w->meta_buf);
-    nnp__free(w->file_bytes);
-    pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->done_cond);
-    nnp__free(w);
+    release(w, true);
     return rc;
 }
 
@@ -542,6 +383,12 @@ int nnp__writer_flush(nnp_writer_t *w)
         pthread_cond_wait(&w->done_cond, &w->lock);
     pthread_mutex_unlock(&w->lock);
     return atomic_load(&w->io_error);
+}
+
+int nnp__writer_flush_make(nnp_writer_t *w)
+{
+    atomic_store(&w->make_files, true);
+    return nnp__writer_flush(w);
 }
 
 int nnp__writer_flush_from_signal(nnp_writer_t *w, int timeout_ms)
@@ -569,24 +416,26 @@ int nnp__writer_stop(nnp_writer_t *w)
     wake(w);
     pthread_join(w->thread, NULL);
     if (w->data_fd >= 0 && fsync(w->data_fd) != 0)
-        set_io_error(w, NNP_EIO, "fsync of the data file failed");
+        nnp__wr_io_error(w, NNP_EIO, "fsync of the data file failed", errno);
     if (w->meta_fd >= 0 && fsync(w->meta_fd) != 0)
-        set_io_error(w, NNP_EIO, "fsync of the meta file failed");
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->meta_fd >= 0)
-        close(w->meta_fd);
-    close(w->wake_fd);
+        nnp__wr_io_error(w, NNP_EIO, "fsync of the meta file failed", errno);
     rc = atomic_load(&w->io_error);
-    ZSTD_freeCCtx(w->zctx);
-    nnp__free(w->zbuf);
-    nnp__free(w->scratch);
-    nnp__free(w->meta_buf);
-    nnp__free(w->file_bytes);
-    pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->done_cond);
-    nnp__free(w);
+    release(w, true);
     return rc;
+}
+
+void nnp__writer_forget(nnp_writer_t *w)
+{
+    if (!w)
+        return;
+    /* The parent's thread does not exist here and its lock may be held: only what the child
+     * owns outright (its copies of the descriptors, the heap) is released. */
+    release(w, false);
+}
+
+bool nnp__writer_has_files(const nnp_writer_t *w)
+{
+    return w && atomic_load(&((nnp_writer_t *)w)->has_files);
 }
 
 void nnp__writer_stats(const nnp_writer_t *w, nnp_stats_t *out)
@@ -600,4 +449,7 @@ void nnp__writer_stats(const nnp_writer_t *w, nnp_stats_t *out)
     out->files_aged_out = atomic_load(&m->files_aged);
     out->bytes_aged_out = atomic_load(&m->bytes_aged);
     out->threads = atomic_load(&m->threads);
+    out->events_unwritten = atomic_load(&m->events_unwritten);
+    out->write_errors = atomic_load(&m->write_errors);
+    out->disk_full = atomic_load(&m->disk_full);
 }

@@ -11,6 +11,8 @@
 
 /* One log line; longer messages are truncated rather than allocated. */
 #define LOG_LINE_CAP 2048
+/* How much of a bad NNPROF_LOG_LEVEL value the warning shows. */
+#define LEVEL_TEXT_CAP 64
 /* -1: not yet read from the environment. */
 static _Atomic int log_level = -1;
 static nnp_log_fn log_sink;
@@ -18,16 +20,19 @@ static void *log_sink_user;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-static int level_from_env(void)
+/* NNPROF_LOG_LEVEL, or warn; *bad is set for a value that is none of the names. */
+static int level_from_env(bool *bad)
 {
     const char *s = getenv("NNPROF_LOG_LEVEL");
-    if (s) {
+    *bad = false;
+    if (s && s[0] != '\0') {
         for (size_t i = 0; i < NNP_ARRAY_LEN(level_names); i++) {
             if (strcasecmp(s, level_names[i]) == 0)
                 return (int)i;
         }
         if (strcasecmp(s, "warning") == 0)
             return NNP_LOG_WARN;
+        *bad = true;
     }
     return NNP_LOG_WARN;
 }
@@ -47,8 +52,23 @@ bool nnp__log_enabled(nnp_log_level_t level)
 {
     int cur = atomic_load_explicit(&log_level, memory_order_relaxed);
     if (cur < 0) {
-        cur = level_from_env();
-        atomic_store(&log_level, cur);
+        bool bad;
+        int expected = -1;
+        cur = level_from_env(&bad);
+        /* Only the thread that sets the level says the value was bad (once per process);
+         * the level is set first, so this message's own check does not come back here. */
+        if (atomic_compare_exchange_strong(&log_level, &expected, cur) && bad) {
+            char shown[LEVEL_TEXT_CAP];
+            snprintf(shown, sizeof(shown), "%s", getenv("NNPROF_LOG_LEVEL"));
+            for (char *p = shown; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                    *p = '?'; /* one log line */
+            nnp__log(NNP_LOG_WARN,
+                     "NNPROF_LOG_LEVEL is \"%s\": the accepted values are error, warn, info and "
+                     "debug; using warn.",
+                     shown);
+        }
+        cur = atomic_load(&log_level);
     }
     return (int)level <= cur;
 }

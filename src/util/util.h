@@ -47,6 +47,13 @@ void nnp__alloc_fail_at(uint64_t nth);
 /* True while a planned failure has not happened yet. */
 bool nnp__alloc_fail_pending(void);
 
+/* ---- helper processes (proc.c) ---- */
+/* fork() for nnprof's own helper children (analysis workers): the fork handlers see it and
+ * never start a follow_fork session in them. Returns what fork() returns. */
+pid_t nnp__fork_helper(void);
+/* True in the child of nnp__fork_helper() while the fork handlers run. */
+bool nnp__in_helper_fork(void);
+
 /* ---- errors (error.c) ---- */
 /* Formats the thread's last-error message and returns code (always negative or OK). */
 int nnp__fail(int code, const char *fmt, ...) NNP_PRINTF(2, 3);

@@ -33,6 +33,9 @@ typedef struct fixture {
 
 static fixture_t fx_g;
 
+/* Start-to-start distance of the recorded steps (each lasts 10 us). */
+#define STEP_SPACING_NS 20000
+
 /* Records a small run (3 steps of 2 ops) into dir with the public API. MatMul's input
  * shapes change at step 3 (a dynamic-shape op). */
 static void record_run(const char *dir)
@@ -40,11 +43,15 @@ static void record_run(const char *dir)
     nnp_options_t o;
     nnp_session_t *s;
     nnp_op_t op = {0};
+    uint64_t base;
     assert_int_equal(nnp_options_init(&o), NNP_OK);
     snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    base = nnp_clock_ns();
     for (uint64_t step = 1; step <= 3; step++) {
-        uint64_t t0 = nnp_clock_ns();
+        /* Steps 20 us apart, each 10 us long: explicit times, so they never overlap however
+         * fast this loop runs (one clock read per step let step k+1 start inside step k). */
+        uint64_t t0 = base + step * STEP_SPACING_NS;
         nnp_step_begin_at(step, 0, t0);
         op.name = nnp_intern("Default/net/MatMul-op1");
         op.type = nnp_intern("MatMul");

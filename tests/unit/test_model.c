@@ -200,6 +200,8 @@ static void test_clock_sync_in_info(void **state)
     o.sample_interval_ms = 0;
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     nnp_step_begin(1, 0);
+    /* The raw directory and info.json are made when the first event is written. */
+    assert_int_equal(nnp_session_flush(s), NNP_OK);
     snprintf(raw, sizeof(raw), "%s", nnp_session_raw_dir(s));
     snprintf(path, sizeof(path), "%s/info.json", raw);
     assert_int_equal(nnp__read_file(path, 1 << 20, &text, NULL), NNP_OK);

@@ -764,9 +764,17 @@ static void test_errors(void **state)
 /* ---- environment ---- */
 
 static const char *const env_vars[] = {
-    "MS_PROFILER_OPTIONS", "PROFILING_MODE",   "PROFILING_OPTIONS", "MS_DIAGNOSTIC_DATA_PATH",
-    "PROFILING_FP_START",  "PROFILING_BP_END", "RANK_ID",           "DEVICE_ID",
+    "MS_PROFILER_OPTIONS",
+    "PROFILING_MODE",
+    "PROFILING_OPTIONS",
+    "MS_DIAGNOSTIC_DATA_PATH",
+    "PROFILING_FP_START",
+    "PROFILING_BP_END",
+    "RANK_ID",
+    "DEVICE_ID",
     "RANK_SIZE",
+    "NNPROF_FOLLOW_FORK",
+    "NNPROF_FOLLOW_CHILDREN",
 };
 
 static int env_setup(void **state)
@@ -948,7 +956,12 @@ static void test_env_profiling_mode(void **state)
     assert_true(enabled);
     assert_false(o.l2_cache);
     assert_string_equal(o.output_path, "/msprof");
-    assert_string_equal(nnpt_log_text(), "");
+    /* ... and says so (issue 10: which one wins was not said). */
+    assert_string_equal(nnpt_log_text(),
+                        W("Both MS_PROFILER_OPTIONS and PROFILING_MODE=true are set: one session "
+                          "profiles with both, and PROFILING_OPTIONS wins where both set the "
+                          "same thing (output over output_path, l2 over l2_cache), since it is "
+                          "read second."));
 
     /* a forbidden "output" is an error */
     setenv("PROFILING_OPTIONS", "{\"output\": \"/a\\rb\"}", 1);
@@ -1042,6 +1055,50 @@ static void test_env_points(void **state)
     assert_non_null(strstr(nnpt_log_text(), "warn: PROFILING_FP_START (\"xxxx"));
     assert_non_null(
         strstr(nnpt_log_text(), "...\") is longer than 255 characters, it is ignored."));
+}
+
+/* Values the environment does not accept are named, with the accepted ones (issue 10: they
+ * were ignored without a word). */
+static void test_env_bad_values_are_named(void **state)
+{
+    nnp_options_t o;
+    bool enabled;
+    (void)state;
+    setenv("PROFILING_MODE", "maybe", 1);
+    setenv("PROFILING_OPTIONS", "{\"hccl\": \"on\"}", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(enabled);
+    assert_false(o.hccl);
+    assert_string_equal(nnpt_log_text(),
+                        W("PROFILING_MODE is \"maybe\": the accepted values are \"true\" "
+                          "(profile with PROFILING_OPTIONS) and \"false\"; profiling is not "
+                          "enabled by it.") INFO("PROFILING_OPTIONS is ignored because "
+                                                 "PROFILING_MODE is not \"true\"."));
+    nnpt_log_capture();
+    setenv("PROFILING_MODE", "false", 1);
+    unsetenv("PROFILING_OPTIONS");
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(enabled);
+    assert_string_equal(nnpt_log_text(), "");
+    unsetenv("PROFILING_MODE");
+
+    /* The child-process switches: 0 or 1, over the JSON keys. */
+    setenv("MS_PROFILER_OPTIONS", "{\"follow_fork\": true, \"follow_children\": true}", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_true(o.follow_fork && o.follow_children);
+    setenv("NNPROF_FOLLOW_FORK", "0", 1);
+    setenv("NNPROF_FOLLOW_CHILDREN", "yes", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_false(o.follow_fork);
+    assert_true(o.follow_children);
+    assert_string_equal(nnpt_log_text(), W("NNPROF_FOLLOW_CHILDREN is \"yes\": the accepted "
+                                           "values are 0 and 1; it is ignored."));
+    unsetenv("MS_PROFILER_OPTIONS");
+    setenv("NNPROF_FOLLOW_FORK", "1", 1);
+    setenv("NNPROF_FOLLOW_CHILDREN", "1", 1);
+    assert_int_equal(from_env(&o, &enabled), NNP_OK);
+    assert_true(o.follow_fork && o.follow_children);
+    assert_false(enabled); /* they say what to follow, not to profile */
 }
 
 static void test_env_ids(void **state)
@@ -1330,7 +1387,8 @@ static const char default_json[] =
     "\"pcie\":false,\"sync_enable\":true,\"data_simplification\":true,\"host_stack\":true,"
     "\"rank_id\":0,\"device_id\":0,\"rank_size\":1,\"buffer_size_kb\":4096,"
     "\"full_policy\":\"drop\",\"writer_period_ms\":10,\"sample_interval_ms\":1000,"
-    "\"raw_file_bytes\":67108864,\"storage_limit_bytes\":0,\"storage_limit\":\"\","
+    "\"raw_file_bytes\":67108864,\"storage_limit_bytes\":0,\"follow_fork\":false,"
+    "\"follow_children\":false,\"storage_limit\":\"\","
     "\"training_trace\":\"on\",\"task_trace\":\"on\",\"hccl\":\"off\",\"aicpu\":\"off\","
     "\"fp_point\":\"\",\"bp_point\":\"\",\"aic_metrics\":\"PipeUtilization\","
     "\"msproftx\":\"off\",\"runtime_api\":\"off\",\"host_sys\":\"\",\"host_sys_usage\":\"\","
@@ -1522,6 +1580,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_diagnostic_path, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_env_points, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_env_ids, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_env_bad_values_are_named, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_validate_defaults, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_validate_path, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_validate_2048, log_setup, log_teardown),

@@ -3,6 +3,7 @@
  * payloads). Also the drop policy's accounting and collection windows. Assertions run
  * after the threads are joined (cmocka is not thread-safe). Runs under TSan in .ci/run. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,6 +478,148 @@ static void test_explicit_timestamp_variants(void **state)
     free(dir);
 }
 
+/* ---- sessions one after another while a thread keeps recording (issue 10) ---- */
+
+typedef struct spinner {
+    pthread_t th;
+    _Atomic bool stop;
+    _Atomic uint64_t loops;
+} spinner_t;
+
+static void *spin(void *arg)
+{
+    spinner_t *sp = arg;
+    nnp_host_tag_t tag = {0};
+    nnp_op_t op = {0};
+    tag.event = nnp_intern("spin-range");
+    op.name = op.type = nnp_intern("SpinOp");
+    while (!atomic_load(&sp->stop)) {
+        nnp_range_begin(&tag);
+        nnp_op_since(&op, nnp_now());
+        nnp_range_end(&tag);
+        atomic_fetch_add(&sp->loops, 1);
+    }
+    return NULL;
+}
+
+/* Waits until the spinner has looped n more times (it runs whatever the session does). */
+static void wait_loops(spinner_t *sp, uint64_t n)
+{
+    uint64_t target = atomic_load(&sp->loops) + n;
+    struct timespec ts = {0, 1000000};
+    while (atomic_load(&sp->loops) < target)
+        nanosleep(&ts, NULL);
+}
+
+static int count_kinds(void *user, const nnp_raw_event_t *ev)
+{
+    uint64_t *per_kind = user;
+    if (ev->kind < NNP_REC_KIND_COUNT)
+        per_kind[ev->kind]++;
+    return 0;
+}
+
+/* A second session with other gates and another buffer size starts while a thread of the
+ * first still records: applying its configuration must not race with that thread (TSan),
+ * and the second run holds nothing its gates exclude, not even events of the first run
+ * that its writer never drained. */
+static void test_second_session_while_threads_record(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    spinner_t sp;
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    char raw_dir[4096];
+    uint64_t first[NNP_REC_KIND_COUNT] = {0}, second[NNP_REC_KIND_COUNT] = {0};
+    (void)state;
+
+    atomic_init(&sp.stop, false);
+    atomic_init(&sp.loops, 0);
+    s = open_session(dir, NNP_FULL_DROP, 4096, 5);
+    assert_int_equal(pthread_create(&sp.th, NULL, spin, &sp), 0);
+    wait_loops(&sp, 1000);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, count_kinds, first), NNP_OK);
+    nnp__raw_close(raw);
+
+    for (int round = 0; round < 3; round++) {
+        nnp_options_init(&o);
+        snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+        o.sample_interval_ms = 0;
+        o.op_time = false;
+        o.profile_framework = NNP_FRAMEWORK_NONE;
+        o.buffer_size_kb = 128 << round;
+        o.full_policy = round == 1 ? NNP_FULL_BLOCK : NNP_FULL_DROP;
+        o.writer_period_ms = 1;
+        assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+        wait_loops(&sp, 1000);
+        nnp_step_begin((uint64_t)round, 0);
+        snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+        assert_int_equal(nnp_session_destroy(s), NNP_OK);
+        assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+        assert_int_equal(nnp__raw_read(raw, count_kinds, second), NNP_OK);
+        nnp__raw_close(raw);
+    }
+    atomic_store(&sp.stop, true);
+    pthread_join(sp.th, NULL);
+
+    assert_true(first[NNP_REC_RANGE_BEGIN] > 0 && first[NNP_REC_OP] > 0);
+    assert_int_equal(second[NNP_REC_RANGE_BEGIN], 0);
+    assert_int_equal(second[NNP_REC_RANGE_END], 0);
+    assert_int_equal(second[NNP_REC_OP], 0);
+    assert_int_equal(second[NNP_REC_STEP_BEGIN], 3);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Every window starts with a sample of the machine and the process, however long the
+ * sampling period: a short run (an MPI rank that only initialises, a helper) still says
+ * what the machine was doing, and its raw directory exists. */
+static void test_window_starts_with_a_sample(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_raw_t *raw;
+    char raw_dir[4096];
+    uint64_t kinds[NNP_REC_KIND_COUNT] = {0};
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
+    o.sample_interval_ms = 60000; /* a minute: only the window's first sample can be seen */
+    o.start_profile = false;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    for (int w = 0; w < 2; w++) {
+        /* Wait (60 s at most: the machine may be busy) until the window's first sample is
+         * on disk: 3 records (machine, process CPU, process memory) per window. */
+        nnp_stats_t st;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        assert_int_equal(nnp_session_start(s), NNP_OK);
+        for (int i = 0; i < 6000; i++) {
+            assert_int_equal(nnp_session_flush(s), NNP_OK);
+            nnp_session_stats(s, &st);
+            if (st.events_recorded >= 3u * (unsigned)(w + 1))
+                break;
+            nanosleep(&pause, NULL);
+        }
+        assert_int_equal(nnp_session_stop(s), NNP_OK);
+    }
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, count_kinds, kinds), NNP_OK);
+    nnp__raw_close(raw);
+    assert_int_equal(kinds[NNP_REC_SYS_CPU], 2);
+    assert_int_equal(kinds[NNP_REC_PROC_CPU], 2);
+    assert_int_equal(kinds[NNP_REC_PROC_MEM], 2);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +628,8 @@ int main(void)
         cmocka_unit_test(test_windows_record_only_inside),
         cmocka_unit_test(test_drop_policy_counts_every_loss),
         cmocka_unit_test(test_eight_threads_exact),
+        cmocka_unit_test(test_second_session_while_threads_record),
+        cmocka_unit_test(test_window_starts_with_a_sample),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

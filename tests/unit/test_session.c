@@ -4,11 +4,14 @@
  * info.json contents, and profiling an unmodified program from the environment. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -118,6 +121,62 @@ static void test_forbidden_output_path_is_an_error(void **state)
     snprintf(o.output_path, sizeof(o.output_path), "/tmp/bad\npath");
     assert_int_equal(nnp_session_create(&o, &s), NNP_EPATH);
     assert_null(s);
+}
+
+/* Number of entries of dir (0 when it does not exist). */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* An output path that cannot be used fails at create, naming the path and why, and leaves
+ * nothing behind: a file where a directory must go; a read-only file system (root only:
+ * root writes through permission bits, not through a read-only mount). */
+static void test_unusable_output_path_fails_at_create(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char file[4200], want[8600];
+    nnp_options_t o;
+    nnp_session_t *s = NULL;
+    FILE *f;
+    (void)state;
+
+    snprintf(file, sizeof(file), "%s/a-file", out);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s/a-file/sub", out);
+    assert_int_equal(nnp_session_create(&o, &s), NNP_EPATH);
+    assert_null(s);
+    snprintf(want, sizeof(want),
+             "cannot create '%s/sub/profiler': '%s' exists and is not a "
+             "directory",
+             file, file);
+    assert_string_equal(nnp_last_error(), want);
+    assert_int_equal(entries(out), 1); /* the file only */
+
+    if (mount("nnprof-test", out, "tmpfs", MS_RDONLY, "size=65536") == 0) {
+        snprintf(o.output_path, sizeof(o.output_path), "%s/new/deeper", out);
+        assert_int_equal(nnp_session_create(&o, &s), NNP_EPERM);
+        snprintf(want, sizeof(want),
+                 "cannot create '%s/new/deeper/profiler': '%s' is not "
+                 "writable: Read-only file system",
+                 out, out);
+        assert_string_equal(nnp_last_error(), want);
+        assert_int_equal(entries(out), 0);
+        assert_int_equal(umount(out), 0);
+    }
+    nnpt_rm_rf(out);
+    free(out);
 }
 
 static void test_directories_files_and_info(void **state)
@@ -247,6 +306,28 @@ static void test_environment_profiles_unmodified_program(void **state)
     free(out);
 }
 
+/* A program profiled from the environment hears about values it set wrong, in the log,
+ * before anything else (issue 10: PROFILING_MODE=maybe, NNPROF_LOG_LEVEL=loud were ignored
+ * silently). Run as a separate process: the log level is read once per process. */
+static void test_environment_names_bad_values(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char cmd[8400], text[8192];
+    (void)state;
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && env -u MS_PROFILER_OPTIONS -u PROFILING_OPTIONS PROFILING_MODE=maybe "
+             "NNPROF_LOG_LEVEL=loud %s/examples/simple_train --steps 2",
+             out, NNP_BINARY_DIR);
+    assert_int_equal(nnpt_run_cmd(cmd, text, sizeof(text)), 0);
+    assert_non_null(strstr(text, "[nnprof] warn: NNPROF_LOG_LEVEL is \"loud\": the accepted "
+                                 "values are error, warn, info and debug; using warn."));
+    assert_non_null(strstr(text, "[nnprof] warn: PROFILING_MODE is \"maybe\": the accepted "
+                                 "values are \"true\""));
+    assert_int_equal(entries(out), 0); /* "maybe" did not profile */
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* Fault injection (curl torture): fail the Nth allocation of a whole create / record /
  * destroy cycle, for every N until a cycle completes without reaching the failure. Each
  * must fail cleanly - an error code with a message, no crash, no leak under ASan - and a
@@ -279,6 +360,19 @@ static void test_every_allocation_failure_is_handled(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < 1000);
+    /* Whatever failed, no raw directory was left half made: each has its info.json. */
+    {
+        int k = 0;
+        char **dirs = nnpt_raw_dirs(out, &k);
+        assert_true(k > 0);
+        for (int i = 0; i < k; i++) {
+            cJSON *info = nnpt_load_json(dirs[i], "info.json");
+            if (!info)
+                fail_msg("%s has no info.json", dirs[i]);
+            cJSON_Delete(info);
+        }
+        nnpt_free_list(dirs, k);
+    }
     nnpt_rm_rf(out);
     free(out);
 }
@@ -299,6 +393,9 @@ static void test_no_old_data_warning_for_concurrent_ranks(void **state)
     p = fork();
     if (p == 0) {
         nnp_session_t *other = make(out, true);
+        nnp_step_begin(1, 0); /* the raw directory is made for the first event */
+        if (nnp_session_flush(other) != NNP_OK)
+            _exit(5);
         ok = 1;
         if (write(up[1], &ok, 1) != 1 || read(down[0], &ok, 1) != 1)
             _exit(3);
@@ -309,6 +406,7 @@ static void test_no_old_data_warning_for_concurrent_ranks(void **state)
     s = make(out, true);
     assert_null(strstr(nnpt_log_text(), "old profiling data"));
     nnpt_log_release();
+    nnp_step_begin(1, 0);
     assert_int_equal(nnp_session_destroy(s), NNP_OK);
     ok = 1;
     assert_int_equal(write(down[1], &ok, 1), 1);
@@ -328,6 +426,40 @@ static void test_no_old_data_warning_for_concurrent_ranks(void **state)
     free(out);
 }
 
+/* A rank that has made its raw directory but not yet written info.json in it is running,
+ * not old data (the demo's first run warned, issue 10); the same directory an hour old is
+ * old data. */
+static void test_raw_dir_without_info_yet_is_a_running_rank(void **state)
+{
+    char *out = nnpt_mkdtemp();
+    char dir[4200];
+    struct timespec old[2];
+    nnp_session_t *s;
+    (void)state;
+
+    snprintf(dir, sizeof(dir), "%s/profiler", out);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(dir, sizeof(dir), "%s/profiler/PROF_20260101000000000_otherhost_4242", out);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    nnpt_log_capture();
+    s = make(out, false);
+    assert_null(strstr(nnpt_log_text(), "old profiling data"));
+    nnpt_log_release();
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    clock_gettime(CLOCK_REALTIME, &old[0]);
+    old[0].tv_sec -= 3600;
+    old[1] = old[0];
+    assert_int_equal(utimensat(AT_FDCWD, dir, old, 0), 0);
+    nnpt_log_capture();
+    s = make(out, false);
+    assert_non_null(strstr(nnpt_log_text(), "old profiling data"));
+    nnpt_log_release();
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,10 +467,13 @@ int main(void)
         cmocka_unit_test(test_one_session_per_process),
         cmocka_unit_test(test_profiling_mode_conflict),
         cmocka_unit_test(test_forbidden_output_path_is_an_error),
+        cmocka_unit_test(test_unusable_output_path_fails_at_create),
         cmocka_unit_test(test_directories_files_and_info),
         cmocka_unit_test(test_environment_profiles_unmodified_program),
+        cmocka_unit_test(test_environment_names_bad_values),
         cmocka_unit_test(test_every_allocation_failure_is_handled),
         cmocka_unit_test(test_no_old_data_warning_for_concurrent_ranks),
+        cmocka_unit_test(test_raw_dir_without_info_yet_is_a_running_rank),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,16 @@
 /* test_util.c - see test_util.h. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analyse/analyse.h"
@@ -301,4 +306,110 @@ bool nnpt_have_corpus(void)
         return true;
     fprintf(stderr, "SKIP: corpus not found at %s\n", NNPT_CORPUS);
     return false;
+}
+
+/* How often a bounded wait looks at the child. */
+#define WAIT_POLL_NS (10L * 1000L * 1000L)
+#define NS_PER_SEC_L 1000000000L
+
+int nnpt_wait_bounded(pid_t pid, int limit_s)
+{
+    struct timespec pause = {0, WAIT_POLL_NS};
+    long waited_ns = 0;
+    int st;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (waited_ns >= (long)limit_s * NS_PER_SEC_L) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        nanosleep(&pause, NULL);
+        waited_ns += WAIT_POLL_NS;
+    }
+}
+
+int nnpt_spawn(const char *const argv[], const char *const env[], int limit_s)
+{
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        for (size_t i = 0; env && env[i]; i++) {
+            const char *eq = strchr(env[i], '=');
+            if (eq) {
+                char name[256];
+                snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]), env[i]);
+                setenv(name, eq + 1, 1);
+            } else {
+                unsetenv(env[i]);
+            }
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return nnpt_wait_bounded(pid, limit_s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **nnpt_raw_dirs(const char *out, int *n)
+{
+    char prof[4096];
+    DIR *d;
+    struct dirent *e;
+    char **v = NULL;
+    int cap = 0;
+    *n = 0;
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    d = opendir(prof);
+    if (!d)
+        return NULL;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "PROF_", 5) != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            v = realloc(v, (size_t)cap * sizeof(*v));
+            assert_non_null(v);
+        }
+        {
+            size_t len = strlen(prof) + strlen(e->d_name) + 2;
+            v[*n] = malloc(len);
+            assert_non_null(v[*n]);
+            snprintf(v[*n], len, "%s/%s", prof, e->d_name);
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(v, (size_t)*n, sizeof(*v), cmp_str);
+    return v;
+}
+
+void nnpt_free_list(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+struct cJSON *nnpt_load_json(const char *dir, const char *name)
+{
+    char path[8192], *text;
+    cJSON *j;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    text = nnpt_read_file(path);
+    j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cmocka.h>
 
@@ -19,6 +20,20 @@ char *nnpt_mkdtemp(void);
 /* Removes a directory tree (like rm -rf). */
 void nnpt_rm_rf(const char *path);
 
+/* Runs the program argv[0] (a path) with the environment plus env ("NAME=value" sets,
+ * "NAME" alone unsets; NULL-terminated, may be NULL), and waits for it at most limit_s
+ * seconds, then kills it. Returns its wait status, or -1 when it had to be killed (a hang)
+ * or could not start. */
+int nnpt_spawn(const char *const argv[], const char *const env[], int limit_s);
+/* Waits for pid at most limit_s seconds, then SIGKILLs it. Returns the wait status, or -1
+ * when it had to be killed. */
+int nnpt_wait_bounded(pid_t pid, int limit_s);
+/* The PROF_* directories under out/profiler, sorted by name (full paths, malloc'ed; release
+ * with nnpt_free_list). *n receives their number (0 when profiler/ does not exist). */
+char **nnpt_raw_dirs(const char *out, int *n);
+void nnpt_free_list(char **v, int n);
+/* dir/name parsed as JSON, or NULL when missing or invalid (release with cJSON_Delete). */
+struct cJSON *nnpt_load_json(const char *dir, const char *name);
 /* Writes text to dir/name (creating dir/name's missing parent folders is not done: dir
  * must exist); returns the path, malloc'ed. Fails the test on error. */
 char *nnpt_write_file(const char *dir, const char *name, const char *text);

@@ -14,6 +14,8 @@
 
 /* Raw directories one dump call accepts (a 64-rank job on one host fits easily). */
 #define MAX_DIRS 4096
+/* The sentence about lost events (nnp__raw_loss_text) is well under this. */
+#define LOSS_TEXT_CAP 512
 
 typedef struct dump_ctx {
     nnp_jw_t jw;
@@ -283,6 +285,11 @@ static void summary(dump_ctx_t *c, const char *dir, const nnp_raw_report_t *rep)
     key_u(c, "chunks_truncated", rep->chunks_truncated);
     key_u(c, "bytes_skipped", rep->bytes_skipped);
     key_u(c, "events_lost", rep->events_lost);
+    key_u(c, "events_lost_buffer", rep->events_lost_buffer);
+    key_u(c, "events_lost_write", rep->events_lost_write);
+    key_u(c, "write_errors", rep->write_errors);
+    nnp__jw_key(&c->jw, "disk_full");
+    nnp__jw_bool(&c->jw, rep->disk_full);
     key_u(c, "data_files_aged_out", rep->data_files_aged);
     key_u(c, "bytes_aged_out", rep->bytes_aged);
     key_u(c, "data_files_missing", rep->data_files_missing);
@@ -373,6 +380,11 @@ int nnp_cmd_dump(int argc, char **argv)
         for (uint32_t k = 0; k < rep->n_damage && k < NNP_RAW_MAX_DAMAGE; k++)
             nnp_cli_error(dirs[i], "%s at offset %llu: %s", rep->damage[k].file,
                           (unsigned long long)rep->damage[k].offset, rep->damage[k].msg);
+        {
+            char lost[LOSS_TEXT_CAP];
+            if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
+                nnp_cli_error(dirs[i], "%s", lost);
+        }
         if (rc != NNP_OK) {
             nnp_cli_error(dirs[i], "stopped: %s", nnp_strerror(rc));
             status = NNP_EXIT_FAIL;

@@ -20,6 +20,8 @@
 /* info.json is small; a larger file is not ours. */
 #define INFO_JSON_MAX (1u << 20)
 #define NS_PER_S      1e9
+/* The sentence about lost events (nnp__raw_loss_text) is well under this. */
+#define LOSS_TEXT_CAP 512
 #define NS_PER_US     1e3
 
 /* What the records of one raw directory add up to. */
@@ -120,6 +122,17 @@ static cJSON *rank_info(const char *raw)
     cJSON_AddNumberToObject(o, "chunks_corrupt", (double)rep->chunks_corrupt);
     cJSON_AddNumberToObject(o, "chunks_truncated", (double)rep->chunks_truncated);
     cJSON_AddNumberToObject(o, "events_lost", (double)rep->events_lost);
+    cJSON_AddNumberToObject(o, "events_lost_buffer", (double)rep->events_lost_buffer);
+    cJSON_AddNumberToObject(o, "events_lost_write", (double)rep->events_lost_write);
+    cJSON_AddNumberToObject(o, "write_errors", (double)rep->write_errors);
+    cJSON_AddBoolToObject(o, "disk_full", rep->disk_full);
+    {
+        char lost[LOSS_TEXT_CAP];
+        if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
+            cJSON_AddStringToObject(o, "loss", lost);
+        else
+            cJSON_AddNullToObject(o, "loss");
+    }
     cJSON_AddNumberToObject(o, "files_aged_out", rep->data_files_aged);
     cJSON_AddNumberToObject(o, "files_missing", rep->data_files_missing);
     copy_item(o, "options", info, "options");
@@ -163,6 +176,8 @@ static void print_text(const cJSON *o)
            "%.0f, missing %.0f\n",
            num_of(o, "chunks_ok"), num_of(o, "chunks_corrupt"), num_of(o, "chunks_truncated"),
            num_of(o, "events_lost"), num_of(o, "files_aged_out"), num_of(o, "files_missing"));
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "loss")))
+        printf("LOST: %s\n", text_of(o, "loss"));
     opts = cJSON_GetObjectItemCaseSensitive(o, "options");
     opt_text = cJSON_PrintUnformatted(opts);
     printf("options: %s\n\n", opt_text ? opt_text : "unknown");
