@@ -120,10 +120,8 @@ class DataLoaderTest(support.NnprofTestCase):
         prof_dir = os.path.dirname(raw_dir)
         children = [os.path.join(prof_dir, d) for d in os.listdir(prof_dir)
                     if d.startswith("PROF_") and os.path.join(prof_dir, d) != raw_dir]
-        if not children:
-            # libnnprof without follow_fork (CONTRACTS.md section 2, branch safe-collect):
-            # the run must still finish (checked above), the workers record nothing.
-            self.skipTest("follow_fork is not in this libnnprof yet: workers not recorded")
+        # One raw directory per DataLoader worker (2 workers), each linked to this run.
+        self.assertEqual(len(children), 2, children)
         worker_ops = set()
         for child in children:
             worker_ops |= {r["name"] for r in support.dump(child) if r["kind"] == "op"}
