@@ -24,6 +24,7 @@
 /* Exit status a child uses to say "analysis failed" (its message went to the log). */
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
+#define NS_PER_S       1e9
 /* Stages of one rank's analysis, for the progress bar. */
 #define STAGES 14
 
@@ -118,6 +119,20 @@ static void progress(const nnp_analyse_options_t *o, const char *what, int done,
     fflush(stderr);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
+}
+
+/* Logs a stage's time at info level, in the form bench/bench_analyse.c reads. */
+static void stage_time(int rank, const char *name, double t0)
+{
+    if (nnp__log_enabled(NNP_LOG_INFO))
+        NNP_LOG_I("analyse: rank %d: stage %s: %.3f s", rank, name, mono_s() - t0);
+}
+
 /* Runs one stage; logs (and keeps) its first error so later stages still run. */
 static void stage(int *first_rc, int rc, const char *name, const char *src)
 {
@@ -178,6 +193,14 @@ static int stop_rank(int rc, bool log, const char *what)
     return rc;
 }
 
+/* One analysis of analyse_one: runs call, keeps its first error, logs its time. */
+#define RUN_STAGE(name, call)                                                                      \
+    do {                                                                                           \
+        double t_stage_ = mono_s();                                                                \
+        stage(&first, (call), (name), in->path);                                                   \
+        stage_time(c.rank, (name), t_stage_);                                                      \
+    } while (0)
+
 static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
                        const nnp_analyse_options_t *o, bool log, one_result_t *res)
 {
@@ -190,6 +213,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     nnp_findings_t findings;
     char rank_dir[NNP_PATH_MAX];
     time_t t_start = time(NULL);
+    double t0;
     int rc, first = NNP_OK;
 
     res->rank = -1;
@@ -200,12 +224,15 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
+    t0 = mono_s();
     rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
         snprintf(what, sizeof(what), "%s: cannot import", in->path);
         nnp__model_fini(&m);
         return stop_rank(rc, log, what);
     }
+    if (nnp__log_enabled(NNP_LOG_INFO))
+        NNP_LOG_I("analyse: rank %d: stage import: %.3f s", m.info.rank_id, mono_s() - t0);
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
         nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
         return NNP_OK;
@@ -265,42 +292,47 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     c.rank_dir = rank_dir;
     nnp__findings_init(&findings);
     progress(o, "step trace", 0, STAGES);
+    t0 = mono_s();
     rc = nnp__step_trace_run(&c, &st);
     stage(&first, rc, "step trace", in->path);
-    if (rc == NNP_OK) {
+    if (rc == NNP_OK)
         stage(&first, nnp__step_trace_write(&c, &st), "step trace output", in->path);
+    stage_time(c.rank, "step trace", t0);
+    if (rc == NNP_OK) {
         progress(o, "overlap", 1, STAGES);
+        t0 = mono_s();
         rc = nnp__overlap_run(&c, &st, &ov);
         stage(&first, rc, "overlap analysis", in->path);
         if (rc == NNP_OK)
             stage(&first, nnp__overlap_write(&c, &ov), "overlap output", in->path);
+        stage_time(c.rank, "overlap", t0);
     }
     progress(o, "operator statistics", 2, STAGES);
-    stage(&first, nnp__op_stats_write_all(&c, &st), "operator statistics", in->path);
+    RUN_STAGE("operator statistics", nnp__op_stats_write_all(&c, &st));
     nnp__findings_from_core(&findings, &c, &st, &ov);
     progress(o, "timeline", 3, STAGES);
-    stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
+    RUN_STAGE("timeline", nnp__timeline_write(&c, &st, &ov));
     progress(o, "host info", 4, STAGES);
-    stage(&first, nnp__host_info_write(&c), "host info", in->path);
-    stage(&first, nnp__host_ranges_write(&c), "host ranges", in->path);
+    RUN_STAGE("host info", nnp__host_info_write(&c));
+    RUN_STAGE("host ranges", nnp__host_ranges_write(&c));
     progress(o, "memory", 5, STAGES);
-    stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
+    RUN_STAGE("memory", nnp__memory_write(&c, &st, &findings));
     progress(o, "data pipeline", 6, STAGES);
-    stage(&first, nnp__pipeline_write(&c, &findings), "data pipeline", in->path);
+    RUN_STAGE("data pipeline", nnp__pipeline_write(&c, &findings));
     progress(o, "CPU utilisation", 7, STAGES);
-    stage(&first, nnp__cpu_write(&c, &findings), "CPU utilisation", in->path);
+    RUN_STAGE("CPU utilisation", nnp__cpu_write(&c, &findings));
     progress(o, "FLOPs", 8, STAGES);
-    stage(&first, nnp__flops_write(&c, &st, &findings), "FLOPs", in->path);
+    RUN_STAGE("FLOPs", nnp__flops_write(&c, &st, &findings));
     progress(o, "dynamic shape", 9, STAGES);
-    stage(&first, nnp__dynamic_shape_write(&c, &st, &findings), "dynamic shape", in->path);
+    RUN_STAGE("dynamic shape", nnp__dynamic_shape_write(&c, &st, &findings));
     progress(o, "GPU operators", 10, STAGES);
-    stage(&first, nnp__gpu_write(&c, &st, &findings), "GPU operators", in->path);
+    RUN_STAGE("GPU operators", nnp__gpu_write(&c, &st, &findings));
     progress(o, "GPU timeline", 11, STAGES);
-    stage(&first, nnp__gpu_timeline_write(&c), "GPU timeline", in->path);
+    RUN_STAGE("GPU timeline", nnp__gpu_timeline_write(&c));
     progress(o, "advisor", 12, STAGES);
-    stage(&first, nnp__advisor_write(&c, &findings), "advisor", in->path);
+    RUN_STAGE("advisor", nnp__advisor_write(&c, &findings));
     progress(o, "profiler info", 13, STAGES);
-    stage(&first, nnp__profiler_info_write(&c, t_start, time(NULL)), "profiler info", in->path);
+    RUN_STAGE("profiler info", nnp__profiler_info_write(&c, t_start, time(NULL)));
     progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
