@@ -52,17 +52,18 @@ static int spans_init(const nnp_actx_t *c, const nnp_step_trace_t *st, spans_t *
     return nnp__step_spans_init(st, &s->s);
 }
 
-/* The step an op starting at t belongs to, NULL when none. */
-static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t)
+/* The step an op starting at t belongs to, NULL when none. *hint: see
+ * nnp__step_spans_find_near (rows are visited in time order). */
+static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t, size_t *hint)
 {
-    size_t k = nnp__step_spans_find(&s->s, t);
+    size_t k = nnp__step_spans_find_near(&s->s, t, hint);
     return k == SIZE_MAX ? NULL : &s->s.rows[k];
 }
 
 /* Whether an op or kernel starting at t is counted. */
-static bool spans_keep(const spans_t *s, int64_t t)
+static bool spans_keep(const spans_t *s, int64_t t, size_t *hint)
 {
-    return !s->filter || spans_find(s, t) != NULL;
+    return !s->filter || spans_find(s, t, hint) != NULL;
 }
 
 /* What every analysis of this file needs, built once. */
@@ -282,7 +283,7 @@ oom:
 static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_total[SIDE_COUNT])
 {
     const nnp_model_t *m = x->m;
-    size_t n = 0, cap = m->ops.t.n + m->kernels.t.n;
+    size_t n = 0, cap = m->ops.t.n + m->kernels.t.n, hint = 0;
     item_t *v;
     *out = NULL;
     *n_out = 0;
@@ -293,15 +294,16 @@ static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_tot
         return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
     for (size_t i = 0; i < m->ops.t.n; i++) {
         int64_t dur;
-        if (!spans_keep(&x->spans, m->ops.start_ns[i]) || !op_dur(&m->ops, i, &dur))
+        if (!spans_keep(&x->spans, m->ops.start_ns[i], &hint) || !op_dur(&m->ops, i, &dur))
             continue;
         v[n++] = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
         side_total[SIDE_HOST] += dur;
     }
+    hint = 0;
     for (size_t i = 0; i < m->kernels.t.n; i++) {
         size_t op;
         int64_t dur = kernel_dur(&m->kernels, i);
-        if (!spans_keep(&x->spans, m->kernels.start_ns[i]))
+        if (!spans_keep(&x->spans, m->kernels.start_ns[i], &hint))
             continue;
         v[n++] = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i),
                           SIDE_DEVICE, dur};
@@ -422,14 +424,25 @@ static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
     return csv_close(&f, &w);
 }
 
-/* The Step Id cell: the analysed step the row starts in, empty when none. */
-static void csv_step(nnp_csv_t *w, const ctx_t *x, int64_t t)
+/* The analysed step a row starting at t is in, NULL when none. */
+static const nnp_step_row_t *step_of(const ctx_t *x, int64_t t, size_t *hint)
 {
-    const nnp_step_row_t *r = x->spans.s.n ? spans_find(&x->spans, t) : NULL;
+    return x->spans.s.n ? spans_find(&x->spans, t, hint) : NULL;
+}
+
+/* The Step Id cell: the row's step, empty when none. */
+static void csv_step(nnp_csv_t *w, const nnp_step_row_t *r)
+{
     if (r)
         nnp__csv_uint(w, r->step_id);
     else
         nnp__csv_empty(w);
+}
+
+/* A model string as a field (no strlen: the model keeps lengths). */
+static void csv_mstr(nnp_csv_t *w, const nnp_model_t *m, uint32_t id)
+{
+    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
 }
 
 /* Every kernel in start order (every host op when the run has no kernels: a CPU-only
@@ -440,9 +453,10 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
                                          "Core Type",    "Stream ID",    "Start Time(us)",
                                          "Duration(us)", "Launching Op", NULL};
     const nnp_model_t *m = x->m;
+    const nnp_step_row_t *r;
     nnp_outfile_t f;
     nnp_csv_t w;
-    char b[NUM_BUF];
+    size_t hint = 0;
     int rc = csv_open(c, "kernel_details", &f, &w);
     if (rc != NNP_OK)
         return rc;
@@ -451,30 +465,37 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
         size_t op;
         uint32_t type;
         int64_t t = m->kernels.start_ns[i];
-        if (!spans_keep(&x->spans, t))
+        r = step_of(x, t, &hint);
+        if (!r && x->spans.filter)
             continue;
         type = kernel_type(x, i, &op);
-        csv_step(&w, x, t);
-        nnp__csv_str(&w, nnp__model_str(m, m->kernels.name[i]));
-        nnp__csv_str(&w, nnp__model_str(m, type));
+        csv_step(&w, r);
+        csv_mstr(&w, m, m->kernels.name[i]);
+        csv_mstr(&w, m, type);
         nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
         nnp__csv_uint(&w, m->kernels.stream_id[i]);
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), kernel_dur(&m->kernels, i)));
-        nnp__csv_str(&w, op != SIZE_MAX ? nnp__model_str(m, m->ops.name[op]) : "");
+        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
+        nnp__csv_fixed_int(&w, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
+        if (op != SIZE_MAX)
+            csv_mstr(&w, m, m->ops.name[op]);
+        else
+            nnp__csv_empty(&w);
         nnp__csv_end_row(&w);
     }
     for (size_t i = 0; m->kernels.t.n == 0 && i < m->ops.t.n; i++) {
         int64_t dur, t = m->ops.start_ns[i];
-        if (!spans_keep(&x->spans, t) || !op_dur(&m->ops, i, &dur))
+        if (!op_dur(&m->ops, i, &dur))
             continue;
-        csv_step(&w, x, t);
-        nnp__csv_str(&w, nnp__model_str(m, m->ops.name[i]));
-        nnp__csv_str(&w, nnp__model_str(m, m->ops.type[i]));
-        nnp__csv_str(&w, CORE_HOST_NAME);
+        r = step_of(x, t, &hint);
+        if (!r && x->spans.filter)
+            continue;
+        csv_step(&w, r);
+        csv_mstr(&w, m, m->ops.name[i]);
+        csv_mstr(&w, m, m->ops.type[i]);
+        nnp__csv_raw(&w, CORE_HOST_NAME, sizeof(CORE_HOST_NAME) - 1);
         nnp__csv_uint(&w, m->ops.stream_id[i]);
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), dur));
+        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
+        nnp__csv_fixed_int(&w, dur, NS_PER_US, US_DECIMALS);
         nnp__csv_empty(&w);
         nnp__csv_end_row(&w);
     }
