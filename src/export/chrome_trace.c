@@ -60,9 +60,12 @@ static int tl_init(tl_t *tl, const nnp_actx_t *c, const nnp_step_trace_t *st,
     slots = (tl->n_host_threads + 1) * HOST_LANES;
     tl->host_base = nnp__malloc(slots * sizeof(*tl->host_base));
     tl->seen = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
-    if (!tl->host_base || !tl->seen)
+    tl->str_kind = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
+    tl->short_at = nnp__malloc((m->n_strs ? m->n_strs : 1) * sizeof(*tl->short_at));
+    if (!tl->host_base || !tl->seen || !tl->str_kind || !tl->short_at)
         return nnp__tl_oom(tl);
     memset(tl->host_base, 0xff, slots * sizeof(*tl->host_base));
+    memset(tl->short_at, 0xff, (m->n_strs ? m->n_strs : 1) * sizeof(*tl->short_at));
     if (nnp__tl_prepare_ops(tl) != NNP_OK || nnp__tl_prepare_host(tl) != NNP_OK)
         return tl->err;
     return NNP_OK;
@@ -80,6 +83,8 @@ static void tl_fini(tl_t *tl)
     nnp__free(tl->host_end);
     nnp__free(tl->corr);
     nnp__free(tl->seen);
+    nnp__free(tl->str_kind);
+    nnp__free(tl->short_at);
 }
 
 /* ---- metadata ---- */
@@ -206,15 +211,13 @@ static void write_truncation(tl_t *tl, const nnp_step_row_t *last, size_t omitte
              omitted ? "later steps omitted" : "events after the last step omitted");
     NNP_LOG_W("%s (%zu steps omitted)", msg, omitted);
     nnp__tl_ev_head(tl, msg, "i", tl->steps_track, last->end_ns);
-    key_str(tl, "s", "g");
-    key_str(tl, "cat", "nnprof");
-    nnp__jw_key(&tl->w, "args");
-    nnp__jw_obj_begin(&tl->w);
-    key_uint(tl, "last_step", last->step_id);
-    key_uint(tl, "omitted_steps", omitted);
-    key_uint(tl, "timeline_limit_bytes", tl->c->timeline_limit_bytes);
-    nnp__jw_obj_end(&tl->w);
-    nnp__jw_obj_end(&tl->w);
+    NNP_JW_LIT(&tl->w, ",\"s\":\"g\",\"cat\":\"nnprof\",\"args\":{\"last_step\":");
+    nnp__jw_frag_u64(&tl->w, last->step_id);
+    NNP_JW_LIT(&tl->w, ",\"omitted_steps\":");
+    nnp__jw_frag_u64(&tl->w, omitted);
+    NNP_JW_LIT(&tl->w, ",\"timeline_limit_bytes\":");
+    nnp__jw_frag_u64(&tl->w, tl->c->timeline_limit_bytes);
+    NNP_JW_LIT(&tl->w, "}}");
 }
 
 /* Events in step order: before the first step, each step (its slices, then every event

@@ -69,6 +69,9 @@ typedef struct proc {
     bool used;
 } proc_t;
 
+/* ",\"pid\":P,\"tid\":T,\"ts\":" of a lane: 27 bytes of keys, two 10-digit numbers. */
+#define TRACK_HEAD_BUF 48
+
 /* One lane: a (pid, tid) with the stack of slice ends that are still open on it. */
 typedef struct track {
     uint32_t proc, tid;
@@ -82,6 +85,10 @@ typedef struct track {
     int64_t *ends;
     size_t depth, cap;
     bool used;
+    /* The text every event of the lane has after its "ph": pid, tid and the "ts" key,
+     * formatted once when the lane is made (the timeline writes millions of events). */
+    uint8_t head_len;
+    char head[TRACK_HEAD_BUF];
 } track_t;
 
 /* Open addressing map from a pair of 64-bit keys to a uint32 (lanes, host-range stacks). */
@@ -131,10 +138,19 @@ typedef struct tl {
     uint64_t dropped; /* slices dropped because MAX_LANES lanes were full */
     /* timeline_summary */
     uint8_t *seen; /* per string id: name already counted */
+    /* Per string id, filled on first use: whether it needs JSON escaping (STR_*), and
+     * where the name shown for an op starts (after its last '/'). */
+    uint8_t *str_kind;
+    uint32_t *short_at;
     int64_t busy_ns;
     uint64_t n_exec, n_names;
     uint32_t max_scope;
 } tl_t;
+
+/* tl_t.str_kind values. */
+enum { STR_UNKNOWN = 0, STR_CLEAN = 1, STR_ESCAPE = 2 };
+/* tl_t.short_at before it is computed. */
+#define SHORT_UNKNOWN UINT32_MAX
 
 /* ---- small helpers of the writing files ---- */
 
@@ -215,7 +231,9 @@ void nnp__tl_hmap_fini(hmap_t *h);
 
 /* The names of the four Overlap Analysis threads. */
 extern const char *const nnp__tl_ov_names[OV_TRACKS];
-/* Opens an event object with the keys every event has. */
+/* Starts an event value with the keys every event has, from fragments (json_writer.h):
+ * {"name":name,"ph":"<ph>","pid":..,"tid":..,"ts":ts. The caller appends its other keys
+ * as fragments and closes the object with "}". */
 void nnp__tl_ev_head(tl_t *tl, const char *name, const char *ph, uint32_t t, int64_t ts_ns);
 /* Whether host row i is written (developer rows only for developers). */
 bool nnp__tl_host_row_wanted(const tl_t *tl, size_t i);

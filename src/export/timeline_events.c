@@ -7,34 +7,103 @@
 
 #include "export/timeline.h"
 
-/* ---- event writing ---- */
+/* ---- event writing: every event is composed from fragments (json_writer.h) ---- */
 
-/* Opens an event object with the keys every event has. */
-void nnp__tl_ev_head(tl_t *tl, const char *name, const char *ph, uint32_t t, int64_t ts_ns)
+#define LIT(tl, lit) NNP_JW_LIT(&(tl)->w, lit)
+
+/* Whether model string id needs JSON escaping, found once per id. */
+static bool str_clean(tl_t *tl, uint32_t id)
+{
+    if (id >= tl->m->n_strs)
+        return true;
+    if (tl->str_kind[id] == STR_UNKNOWN)
+        tl->str_kind[id] =
+            nnp__jw_needs_escape(tl->m->strs[id], tl->m->str_len[id]) ? STR_ESCAPE : STR_CLEAN;
+    return tl->str_kind[id] == STR_CLEAN;
+}
+
+/* The part of model string id from byte `at` as a JSON string. */
+static void mstr_from(tl_t *tl, uint32_t id, size_t at)
+{
+    const char *s = str(tl, id);
+    size_t n = nnp__model_strlen(tl->m, id) - at;
+    if (str_clean(tl, id))
+        nnp__jw_frag_clean_str(&tl->w, s + at, n);
+    else
+        nnp__jw_frag_str(&tl->w, s + at, n);
+}
+
+static void mstr(tl_t *tl, uint32_t id)
+{
+    mstr_from(tl, id, 0);
+}
+
+static void cstr(tl_t *tl, const char *s)
+{
+    nnp__jw_frag_str(&tl->w, s, strlen(s));
+}
+
+/* ,"<key>": before a value; key is a literal without characters to escape. */
+#define KEY(tl, key) LIT(tl, ",\"" key "\":")
+
+static void lane_head(tl_t *tl, const char *ph, uint32_t t, int64_t ts_ns)
 {
     const track_t *k = &tl->tracks[t];
     nnp__tl_mark_used(tl, t);
-    nnp__jw_obj_begin(&tl->w);
-    key_str(tl, "name", name);
-    key_str(tl, "ph", ph);
-    key_uint(tl, "pid", tl->procs[k->proc].pid);
-    key_uint(tl, "tid", k->tid);
-    key_us(tl, "ts", ts_ns);
+    LIT(tl, ",\"ph\":\"");
+    nnp__jw_frag(&tl->w, ph, strlen(ph));
+    LIT(tl, "\"");
+    nnp__jw_frag(&tl->w, k->head, k->head_len);
+    nnp__jw_frag_fixed(&tl->w, ts_ns, NS_PER_US, US_DECIMALS);
 }
 
-/* A complete ("X") slice; the caller adds cat/args and closes the object. */
-static void ev_slice(tl_t *tl, const char *name, uint32_t t, int64_t s, int64_t e)
+static void ev_begin(tl_t *tl)
 {
-    nnp__tl_ev_head(tl, name, "X", t, s);
-    key_us(tl, "dur", e - s);
+    nnp__jw_value_begin(&tl->w);
+    LIT(tl, "{\"name\":");
 }
 
-/* The last '/'-separated component of a scope name: MindSpore's timeline shows
- * op_name.split('/')[-1] and keeps the full name in args (base_timeline_generator.py). */
-static const char *short_name(const char *full)
+void nnp__tl_ev_head(tl_t *tl, const char *name, const char *ph, uint32_t t, int64_t ts_ns)
 {
-    const char *slash = strrchr(full, '/');
-    return slash && slash[1] ? slash + 1 : full;
+    ev_begin(tl);
+    cstr(tl, name);
+    lane_head(tl, ph, t, ts_ns);
+}
+
+/* The same for a model string name. */
+static void ev_head_id(tl_t *tl, uint32_t name, const char *ph, uint32_t t, int64_t ts_ns)
+{
+    ev_begin(tl);
+    mstr(tl, name);
+    lane_head(tl, ph, t, ts_ns);
+}
+
+/* ,"dur": of a complete ("X") slice. */
+static void dur(tl_t *tl, int64_t s, int64_t e)
+{
+    KEY(tl, "dur");
+    nnp__jw_frag_fixed(&tl->w, e - s, NS_PER_US, US_DECIMALS);
+}
+
+static void key_u64(tl_t *tl, const char *key_lit, size_t n, uint64_t v)
+{
+    nnp__jw_frag(&tl->w, key_lit, n);
+    nnp__jw_frag_u64(&tl->w, v);
+}
+#define KEY_U64(tl, key, v) key_u64((tl), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v))
+
+/* Where the name shown for an op starts: after the last '/' of its scope name, as
+ * MindSpore's timeline shows op_name.split('/')[-1] and keeps the full name in args
+ * (base_timeline_generator.py); the whole name when it ends with '/'. */
+static size_t short_at(tl_t *tl, uint32_t id)
+{
+    if (id >= tl->m->n_strs)
+        return 0;
+    if (tl->short_at[id] == SHORT_UNKNOWN) {
+        const char *s = tl->m->strs[id], *slash = strrchr(s, '/');
+        tl->short_at[id] = slash && slash[1] ? (uint32_t)(slash + 1 - s) : 0;
+    }
+    return tl->short_at[id];
 }
 
 /* timeline_summary counts one op or kernel execution. */
@@ -66,31 +135,37 @@ static void emit_ops(tl_t *tl, bool emit)
         uint32_t t = tl->op_track[i];
         if (!emit || t == NONE || (tl->c->has_graph && o->graph_id[i] != tl->c->graph_id))
             continue;
-        ev_slice(tl, short_name(str(tl, o->name[i])), t, o->start_ns[i], o->end_ns[i]);
-        key_str(tl, "cat", "host_op");
-        nnp__jw_key(&tl->w, "args");
-        nnp__jw_obj_begin(&tl->w);
-        key_str(tl, "type", str(tl, o->type[i]));
-        key_str(tl, "full_name", str(tl, o->name[i]));
-        key_uint(tl, "graph_id", o->graph_id[i]);
-        key_uint(tl, "stream_id", o->stream_id[i]);
-        if (o->shapes[i])
-            key_str(tl, "shapes", str(tl, o->shapes[i]));
-        if (o->dtypes[i])
-            key_str(tl, "dtypes", str(tl, o->dtypes[i]));
-        if (o->corr[i])
-            key_uint(tl, "correlation_id", o->corr[i]);
-        if (o->flops_matrix && (o->flops_matrix[i] || o->flops_vector[i])) {
-            key_uint(tl, "flops_matrix", o->flops_matrix[i]);
-            key_uint(tl, "flops_vector", o->flops_vector[i]);
+        ev_begin(tl);
+        mstr_from(tl, o->name[i], short_at(tl, o->name[i]));
+        lane_head(tl, "X", t, o->start_ns[i]);
+        dur(tl, o->start_ns[i], o->end_ns[i]);
+        LIT(tl, ",\"cat\":\"host_op\",\"args\":{\"type\":");
+        mstr(tl, o->type[i]);
+        KEY(tl, "full_name");
+        mstr(tl, o->name[i]);
+        KEY_U64(tl, "graph_id", o->graph_id[i]);
+        KEY_U64(tl, "stream_id", o->stream_id[i]);
+        if (o->shapes[i]) {
+            KEY(tl, "shapes");
+            mstr(tl, o->shapes[i]);
         }
-        nnp__jw_obj_end(&tl->w);
-        nnp__jw_obj_end(&tl->w);
+        if (o->dtypes[i]) {
+            KEY(tl, "dtypes");
+            mstr(tl, o->dtypes[i]);
+        }
+        if (o->corr[i])
+            KEY_U64(tl, "correlation_id", o->corr[i]);
+        if (o->flops_matrix && (o->flops_matrix[i] || o->flops_vector[i])) {
+            KEY_U64(tl, "flops_matrix", o->flops_matrix[i]);
+            KEY_U64(tl, "flops_vector", o->flops_vector[i]);
+        }
+        LIT(tl, "}}");
         count_exec(tl, o->name[i], o->end_ns[i] - o->start_ns[i], compute);
     }
 }
 
-/* "event::stage" as host_info names a range (stage omitted when empty). */
+/* "event::stage" as host_info names a range (stage omitted when empty), cut at cap - 1
+ * bytes as snprintf would. */
 static void host_name(const tl_t *tl, size_t i, char *buf, size_t cap)
 {
     const nnp_host_rows_t *h = &tl->m->host;
@@ -109,15 +184,16 @@ bool nnp__tl_host_row_wanted(const tl_t *tl, size_t i)
 static void host_args(tl_t *tl, size_t i)
 {
     const nnp_host_rows_t *h = &tl->m->host;
-    key_str(tl, "cat", str(tl, h->module[i]));
-    nnp__jw_key(&tl->w, "args");
-    nnp__jw_obj_begin(&tl->w);
-    key_uint(tl, "level", h->level[i]);
-    if (h->custom_info[i])
-        key_str(tl, "custom_info", str(tl, h->custom_info[i]));
+    KEY(tl, "cat");
+    mstr(tl, h->module[i]);
+    KEY_U64(tl, "args\":{\"level", h->level[i]);
+    if (h->custom_info[i]) {
+        KEY(tl, "custom_info");
+        mstr(tl, h->custom_info[i]);
+    }
     if (h->memory_bytes[i])
-        key_uint(tl, "memory_bytes", h->memory_bytes[i]);
-    nnp__jw_obj_end(&tl->w);
+        KEY_U64(tl, "memory_bytes", h->memory_bytes[i]);
+    LIT(tl, "}");
 }
 
 static void emit_host(tl_t *tl, bool emit)
@@ -135,13 +211,14 @@ static void emit_host(tl_t *tl, bool emit)
             if (t == NONE)
                 return;
             nnp__tl_ev_head(tl, name, "i", t, h->ts_ns[i]);
-            key_str(tl, "s", "t");
+            LIT(tl, ",\"s\":\"t\"");
         } else if (tl->host_end[i] != NONE) {
             int64_t e = h->ts_ns[tl->host_end[i]];
             t = nnp__tl_host_base(tl, h->thread[i], LANE_RANGES);
             if (t == NONE || (t = nnp__tl_place(tl, t, h->ts_ns[i], e)) == NONE)
                 continue;
-            ev_slice(tl, name, t, h->ts_ns[i], e);
+            nnp__tl_ev_head(tl, name, "X", t, h->ts_ns[i]);
+            dur(tl, h->ts_ns[i], e);
         } else {
             /* A begin without an end: a "B" event, open to the end of the trace. All such
              * events of a thread share their own lane, where they nest by construction. */
@@ -151,7 +228,7 @@ static void emit_host(tl_t *tl, bool emit)
             nnp__tl_ev_head(tl, name, "B", t, h->ts_ns[i]);
         }
         host_args(tl, i);
-        nnp__jw_obj_end(&tl->w);
+        LIT(tl, "}");
     }
 }
 
@@ -161,27 +238,27 @@ static void emit_markers(tl_t *tl, bool emit)
     for (; tl->c_markers < mk->t.n && mk->start_ns[tl->c_markers] < tl->limit; tl->c_markers++) {
         size_t i = tl->c_markers;
         int64_t s = mk->start_ns[i], e = mk->end_ns[i];
-        const char *msg = str(tl, mk->message[i]);
+        uint32_t msg = mk->message[i];
         uint32_t t;
         if (!emit)
             continue;
         if (e == NNP_OPEN_END) {
             if ((t = nnp__tl_host_base(tl, mk->thread[i], LANE_OPEN)) == NONE)
                 return;
-            nnp__tl_ev_head(tl, msg, "B", t, s);
+            ev_head_id(tl, msg, "B", t, s);
         } else if (e == s) {
             if ((t = nnp__tl_host_base(tl, mk->thread[i], LANE_MARKERS)) == NONE)
                 return;
-            nnp__tl_ev_head(tl, msg, "i", t, s);
-            key_str(tl, "s", "t");
+            ev_head_id(tl, msg, "i", t, s);
+            LIT(tl, ",\"s\":\"t\"");
         } else {
             if (e < s || (t = nnp__tl_host_base(tl, mk->thread[i], LANE_MARKERS)) == NONE ||
                 (t = nnp__tl_place(tl, t, s, e)) == NONE)
                 continue;
-            ev_slice(tl, msg, t, s, e);
+            ev_head_id(tl, msg, "X", t, s);
+            dur(tl, s, e);
         }
-        key_str(tl, "cat", "marker");
-        nnp__jw_obj_end(&tl->w);
+        LIT(tl, ",\"cat\":\"marker\"}");
     }
 }
 
@@ -197,14 +274,11 @@ static void emit_flow(tl_t *tl, size_t k, uint32_t kt)
         o->start_ns[r] >= tl->limit)
         return;
     nnp__tl_ev_head(tl, "launch", "s", tl->op_track[r], o->start_ns[r]);
-    key_str(tl, "cat", "flow");
-    key_uint(tl, "id", (uint64_t)k + 1);
-    nnp__jw_obj_end(&tl->w);
+    KEY_U64(tl, "cat\":\"flow\",\"id", (uint64_t)k + 1);
+    LIT(tl, "}");
     nnp__tl_ev_head(tl, "launch", "f", kt, tl->m->kernels.start_ns[k]);
-    key_str(tl, "cat", "flow");
-    key_uint(tl, "id", (uint64_t)k + 1);
-    key_str(tl, "bp", "e");
-    nnp__jw_obj_end(&tl->w);
+    KEY_U64(tl, "cat\":\"flow\",\"id", (uint64_t)k + 1);
+    LIT(tl, ",\"bp\":\"e\"}");
 }
 
 static void emit_kernels(tl_t *tl, bool emit)
@@ -212,24 +286,27 @@ static void emit_kernels(tl_t *tl, bool emit)
     const nnp_kernels_t *k = &tl->m->kernels;
     for (; tl->c_kernels < k->t.n && k->start_ns[tl->c_kernels] < tl->limit; tl->c_kernels++) {
         size_t i = tl->c_kernels;
-        const char *type = str(tl, k->type[i]);
+        uint32_t type = k->type[i];
         uint32_t t;
         if (!emit || k->end_ns[i] < k->start_ns[i])
             continue;
         t = nnp__tl_stream_base(tl, k->device_id[i], k->stream_id[i]);
         if (t == NONE || (t = nnp__tl_place(tl, t, k->start_ns[i], k->end_ns[i])) == NONE)
             continue;
-        ev_slice(tl, str(tl, k->name[i]), t, k->start_ns[i], k->end_ns[i]);
-        key_str(tl, "cat", *type ? type : "kernel");
-        nnp__jw_key(&tl->w, "args");
-        nnp__jw_obj_begin(&tl->w);
-        key_str(tl, "type", type);
-        key_uint(tl, "device_id", k->device_id[i]);
-        key_uint(tl, "stream_id", k->stream_id[i]);
+        ev_head_id(tl, k->name[i], "X", t, k->start_ns[i]);
+        dur(tl, k->start_ns[i], k->end_ns[i]);
+        KEY(tl, "cat");
+        if (nnp__model_strlen(tl->m, type))
+            mstr(tl, type);
+        else
+            LIT(tl, "\"kernel\"");
+        LIT(tl, ",\"args\":{\"type\":");
+        mstr(tl, type);
+        KEY_U64(tl, "device_id", k->device_id[i]);
+        KEY_U64(tl, "stream_id", k->stream_id[i]);
         if (k->corr[i])
-            key_uint(tl, "correlation_id", k->corr[i]);
-        nnp__jw_obj_end(&tl->w);
-        nnp__jw_obj_end(&tl->w);
+            KEY_U64(tl, "correlation_id", k->corr[i]);
+        LIT(tl, "}}");
         count_exec(tl, k->name[i], k->end_ns[i] - k->start_ns[i], true);
         if (k->corr[i] && tl->n_corr > 0)
             emit_flow(tl, i, t);
@@ -249,24 +326,34 @@ static void emit_comms(tl_t *tl, bool emit)
         t = nnp__tl_group_base(tl, cm->group[i]);
         if (t == NONE || (t = nnp__tl_place(tl, t, cm->start_ns[i], cm->end_ns[i])) == NONE)
             continue;
-        ev_slice(tl, *name ? name : kind, t, cm->start_ns[i], cm->end_ns[i]);
-        key_str(tl, "cat", "communication");
-        nnp__jw_key(&tl->w, "args");
-        nnp__jw_obj_begin(&tl->w);
-        key_str(tl, "kind", kind);
-        key_uint(tl, "bytes", cm->bytes[i]);
-        key_int(tl, "peer", cm->peer[i]);
-        key_str(tl, "group", *str(tl, cm->group[i]) ? str(tl, cm->group[i]) : "default");
+        if (*name)
+            ev_head_id(tl, cm->name[i], "X", t, cm->start_ns[i]);
+        else
+            nnp__tl_ev_head(tl, kind, "X", t, cm->start_ns[i]);
+        dur(tl, cm->start_ns[i], cm->end_ns[i]);
+        LIT(tl, ",\"cat\":\"communication\",\"args\":{\"kind\":");
+        cstr(tl, kind);
+        KEY_U64(tl, "bytes", cm->bytes[i]);
+        KEY(tl, "peer");
+        nnp__jw_frag_i64(&tl->w, cm->peer[i]);
+        KEY(tl, "group");
+        if (nnp__model_strlen(tl->m, cm->group[i]))
+            mstr(tl, cm->group[i]);
+        else
+            LIT(tl, "\"default\"");
         if (cm->count[i])
-            key_uint(tl, "count", cm->count[i]);
-        if (cm->datatype[i])
-            key_str(tl, "datatype", str(tl, cm->datatype[i]));
-        if (cm->has[i] & NNP_COMM_HAS_TAG)
-            key_int(tl, "tag", cm->tag[i]);
+            KEY_U64(tl, "count", cm->count[i]);
+        if (cm->datatype[i]) {
+            KEY(tl, "datatype");
+            mstr(tl, cm->datatype[i]);
+        }
+        if (cm->has[i] & NNP_COMM_HAS_TAG) {
+            KEY(tl, "tag");
+            nnp__jw_frag_i64(&tl->w, cm->tag[i]);
+        }
         if (cm->has[i] & NNP_COMM_HAS_WAIT)
-            key_uint(tl, "wait_ns", cm->wait_ns[i]);
-        nnp__jw_obj_end(&tl->w);
-        nnp__jw_obj_end(&tl->w);
+            KEY_U64(tl, "wait_ns", cm->wait_ns[i]);
+        LIT(tl, "}}");
     }
 }
 
@@ -292,29 +379,27 @@ static void emit_overlap(tl_t *tl, bool emit)
             if (!emit ||
                 (t = nnp__tl_place(tl, tl->ov_tracks[k], iv->start_ns, iv->end_ns)) == NONE)
                 continue;
-            ev_slice(tl, nnp__tl_ov_names[k], t, iv->start_ns, iv->end_ns);
-            nnp__jw_obj_end(&tl->w);
+            nnp__tl_ev_head(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
+            dur(tl, iv->start_ns, iv->end_ns);
+            LIT(tl, "}");
         }
     }
 }
 
-/* A counter sample ("C"): Chrome draws one track per (pid, name), a series per arg. */
-static void counter_head(tl_t *tl, const char *name, int64_t ts)
+/* A counter sample ("C"): Chrome draws one track per (pid, name), a series per arg. The
+ * caller has written the name; this writes up to the opening of args. */
+static void counter_head(tl_t *tl, int64_t ts)
 {
     tl->procs[tl->host_proc].used = true;
-    nnp__jw_obj_begin(&tl->w);
-    key_str(tl, "name", name);
-    key_str(tl, "ph", "C");
-    key_uint(tl, "pid", tl->procs[tl->host_proc].pid);
-    key_us(tl, "ts", ts);
-    nnp__jw_key(&tl->w, "args");
-    nnp__jw_obj_begin(&tl->w);
+    KEY_U64(tl, "ph\":\"C\",\"pid", tl->procs[tl->host_proc].pid);
+    KEY(tl, "ts");
+    nnp__jw_frag_fixed(&tl->w, ts, NS_PER_US, US_DECIMALS);
+    LIT(tl, ",\"args\":{");
 }
 
 static void counter_end(tl_t *tl)
 {
-    nnp__jw_obj_end(&tl->w);
-    nnp__jw_obj_end(&tl->w);
+    LIT(tl, "}}");
 }
 
 static void emit_series(tl_t *tl, const nnp_series_t *s, size_t *cur, const char *fallback,
@@ -324,9 +409,15 @@ static void emit_series(tl_t *tl, const nnp_series_t *s, size_t *cur, const char
         size_t i = *cur;
         if (!emit)
             continue;
-        counter_head(tl, s->name[i] ? str(tl, s->name[i]) : fallback, s->ts_ns[i]);
-        nnp__jw_key(&tl->w, arg);
-        nnp__jw_double(&tl->w, s->value[i]);
+        ev_begin(tl);
+        if (s->name[i])
+            mstr(tl, s->name[i]);
+        else
+            cstr(tl, fallback);
+        counter_head(tl, s->ts_ns[i]);
+        cstr(tl, arg);
+        LIT(tl, ":");
+        nnp__jw_frag_double(&tl->w, s->value[i]);
         counter_end(tl);
     }
 }
@@ -334,20 +425,34 @@ static void emit_series(tl_t *tl, const nnp_series_t *s, size_t *cur, const char
 static void emit_queues(tl_t *tl, bool emit)
 {
     const nnp_queue_samples_t *q = &tl->m->queues;
-    char name[NAME_BUF];
     for (; tl->c_queues < q->t.n && q->ts_ns[tl->c_queues] < tl->limit; tl->c_queues++) {
         size_t i = tl->c_queues;
         if (!emit)
             continue;
-        if (q->op_id[i] < 0) /* model.h: op_id -1 is the device queue */
-            snprintf(name, sizeof(name), "device queue");
-        else
-            snprintf(name, sizeof(name), "queue op %lld", (long long)q->op_id[i]);
-        counter_head(tl, name, q->ts_ns[i]);
-        key_uint(tl, "size", q->size[i]);
-        key_uint(tl, "capacity", q->capacity[i]);
+        ev_begin(tl);
+        if (q->op_id[i] < 0) { /* model.h: op_id -1 is the device queue */
+            LIT(tl, "\"device queue\"");
+        } else {
+            LIT(tl, "\"queue op ");
+            nnp__jw_frag_i64(&tl->w, q->op_id[i]);
+            LIT(tl, "\"");
+        }
+        counter_head(tl, q->ts_ns[i]);
+        LIT(tl, "\"size\":");
+        nnp__jw_frag_u64(&tl->w, q->size[i]);
+        KEY_U64(tl, "capacity", q->capacity[i]);
         counter_end(tl);
     }
+}
+
+/* key_lit then a percentage with two decimals: more digits only add bytes to every
+ * sample (one a second: printf is fine here). */
+static void pct(tl_t *tl, const char *key_lit, double v)
+{
+    char buf[NUM_BUF];
+    int n = snprintf(buf, sizeof(buf), "%.2f", v);
+    nnp__jw_frag(&tl->w, key_lit, strlen(key_lit));
+    nnp__jw_frag(&tl->w, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
 }
 
 /* CPU utilisation from consecutive cumulative /proc/stat samples: each share is its delta
@@ -366,10 +471,13 @@ static void emit_cpu(tl_t *tl, bool emit)
                  c->iowait[i - 1] + c->irq[i - 1] + c->steal[i - 1]);
         if (total == 0 || (int64_t)total < 0)
             continue; /* no time passed, or a counter went backwards (a reset) */
-        counter_head(tl, "CPU utilisation (%)", c->ts_ns[i]);
-        key_pct(tl, "user", PERCENT * (double)(c->user[i] - c->user[i - 1]) / (double)total);
-        key_pct(tl, "sys", PERCENT * (double)(c->sys[i] - c->sys[i - 1]) / (double)total);
-        key_pct(tl, "iowait", PERCENT * (double)(c->iowait[i] - c->iowait[i - 1]) / (double)total);
+        ev_begin(tl);
+        LIT(tl, "\"CPU utilisation (%)\"");
+        counter_head(tl, c->ts_ns[i]);
+        pct(tl, "\"user\":", PERCENT * (double)(c->user[i] - c->user[i - 1]) / (double)total);
+        pct(tl, ",\"sys\":", PERCENT * (double)(c->sys[i] - c->sys[i - 1]) / (double)total);
+        pct(tl,
+            ",\"iowait\":", PERCENT * (double)(c->iowait[i] - c->iowait[i - 1]) / (double)total);
         counter_end(tl);
     }
 }
@@ -414,31 +522,30 @@ bool nnp__tl_rows_left(const tl_t *tl)
  * would not nest (broken fp/bp data) to an overflow lane instead. */
 void nnp__tl_emit_step(tl_t *tl, const nnp_step_row_t *r)
 {
-    char name[NAME_BUF];
     uint32_t t;
     if (r->end_ns < r->start_point_ns || (tl->c->has_graph && r->graph_id != tl->c->graph_id))
         return;
-    snprintf(name, sizeof(name), "Step %llu", (unsigned long long)r->step_id);
     if ((t = nnp__tl_place(tl, tl->steps_track, r->start_point_ns, r->end_ns)) != NONE) {
-        ev_slice(tl, name, t, r->start_point_ns, r->end_ns);
-        key_str(tl, "cat", "step");
-        nnp__jw_key(&tl->w, "args");
-        nnp__jw_obj_begin(&tl->w);
-        key_uint(tl, "step_id", r->step_id);
-        key_uint(tl, "graph_id", r->graph_id);
-        nnp__jw_obj_end(&tl->w);
-        nnp__jw_obj_end(&tl->w);
+        ev_begin(tl);
+        LIT(tl, "\"Step ");
+        nnp__jw_frag_u64(&tl->w, r->step_id);
+        LIT(tl, "\"");
+        lane_head(tl, "X", t, r->start_point_ns);
+        dur(tl, r->start_point_ns, r->end_ns);
+        KEY_U64(tl, "cat\":\"step\",\"args\":{\"step_id", r->step_id);
+        KEY_U64(tl, "graph_id", r->graph_id);
+        LIT(tl, "}}");
     }
     if (r->fp_ns >= 0 && r->bp_ns >= r->fp_ns &&
         (t = nnp__tl_place(tl, tl->steps_track, r->fp_ns, r->bp_ns)) != NONE) {
-        ev_slice(tl, "fp_and_bp", t, r->fp_ns, r->bp_ns);
-        key_str(tl, "cat", "step");
-        nnp__jw_obj_end(&tl->w);
+        nnp__tl_ev_head(tl, "fp_and_bp", "X", t, r->fp_ns);
+        dur(tl, r->fp_ns, r->bp_ns);
+        LIT(tl, ",\"cat\":\"step\"}");
     }
     if (r->bp_ns >= 0 && r->end_ns >= r->bp_ns &&
         (t = nnp__tl_place(tl, tl->steps_track, r->bp_ns, r->end_ns)) != NONE) {
-        ev_slice(tl, "tail", t, r->bp_ns, r->end_ns);
-        key_str(tl, "cat", "step");
-        nnp__jw_obj_end(&tl->w);
+        nnp__tl_ev_head(tl, "tail", "X", t, r->bp_ns);
+        dur(tl, r->bp_ns, r->end_ns);
+        LIT(tl, ",\"cat\":\"step\"}");
     }
 }

@@ -153,6 +153,17 @@ uint32_t nnp__tl_track_new(tl_t *tl, uint32_t proc, uint8_t kind, uint64_t num, 
     t->level = level;
     t->next = NONE;
     t->last_start = INT64_MIN;
+    {
+        size_t n = sizeof(",\"pid\":") - 1;
+        memcpy(t->head, ",\"pid\":", n);
+        n += nnp__fmt_u64(t->head + n, tl->procs[proc].pid);
+        memcpy(t->head + n, ",\"tid\":", sizeof(",\"tid\":") - 1);
+        n += sizeof(",\"tid\":") - 1;
+        n += nnp__fmt_u64(t->head + n, tid);
+        memcpy(t->head + n, ",\"ts\":", sizeof(",\"ts\":") - 1);
+        n += sizeof(",\"ts\":") - 1;
+        t->head_len = (uint8_t)n;
+    }
     return (uint32_t)tl->n_tracks++;
 }
 
