@@ -132,28 +132,37 @@ void nnp__csv_raw(nnp_csv_t *w, const char *s, size_t n)
     put(w, s, n);
 }
 
+/* Room for n more bytes in the buffer (flushing first when needed); false after an
+ * error. Numbers are formatted straight into the buffer. */
+static inline bool room(nnp_csv_t *w, size_t n)
+{
+    if (NNP_LIKELY(w->len + n <= w->cap && w->err == NNP_OK))
+        return true;
+    if (w->err != NNP_OK || !w->buf)
+        return false;
+    flush(w);
+    return w->err == NNP_OK && n <= w->cap;
+}
+
 void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals)
 {
-    char b[NNP_FMT_NUM_MAX];
-    size_t n = nnp__fmt_fixed(b, v, div, decimals);
     sep(w);
-    put(w, b, n);
+    if (room(w, NNP_FMT_NUM_MAX))
+        w->len += nnp__fmt_fixed(w->buf + w->len, v, div, decimals);
 }
 
 void nnp__csv_int(nnp_csv_t *w, int64_t v)
 {
-    char b[32];
-    size_t n = nnp__fmt_i64(b, v);
     sep(w);
-    put(w, b, n);
+    if (room(w, NNP_FMT_NUM_MAX))
+        w->len += nnp__fmt_i64(w->buf + w->len, v);
 }
 
 void nnp__csv_uint(nnp_csv_t *w, uint64_t v)
 {
-    char b[32];
-    size_t n = nnp__fmt_u64(b, v);
     sep(w);
-    put(w, b, n);
+    if (room(w, NNP_FMT_NUM_MAX))
+        w->len += nnp__fmt_u64(w->buf + w->len, v);
 }
 
 void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals)

@@ -373,21 +373,48 @@ void nnp__jw_frag_clean_str(nnp_jw_t *w, const char *s, size_t n)
     put_char(w, '"');
 }
 
+/* Room for a formatted number at the end of the buffer: numbers are written straight
+ * into it. False in memory mode when the cap is reached, or after an error. */
+static bool num_room(nnp_jw_t *w)
+{
+    if (NNP_LIKELY(w->len + NNP_FMT_NUM_MAX + 1 <= w->cap && w->err == NNP_OK))
+        return true;
+    if (w->err != NNP_OK)
+        return false;
+    if (w->fd >= 0) {
+        nnp__jw_flush(w);
+        return w->err == NNP_OK && w->len + NNP_FMT_NUM_MAX + 1 <= w->cap;
+    }
+    return false;
+}
+
 void nnp__jw_frag_u64(nnp_jw_t *w, uint64_t v)
 {
     char b[NNP_FMT_NUM_MAX];
+    if (num_room(w)) {
+        w->len += nnp__fmt_u64(w->buf + w->len, v);
+        return;
+    }
     put(w, b, nnp__fmt_u64(b, v));
 }
 
 void nnp__jw_frag_i64(nnp_jw_t *w, int64_t v)
 {
     char b[NNP_FMT_NUM_MAX];
+    if (num_room(w)) {
+        w->len += nnp__fmt_i64(w->buf + w->len, v);
+        return;
+    }
     put(w, b, nnp__fmt_i64(b, v));
 }
 
 void nnp__jw_frag_fixed(nnp_jw_t *w, int64_t v, uint64_t div, int decimals)
 {
     char b[NNP_FMT_NUM_MAX];
+    if (num_room(w)) {
+        w->len += nnp__fmt_fixed(w->buf + w->len, v, div, decimals);
+        return;
+    }
     put(w, b, nnp__fmt_fixed(b, v, div, decimals));
 }
 

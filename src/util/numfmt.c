@@ -21,8 +21,6 @@ static const char digit_pairs[] = "00010203040506070809"
 
 #define NS_PER_US   1000u
 #define US_DECIMALS 3
-/* Digits of UINT64_MAX. */
-#define U64_DIGITS 20
 
 /* Writes the digits of v right-aligned so that the last one is at end[-1]; returns the
  * first written position. */
@@ -44,12 +42,28 @@ static char *digits_backward(char *end, uint64_t v)
     return end;
 }
 
+/* Decimal digits of v (1 for 0). */
+static size_t count_digits(uint64_t v)
+{
+    size_t n = 1;
+    for (;;) {
+        if (v < 10)
+            return n;
+        if (v < 100)
+            return n + 1;
+        if (v < 1000)
+            return n + 2;
+        if (v < 10000)
+            return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
 size_t nnp__fmt_u64(char *buf, uint64_t v)
 {
-    char tmp[U64_DIGITS];
-    char *start = digits_backward(tmp + sizeof(tmp), v);
-    size_t n = (size_t)(tmp + sizeof(tmp) - start);
-    memcpy(buf, start, n);
+    size_t n = count_digits(v);
+    digits_backward(buf + n, v);
     return n;
 }
 
