@@ -213,105 +213,122 @@ static int rehash_groups(const group_t *g, size_t k, bool by_name, uint32_t **ta
     return 0;
 }
 
-/* Groups items into *out (by name too when by_name), in output order. One pass with a
- * hash of the groups: O(items), where sorting the items was O(items log items). */
-static int aggregate(const nnp_model_t *m, item_t *v, size_t n, bool by_name, group_t **out,
-                     size_t *n_out)
+/* Groups items one at a time (by name too when by_name): a hash of the groups, so a run
+ * costs O(items) and no per-item memory (issue 17: the item array was 75 MB at 3 M ops). */
+typedef struct agg {
+    bool by_name;
+    group_t *g;
+    uint32_t *tab; /* group index + 1, 0 = empty slot */
+    size_t k, g_cap, tab_cap;
+} agg_t;
+
+static int agg_init(agg_t *a, bool by_name)
 {
-    group_t *g = NULL;
-    uint32_t *tab = NULL;
-    size_t k = 0, g_cap = 0, tab_cap = GROUP_HASH_INITIAL;
-    *out = NULL;
-    *n_out = 0;
-    if (n == 0)
-        return NNP_OK;
-    if (rehash_groups(NULL, 0, by_name, &tab, tab_cap) != 0)
+    memset(a, 0, sizeof(*a));
+    a->by_name = by_name;
+    a->tab_cap = GROUP_HASH_INITIAL;
+    if (rehash_groups(NULL, 0, by_name, &a->tab, a->tab_cap) != 0)
         return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < n; i++) {
-        size_t j = group_hash(&v[i], by_name) & (tab_cap - 1);
-        group_t *cur = NULL;
-        for (; tab[j]; j = (j + 1) & (tab_cap - 1)) {
-            if (same_group(&g[tab[j] - 1], &v[i], by_name)) {
-                cur = &g[tab[j] - 1];
-                break;
-            }
-        }
-        if (!cur) {
-            if (k == g_cap) {
-                size_t nc = g_cap ? g_cap * 2 : 64;
-                group_t *ng = nnp__realloc(g, nc * sizeof(group_t));
-                if (!ng)
-                    goto oom;
-                g = ng;
-                g_cap = nc;
-            }
-            cur = &g[k];
-            cur->side = v[i].side;
-            cur->type = v[i].type;
-            cur->core = v[i].core;
-            cur->name = by_name ? v[i].name : 0;
-            cur->name_s = nnp__model_str(m, cur->name);
-            cur->type_s = nnp__model_str(m, cur->type);
-            cur->core_s = core_str(m, cur->core);
-            cur->count = 0;
-            cur->total_ns = 0;
-            cur->min_ns = cur->max_ns = v[i].dur_ns;
-            tab[j] = (uint32_t)++k;
-            if (k * 2 > tab_cap) {
-                tab_cap *= 2;
-                if (rehash_groups(g, k, by_name, &tab, tab_cap) != 0)
-                    goto oom;
-            }
-        }
-        cur->count++;
-        cur->total_ns += v[i].dur_ns;
-        cur->min_ns = v[i].dur_ns < cur->min_ns ? v[i].dur_ns : cur->min_ns;
-        cur->max_ns = v[i].dur_ns > cur->max_ns ? v[i].dur_ns : cur->max_ns;
-    }
-    nnp__free(tab);
-    qsort(g, k, sizeof(group_t), cmp_group);
-    *out = g;
-    *n_out = k;
     return NNP_OK;
-oom:
-    nnp__free(tab);
-    nnp__free(g);
-    return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
 }
 
-/* Every host op and kernel that counts (inside an analysed step under --steps). */
-static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_total[SIDE_COUNT])
+static void agg_fini(agg_t *a)
+{
+    nnp__free(a->tab);
+    nnp__free(a->g);
+    memset(a, 0, sizeof(*a));
+}
+
+static int agg_add(agg_t *a, const nnp_model_t *m, const item_t *it)
+{
+    size_t j = group_hash(it, a->by_name) & (a->tab_cap - 1);
+    group_t *cur = NULL;
+    for (; a->tab[j]; j = (j + 1) & (a->tab_cap - 1)) {
+        if (same_group(&a->g[a->tab[j] - 1], it, a->by_name)) {
+            cur = &a->g[a->tab[j] - 1];
+            break;
+        }
+    }
+    if (!cur) {
+        if (a->k == a->g_cap) {
+            size_t nc = a->g_cap ? a->g_cap * 2 : 64;
+            group_t *ng = nnp__realloc(a->g, nc * sizeof(group_t));
+            if (!ng)
+                return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+            a->g = ng;
+            a->g_cap = nc;
+        }
+        cur = &a->g[a->k];
+        cur->side = it->side;
+        cur->type = it->type;
+        cur->core = it->core;
+        cur->name = a->by_name ? it->name : 0;
+        cur->name_s = nnp__model_str(m, cur->name);
+        cur->type_s = nnp__model_str(m, cur->type);
+        cur->core_s = core_str(m, cur->core);
+        cur->count = 0;
+        cur->total_ns = 0;
+        cur->min_ns = cur->max_ns = it->dur_ns;
+        a->tab[j] = (uint32_t)++a->k;
+        if (a->k * 2 > a->tab_cap) {
+            a->tab_cap *= 2;
+            if (rehash_groups(a->g, a->k, a->by_name, &a->tab, a->tab_cap) != 0)
+                return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+        }
+    }
+    cur->count++;
+    cur->total_ns += it->dur_ns;
+    cur->min_ns = it->dur_ns < cur->min_ns ? it->dur_ns : cur->min_ns;
+    cur->max_ns = it->dur_ns > cur->max_ns ? it->dur_ns : cur->max_ns;
+    return NNP_OK;
+}
+
+/* Hands the groups over in output order (*out NULL when there are none). */
+static void agg_take(agg_t *a, group_t **out, size_t *n_out)
+{
+    if (a->k)
+        qsort(a->g, a->k, sizeof(group_t), cmp_group);
+    *out = a->k ? a->g : NULL;
+    *n_out = a->k;
+    if (!a->k)
+        nnp__free(a->g);
+    a->g = NULL;
+    a->k = a->g_cap = 0;
+}
+
+/* Every host op and kernel that counts (inside an analysed step under --steps), grouped
+ * by (type, core) into types and by (name, type, core) into names. */
+static int collect(const ctx_t *x, agg_t *types, agg_t *names, int64_t side_total[SIDE_COUNT])
 {
     const nnp_model_t *m = x->m;
-    size_t n = 0, cap = m->ops.t.n + m->kernels.t.n, hint = 0;
-    item_t *v;
-    *out = NULL;
-    *n_out = 0;
-    if (cap == 0)
-        return NNP_OK;
-    v = nnp__malloc(cap * sizeof(item_t));
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < m->ops.t.n; i++) {
+    size_t hint = 0;
+    int rc = NNP_OK;
+    for (size_t i = 0; i < m->ops.t.n && rc == NNP_OK; i++) {
         int64_t dur;
+        item_t it;
         if (!spans_keep(&x->spans, m->ops.start_ns[i], &hint) || !op_dur(&m->ops, i, &dur))
             continue;
-        v[n++] = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
+        it = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
         side_total[SIDE_HOST] += dur;
+        rc = agg_add(types, m, &it);
+        if (rc == NNP_OK)
+            rc = agg_add(names, m, &it);
     }
     hint = 0;
-    for (size_t i = 0; i < m->kernels.t.n; i++) {
+    for (size_t i = 0; i < m->kernels.t.n && rc == NNP_OK; i++) {
         size_t op;
         int64_t dur = kernel_dur(&m->kernels, i);
+        item_t it;
         if (!spans_keep(&x->spans, m->kernels.start_ns[i], &hint))
             continue;
-        v[n++] = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i),
-                          SIDE_DEVICE, dur};
+        it = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i), SIDE_DEVICE,
+                      dur};
         side_total[SIDE_DEVICE] += dur;
+        rc = agg_add(types, m, &it);
+        if (rc == NNP_OK)
+            rc = agg_add(names, m, &it);
     }
-    *out = v;
-    *n_out = n;
-    return NNP_OK;
+    return rc;
 }
 
 /* ---- writing ---- */
@@ -553,17 +570,25 @@ static int write_top(const nnp_actx_t *c, const group_t *g, size_t n,
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
 {
     ctx_t x;
-    item_t *items = NULL;
+    agg_t by_type, by_name;
     group_t *types = NULL, *names = NULL;
-    size_t n_items = 0, n_types = 0, n_names = 0;
+    size_t n_types = 0, n_names = 0;
     int64_t side_total[SIDE_COUNT] = {0, 0};
     int rc = ctx_init(c, st, &x);
+    memset(&by_type, 0, sizeof(by_type));
+    memset(&by_name, 0, sizeof(by_name));
     if (rc == NNP_OK)
-        rc = collect(&x, &items, &n_items, side_total);
+        rc = agg_init(&by_type, false);
     if (rc == NNP_OK)
-        rc = aggregate(c->m, items, n_items, false, &types, &n_types);
+        rc = agg_init(&by_name, true);
     if (rc == NNP_OK)
-        rc = aggregate(c->m, items, n_items, true, &names, &n_names);
+        rc = collect(&x, &by_type, &by_name, side_total);
+    if (rc == NNP_OK) {
+        agg_take(&by_type, &types, &n_types);
+        agg_take(&by_name, &names, &n_names);
+    }
+    agg_fini(&by_type);
+    agg_fini(&by_name);
     if (rc == NNP_OK)
         rc = write_statistic(c, types, n_types, side_total);
     if (rc == NNP_OK)
@@ -572,7 +597,6 @@ int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
         rc = write_kernel_details(c, &x);
     if (rc == NNP_OK)
         rc = write_top(c, types, n_types, side_total);
-    nnp__free(items);
     nnp__free(types);
     nnp__free(names);
     ctx_fini(&x);
