@@ -26,6 +26,7 @@
 #define NNP_TABLE_MAX_COLS 16
 typedef struct nnp_table {
     size_t n, cap;
+    size_t zeroed; /* rows n..zeroed-1 are zero-filled, ready to push */
     unsigned n_cols;
     void **cols[NNP_TABLE_MAX_COLS];
     size_t widths[NNP_TABLE_MAX_COLS];
