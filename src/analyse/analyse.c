@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +27,7 @@
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
 #define NS_PER_S       1e9
+#define KIB_PER_MIB    1024
 /* Stages of one rank's analysis, for the progress bar. */
 #define STAGES 14
 
@@ -127,11 +129,17 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
 }
 
-/* Logs a stage's time at info level, in the form bench/bench_analyse.c reads. */
+/* Logs a stage's time at info level, in the form bench/bench_analyse.c reads, with the
+ * process's peak RSS so far (where the memory goes). */
 static void stage_time(int rank, const char *name, double t0)
 {
-    if (nnp__log_enabled(NNP_LOG_INFO))
-        NNP_LOG_I("analyse: rank %d: stage %s: %.3f s", rank, name, mono_s() - t0);
+    struct rusage ru;
+    if (!nnp__log_enabled(NNP_LOG_INFO))
+        return;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        ru.ru_maxrss = 0;
+    NNP_LOG_I("analyse: rank %d: stage %s: %.3f s (peak RSS so far %ld MiB)", rank, name,
+              mono_s() - t0, ru.ru_maxrss / KIB_PER_MIB);
 }
 
 /* Runs one stage; logs (and keeps) its first error so later stages still run. */
@@ -267,8 +275,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
         nnp__model_fini(&m);
         return stop_rank(rc, log, what);
     }
-    if (nnp__log_enabled(NNP_LOG_INFO))
-        NNP_LOG_I("analyse: rank %d: stage import: %.3f s", m.info.rank_id, mono_s() - t0);
+    stage_time(m.info.rank_id, "import", t0);
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
         nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
         return NNP_OK;
