@@ -129,17 +129,34 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
 }
 
-/* Logs a stage's time at info level, in the form bench/bench_analyse.c reads, with the
- * process's peak RSS so far (where the memory goes). */
-static void stage_time(int rank, const char *name, double t0)
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
+}
+
+/* When a stage started: wall and this thread's CPU clock. */
+typedef struct stage_clock {
+    double wall_s, cpu_s;
+} stage_clock_t;
+
+static stage_clock_t stage_start(void)
+{
+    return (stage_clock_t){mono_s(), thread_cpu_s()};
+}
+
+/* Logs a stage's wall and CPU time at info level, in the form bench/bench_analyse.c
+ * reads, with the process's peak RSS so far (where the memory goes). */
+static void stage_time(int rank, const char *name, stage_clock_t t0)
 {
     struct rusage ru;
     if (!nnp__log_enabled(NNP_LOG_INFO))
         return;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         ru.ru_maxrss = 0;
-    NNP_LOG_I("analyse: rank %d: stage %s: %.3f s (peak RSS so far %ld MiB)", rank, name,
-              mono_s() - t0, ru.ru_maxrss / KIB_PER_MIB);
+    NNP_LOG_I("analyse: rank %d: stage %s: %.3f s (CPU %.3f s, peak RSS so far %ld MiB)", rank,
+              name, mono_s() - t0.wall_s, thread_cpu_s() - t0.cpu_s, ru.ru_maxrss / KIB_PER_MIB);
 }
 
 /* Runs one stage; logs (and keeps) its first error so later stages still run. */
@@ -216,7 +233,7 @@ typedef struct side_job {
     int first; /* the first error, logged on this thread (its last-error text is its own) */
 } side_job_t;
 
-static void side_stage(side_job_t *j, int rc, const char *name, double t0)
+static void side_stage(side_job_t *j, int rc, const char *name, stage_clock_t t0)
 {
     stage(&j->first, rc, name, j->path);
     stage_time(j->c->rank, name, t0);
@@ -225,11 +242,11 @@ static void side_stage(side_job_t *j, int rc, const char *name, double t0)
 static void *side_main(void *arg)
 {
     side_job_t *j = arg;
-    double t0 = mono_s();
+    stage_clock_t t0 = stage_start();
     side_stage(j, nnp__op_stats_write_all(j->c, j->st), "operator statistics", t0);
-    t0 = mono_s();
+    t0 = stage_start();
     side_stage(j, nnp__timeline_write(j->c, j->st, j->ov), "timeline", t0);
-    t0 = mono_s();
+    t0 = stage_start();
     side_stage(j, nnp__flops_write(j->c, j->st, j->f), "FLOPs", t0);
     return NULL;
 }
@@ -237,7 +254,7 @@ static void *side_main(void *arg)
 /* One analysis of analyse_one: runs call, keeps its first error, logs its time. */
 #define RUN_STAGE(name, call)                                                                      \
     do {                                                                                           \
-        double t_stage_ = mono_s();                                                                \
+        stage_clock_t t_stage_ = stage_start();                                                    \
         stage(&first, (call), (name), in->path);                                                   \
         stage_time(c.rank, (name), t_stage_);                                                      \
     } while (0)
@@ -257,7 +274,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     side_job_t side;
     pthread_t side_thread;
     bool has_side;
-    double t0;
+    stage_clock_t t0;
     int rc, first = NNP_OK;
 
     res->rank = -1;
@@ -268,7 +285,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
-    t0 = mono_s();
+    t0 = stage_start();
     rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
         snprintf(what, sizeof(what), "%s: cannot import", in->path);
@@ -335,7 +352,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     c.rank_dir = rank_dir;
     nnp__findings_init(&findings);
     progress(o, "step trace", 0, STAGES);
-    t0 = mono_s();
+    t0 = stage_start();
     rc = nnp__step_trace_run(&c, &st);
     stage(&first, rc, "step trace", in->path);
     if (rc == NNP_OK)
@@ -343,7 +360,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     stage_time(c.rank, "step trace", t0);
     if (rc == NNP_OK) {
         progress(o, "overlap", 1, STAGES);
-        t0 = mono_s();
+        t0 = stage_start();
         rc = nnp__overlap_run(&c, &st, &ov);
         stage(&first, rc, "overlap analysis", in->path);
         if (rc == NNP_OK)
