@@ -138,6 +138,7 @@ static int64_t type_totals(const nnp_actx_t *c, const nnp_step_trace_t *st, int6
 {
     const nnp_model_t *m = c->m;
     nnp_op_index_t corr;
+    nnp_launch_index_t launches;
     int64_t all = 0;
     bool filter = c->has_steps;
     nnp_step_spans_t sp;
@@ -147,12 +148,17 @@ static int64_t type_totals(const nnp_actx_t *c, const nnp_step_trace_t *st, int6
         nnp__step_spans_fini(&sp);
         return -1;
     }
+    if (nnp__launch_index_build(m, &launches) != NNP_OK) {
+        nnp__op_index_fini(&corr);
+        nnp__step_spans_fini(&sp);
+        return -1;
+    }
     for (size_t i = 0; i < m->kernels.t.n; i++) {
         const nnp_kernels_t *k = &m->kernels;
         size_t op = nnp__op_index_find(&corr, k->corr[i]);
         uint32_t type = op != SIZE_MAX && m->ops.type[op] ? m->ops.type[op] : k->name[i];
         int64_t d = k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
-        if (filter && nnp__step_spans_find(&sp, k->start_ns[i]) == SIZE_MAX)
+        if (filter && nnp__kernel_step(&sp, m, &launches, i) == SIZE_MAX)
             continue;
         tot[type] = (tot[type] < 0 ? 0 : tot[type]) + d;
         all += d;
@@ -168,6 +174,7 @@ static int64_t type_totals(const nnp_actx_t *c, const nnp_step_trace_t *st, int6
         all += d;
     }
     nnp__op_index_fini(&corr);
+    nnp__launch_index_fini(&launches);
     nnp__step_spans_fini(&sp);
     return all;
 }

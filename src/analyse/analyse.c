@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analyse/driver.h"
+#include "analyse/hta.h"
 #include "read/host_info_csv.h"
 #include "read/importers.h"
 #include "read/raw_import.h"
@@ -374,12 +375,15 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     if (!has_side)
         side_main(&side);
     progress(o, "host info", 4, STAGES);
+    RUN_STAGE("op shapes", nnp__op_shapes_write(&c));
     RUN_STAGE("host info", nnp__host_info_write(&c));
     RUN_STAGE("host ranges", nnp__host_ranges_write(&c));
+    RUN_STAGE("hccl_raw", nnp__hccl_raw_write(&c));
     progress(o, "memory", 5, STAGES);
     RUN_STAGE("memory", nnp__memory_write(&c, &st, &findings));
     progress(o, "data pipeline", 6, STAGES);
     RUN_STAGE("data pipeline", nnp__pipeline_write(&c, &findings));
+    RUN_STAGE("data queues per step", nnp__queue_steps_write(&c, &st));
     progress(o, "CPU utilisation", 7, STAGES);
     RUN_STAGE("CPU utilisation", nnp__cpu_write(&c, &findings));
     progress(o, "dynamic shape", 9, STAGES);
@@ -488,6 +492,53 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
     return NNP_OK;
 }
 
+/* ---- Holistic Trace Analysis's analyses of PyTorch traces, across ranks (hta.h) ---- */
+
+static const nnp_inputs_t *g_sort_inputs; /* qsort has no user pointer */
+
+static int cmp_input_rank(const void *a, const void *b)
+{
+    int x = g_sort_inputs->v[*(const int *)a].rank, y = g_sort_inputs->v[*(const int *)b].rank;
+    return (x > y) - (x < y);
+}
+
+/* After the per-rank analyses: the PyTorch (Kineto) inputs again, one model at a time in
+ * rank order, through HTA's analyses (which compare ranks, so no rank's child can do them
+ * alone). Its files go to <out_dir>/hta/. */
+static int run_hta(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o)
+{
+    int *idx = nnp__calloc((size_t)ins->n + 1, sizeof(*idx));
+    nnp_hta_t *h = NULL;
+    int k = 0, rc = NNP_OK;
+    if (!idx)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (int i = 0; i < ins->n; i++)
+        if (ins->v[i].kind == NNP_INPUT_FOREIGN && ins->v[i].importer == &nnp__importer_kineto)
+            idx[k++] = i;
+    g_sort_inputs = ins;
+    qsort(idx, (size_t)k, sizeof(*idx), cmp_input_rank);
+    if (k > 0)
+        rc = nnp__hta_create(out_dir, &h);
+    for (int i = 0; rc == NNP_OK && i < k; i++) {
+        nnp_model_t m;
+        int irc = nnp__model_init(&m);
+        if (irc == NNP_OK)
+            irc = nnp__input_import(ins, idx[i], &m);
+        if (irc == NNP_OK && (o->rank < 0 || m.info.rank_id == o->rank) && nnp__hta_applies(&m))
+            rc = nnp__hta_add_rank(h, &m);
+        else if (irc != NNP_OK)
+            NNP_LOG_E("%s: HTA analyses: cannot import: %s", ins->v[idx[i]].path, nnp_last_error());
+        nnp__model_fini(&m);
+    }
+    if (h && rc == NNP_OK)
+        rc = nnp__hta_finish(h);
+    nnp__hta_destroy(h);
+    nnp__free(idx);
+    if (rc != NNP_OK)
+        NNP_LOG_E("HTA analyses failed: %s", nnp_last_error());
+    return rc;
+}
+
 /* Resolves path (whose last parts may not exist yet) for comparisons. */
 static void resolve(const char *path, char *out)
 {
@@ -591,6 +642,8 @@ int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
         close(dirfd);
     if (rc == NNP_OK && ins.n > 0)
         rc = run_inputs(&ins, out_dir, o, rep);
+    if (rc == NNP_OK && ins.n > 0)
+        rc = run_hta(&ins, out_dir, o);
     if (rc == NNP_OK && o->rank >= 0 && rep->n_ranks == 0)
         rc = nnp__fail(NNP_ENOENT, "--rank %d: no such rank in '%s'", o->rank, path);
     if (rc == NNP_OK && ins.n_unranked > 0)

@@ -6,7 +6,8 @@
  * Rules every analysis follows (docs/OUTPUTS.md states them for users):
  * - Times in the model are CLOCK_MONOTONIC ns; output units are stated per file.
  * - An op, kernel or communication op belongs to the step in which it STARTS (ops that
- *   cross a step boundary are not split).
+ *   cross a step boundary are not split); a kernel whose launch is known belongs to the
+ *   step in which its launch started (nnp__kernel_step).
  * - Compute = device kernels when the run has any, else host ops (a CPU-only run's ops
  *   are its compute). Communication = communication ops. (overlap.c) */
 #ifndef NNP_ANALYSE_H
@@ -80,9 +81,15 @@ typedef struct nnp_interval_list {
     size_t n, cap;
 } nnp_interval_list_t;
 
+/* Values of a row: computing, communication, not overlapped, overlapped, free. */
+#define NNP_OVERLAP_COLS 5
+
 typedef struct nnp_overlap_row {
     uint64_t step_id; /* UINT64_MAX for the whole-run row */
     int64_t computing_ns, communication_ns, comm_not_overlapped_ns, overlapped_ns, free_ns;
+    /* Picoseconds beyond each ns value (0..999), in the order above but with overlapped
+     * fourth: non-zero only for inputs whose durations keep sub-ns digits (torch_npu). */
+    int16_t sub_ps[NNP_OVERLAP_COLS];
 } nnp_overlap_row_t;
 
 typedef struct nnp_overlap {
@@ -178,6 +185,27 @@ void nnp__op_index_fini(nnp_op_index_t *ix);
 /* Row of the op launched under corr, SIZE_MAX when none (or corr is 0). */
 size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr);
 
+/* Launches by id, to find the host call that queued a kernel (kernels.launch). */
+typedef struct nnp_launch_ref {
+    uint64_t id;
+    size_t row;
+} nnp_launch_ref_t;
+
+typedef struct nnp_launch_index {
+    nnp_launch_ref_t *v;
+    size_t n;
+} nnp_launch_index_t;
+
+int nnp__launch_index_build(const nnp_model_t *m, nnp_launch_index_t *ix);
+void nnp__launch_index_fini(nnp_launch_index_t *ix);
+/* Row of the launch with that id, SIZE_MAX when none (or id is 0). */
+size_t nnp__launch_index_find(const nnp_launch_index_t *ix, uint64_t id);
+/* The step row of kernel k: the step whose host range holds the call that launched it (HTA's
+ * rule: a kernel belongs to the step of its runtime event) when its launch is known, else
+ * the step its own start falls in; SIZE_MAX when none. ix may be NULL. */
+size_t nnp__kernel_step(const nnp_step_spans_t *s, const nnp_model_t *m,
+                        const nnp_launch_index_t *ix, size_t k);
+
 /* Per-op CPU of a data-pipeline op from its "(id=N)" worker threads, % of one CPU
  * (cpu.c; used by pipeline.c). *pct is -1 when there is no data. */
 int nnp__cpu_op_pct(const nnp_model_t *m, int64_t op_id, double *pct);
@@ -245,6 +273,10 @@ int nnp__advisor_write(const nnp_actx_t *c, const nnp_findings_t *f);
 bool nnp__gpu_present(const nnp_model_t *m);
 int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__gpu_timeline_write(const nnp_actx_t *c);
+/* Outputs the UI pages read (issue 11): queues per step (queue_steps.c) and each op's
+ * input shapes and dtypes (op_shapes.c). */
+int nnp__queue_steps_write(const nnp_actx_t *c, const nnp_step_trace_t *st);
+int nnp__op_shapes_write(const nnp_actx_t *c);
 
 /* ---- the other analyses: run + write in one call ---- */
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st);
@@ -253,5 +285,7 @@ int nnp__host_info_write(const nnp_actx_t *c);
 /* host_ranges_{rank}.csv: per host range name, count and total/self/avg/min/max time, as
  * torch's key_averages (host_ranges.c). Nothing written when the rank has no range. */
 int nnp__host_ranges_write(const nnp_actx_t *c);
+/* hccl_raw_{rank}.csv when the model has MindSpore's per-link communication costs. */
+int nnp__hccl_raw_write(const nnp_actx_t *c);
 
 #endif /* NNP_ANALYSE_H */

@@ -1,7 +1,7 @@
 /* lookup.c - lookups several analyses share: the analysed step an instant belongs to
- * (analyse.h: an op belongs to the step it starts in), the device time an op launched
- * (summed kernel time per correlation id) and the op that launched a kernel. Built once
- * per analysis, O(log n) per query. */
+ * (analyse.h: an op belongs to the step it starts in; a kernel to the step of its launch),
+ * the device time an op launched (summed kernel time per correlation id), the op that
+ * launched a kernel and the launch of a kernel. Built once per analysis, O(log n) a query. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,4 +202,60 @@ size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr)
             hi = mid;
     }
     return lo < ix->n && ix->v[lo].corr == corr ? ix->v[lo].op : SIZE_MAX;
+}
+
+/* ---- launches: the host call that queued a kernel (kernels.launch == launches.id) ---- */
+
+static int cmp_launch_ref(const void *a, const void *b)
+{
+    const nnp_launch_ref_t *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row); /* the first recorded launch wins */
+}
+
+int nnp__launch_index_build(const nnp_model_t *m, nnp_launch_index_t *ix)
+{
+    const nnp_launches_t *l = &m->launches;
+    memset(ix, 0, sizeof(*ix));
+    if (l->t.n == 0)
+        return NNP_OK;
+    ix->v = nnp__malloc(l->t.n * sizeof(nnp_launch_ref_t));
+    if (!ix->v)
+        return nnp__fail(NNP_ENOMEM, "out of memory indexing launches");
+    for (size_t i = 0; i < l->t.n; i++)
+        if (l->id[i])
+            ix->v[ix->n++] = (nnp_launch_ref_t){l->id[i], i};
+    qsort(ix->v, ix->n, sizeof(nnp_launch_ref_t), cmp_launch_ref);
+    return NNP_OK;
+}
+
+void nnp__launch_index_fini(nnp_launch_index_t *ix)
+{
+    nnp__free(ix->v);
+    memset(ix, 0, sizeof(*ix));
+}
+
+size_t nnp__launch_index_find(const nnp_launch_index_t *ix, uint64_t id)
+{
+    size_t lo = 0, hi = ix->n;
+    if (id == 0)
+        return SIZE_MAX;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->n && ix->v[lo].id == id ? ix->v[lo].row : SIZE_MAX;
+}
+
+size_t nnp__kernel_step(const nnp_step_spans_t *s, const nnp_model_t *m,
+                        const nnp_launch_index_t *ix, size_t k)
+{
+    size_t l = ix ? nnp__launch_index_find(ix, m->kernels.launch[k]) : SIZE_MAX;
+    if (l != SIZE_MAX)
+        return nnp__step_spans_find(s, m->launches.start_ns[l]);
+    return nnp__step_spans_find(s, m->kernels.start_ns[k]);
 }

@@ -1,8 +1,9 @@
 /* memory.c - tensor memory analysis (profile_memory): pairs every free with the live
  * allocation at its address in one pass over the time-sorted mem table, and writes
  * memory_record/operator_memory (msprof's columns) and memory_usage_summary/details
- * (MindSpore 1.x names). Called by the analysis driver after the step trace. Memory stays
- * O(live tensors) plus fixed-size sampling buffers. Rules: docs/OUTPUTS.md, "Memory". */
+ * (MindSpore 1.x names, written by memory_json.c). Called by the analysis driver after
+ * the step trace. Memory stays O(live tensors) plus fixed-size sampling buffers. Rules:
+ * docs/OUTPUTS.md, "Memory". */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,8 +11,8 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "analyse/memory_internal.h"
 #include "util/csv_writer.h"
-#include "util/json_writer.h"
 
 /* Times are µs with 3 decimals from integer ns, as every other nnprof output. */
 #define NS_PER_US   1000
@@ -20,10 +21,6 @@
  * rounded half up from the integer byte count. */
 #define BYTES_PER_KB 1024u
 #define KB_MILLI     1000u
-/* MindSpore's summary divides bytes by GIGABYTES = 1024^3 (memory_usage_parser.py). */
-#define BYTES_PER_GB (1024.0 * 1024.0 * 1024.0)
-/* MindSpore down-samples the chart line to 2,000 nodes (formats.md 1.6). */
-#define MAX_POINTS 2000
 /* Each bucket gives its minimum and maximum, plus the first and last event: 2 x 999 + 2. */
 #define N_BUCKETS ((MAX_POINTS - 2) / 2)
 /* Live tensors listed at the peak: a chart legend cannot show more; the rest are summed. */
@@ -34,11 +31,7 @@
  * component is the application; tensors are host (CPU) memory. */
 #define COMPONENT     "APP"
 #define DEVICE_PREFIX "CPU:"
-/* Room for a number: sign, 20 digits, point, decimals, NUL. */
-#define NUM_BUF 48
-/* %.17g always reads back exactly; shorter precisions are tried first. */
-#define DOUBLE_MAX_DIGITS 17
-#define NO_SLOT           SIZE_MAX
+#define NO_SLOT       SIZE_MAX
 
 /* ---- live tensors: address -> allocation row, open addressing ---- */
 
@@ -170,38 +163,6 @@ static int replay_step(replay_t *r, size_t i, ev_kind_t *kind, live_t *gone)
 
 /* ---- the analysis state ---- */
 
-/* One point of the chart line: the total right after event ev. */
-typedef struct point {
-    size_t ev;
-    uint64_t total;
-} point_t;
-
-/* A tensor listed at the peak, with the end of its life (NNP_OPEN_END: never freed). */
-typedef struct snap {
-    size_t row;
-    int64_t end_ns;
-} snap_t;
-
-typedef struct mem_run {
-    const nnp_actx_t *c;
-    const nnp_model_t *m;
-    const nnp_mem_events_t *e;
-    size_t n; /* events */
-    /* Static memory is what stays live over [span_start, span_end] (INT64_MAX: open). */
-    int64_t span_start_ns, span_end_ns;
-    uint64_t n_alloc, n_free, n_outside, n_never_freed;
-    uint64_t peak_bytes, static_bytes, first_total;
-    size_t peak_ev;
-    /* Down-sampling: every event when there are at most MAX_POINTS, else the minimum
-     * and maximum of N_BUCKETS equal runs of events. */
-    point_t *pts, *bmin, *bmax;
-    size_t n_pts;
-    /* The peak breakdown. */
-    snap_t *snap;
-    size_t n_snap;
-    uint64_t live_at_peak, others_bytes;
-} mem_run_t;
-
 /* The span static memory must cover: the analysed steps (from their first begin to their
  * last end), else the host ops, else the memory events themselves. */
 static void static_span(mem_run_t *x, const nnp_step_trace_t *st)
@@ -231,7 +192,7 @@ static void static_span(mem_run_t *x, const nnp_step_trace_t *st)
 
 /* Static: allocated no later than the span's start and freed (if ever) no earlier than
  * its end - MindSpore's LifeLongGraphAll, memory held for the whole graph (weights). */
-static bool is_static(const mem_run_t *x, int64_t alloc_ns, int64_t free_ns)
+bool nnp__mem_is_static(const mem_run_t *x, int64_t alloc_ns, int64_t free_ns)
 {
     if (alloc_ns > x->span_start_ns)
         return false;
@@ -280,7 +241,7 @@ static void finish_samples(mem_run_t *x, uint64_t last_total)
 /* ---- formatting ---- */
 
 /* ns as µs with exactly 3 decimals, from integers. */
-static const char *fmt_us(char *b, size_t cap, int64_t ns)
+const char *nnp__mem_fmt_us(char *b, size_t cap, int64_t ns)
 {
     return nnp__fmt_ns_as_us(b, cap, ns);
 }
@@ -305,20 +266,9 @@ static size_t fmt_kb_n(char *b, uint64_t bytes, bool is_neg)
     return n;
 }
 
-/* The shortest decimal that reads back as v (Python's repr), for MindSpore's GB keys. */
-static const char *fmt_double(char *b, size_t cap, double v)
-{
-    for (int p = 1; p <= DOUBLE_MAX_DIGITS; p++) {
-        snprintf(b, cap, "%.*g", p, v);
-        if (strtod(b, NULL) == v)
-            break;
-    }
-    return b;
-}
-
 /* The op executing at t in execution order: the last op (ops are sorted by start) that
  * started at or before t. SIZE_MAX before the first op. */
-static size_t op_at(const nnp_model_t *m, int64_t t)
+size_t nnp__mem_op_at(const nnp_model_t *m, int64_t t)
 {
     size_t lo = 0, hi = m->ops.t.n;
     while (lo < hi) {
@@ -379,8 +329,7 @@ static void csv_kb_twice(nnp_csv_t *w, uint64_t bytes)
 static void csv_label(nnp_csv_t *w, const nnp_model_t *m, size_t row)
 {
     uint32_t id = m->mem.name[row] ? m->mem.name[row] : m->mem.owner_op[row];
-    const char *s = nnp__model_str(m, id);
-    nnp__csv_strn(w, s, id < m->n_strs ? m->str_len[id] : strlen(s));
+    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
 }
 
 /* memory_record: one row per event with the running total after it. We know of no pool
@@ -463,7 +412,7 @@ static int finish_live(mem_run_t *x, const live_map_t *h, nnp_csv_t *w)
     for (size_t i = 0; i < k; i++) {
         size_t row = v[i].row - 1;
         tensor_row(w, x->m, &v[i], NNP_OPEN_END, 0);
-        if (is_static(x, x->e->ts_ns[row], NNP_OPEN_END))
+        if (nnp__mem_is_static(x, x->e->ts_ns[row], NNP_OPEN_END))
             x->static_bytes += x->e->bytes[row];
     }
     x->n_never_freed = k;
@@ -491,7 +440,7 @@ static int pass_counts(mem_run_t *x, nnp_csv_t *rec, nnp_csv_t *ops)
             x->n_free++;
             dev = x->e->device_id[row];
             tensor_row(ops, x->m, &gone, x->e->ts_ns[i], r.total);
-            if (is_static(x, x->e->ts_ns[row], x->e->ts_ns[i]))
+            if (nnp__mem_is_static(x, x->e->ts_ns[row], x->e->ts_ns[i]))
                 x->static_bytes += x->e->bytes[row];
         } else {
             x->n_free++;
@@ -592,171 +541,6 @@ static int pass_peak(mem_run_t *x)
     return rc;
 }
 
-/* ---- the JSON files ---- */
-
-static int json_open(const nnp_actx_t *c, const char *prefix, nnp_outfile_t *f, nnp_jw_t *w,
-                     bool *is_open)
-{
-    char name[NNP_PATH_MAX];
-    int rc;
-    snprintf(name, sizeof(name), "%s_%d.json", prefix, c->rank);
-    rc = nnp__out_open(f, c->out_dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    *is_open = true;
-    return nnp__jw_init(w, f->fd, c->pretty, 0);
-}
-
-static void jw_us(nnp_jw_t *w, const char *key, int64_t ns)
-{
-    char b[NUM_BUF];
-    nnp__jw_key(w, key);
-    if (ns == NNP_OPEN_END)
-        nnp__jw_null(w);
-    else
-        nnp__jw_raw(w, fmt_us(b, sizeof(b), ns));
-}
-
-/* An op index, null before the first op. */
-static void jw_op_index(nnp_jw_t *w, const char *key, size_t op)
-{
-    nnp__jw_key(w, key);
-    if (op == SIZE_MAX)
-        nnp__jw_null(w);
-    else
-        nnp__jw_uint(w, op);
-}
-
-static void jw_capacity_bytes(nnp_jw_t *w, uint64_t cap)
-{
-    nnp__jw_key(w, "capacity_bytes");
-    if (cap)
-        nnp__jw_uint(w, cap);
-    else
-        nnp__jw_null(w);
-}
-
-/* One listed tensor at the peak. */
-static void write_snap(nnp_jw_t *w, const mem_run_t *x, const snap_t *s)
-{
-    const nnp_model_t *m = x->m;
-    int64_t start = m->mem.ts_ns[s->row];
-    nnp__jw_obj_begin(w);
-    nnp__jw_key(w, "name");
-    nnp__jw_str(w, nnp__model_str(m, m->mem.name[s->row]));
-    nnp__jw_key(w, "size");
-    nnp__jw_uint(w, m->mem.bytes[s->row]);
-    nnp__jw_key(w, "owner_op");
-    nnp__jw_str(w, nnp__model_str(m, m->mem.owner_op[s->row]));
-    jw_us(w, "start", start);
-    jw_us(w, "end", s->end_ns);
-    jw_op_index(w, "start_op_index", op_at(m, start));
-    jw_op_index(w, "end_op_index", s->end_ns == NNP_OPEN_END ? SIZE_MAX : op_at(m, s->end_ns));
-    nnp__jw_key(w, "static");
-    nnp__jw_bool(w, is_static(x, start, s->end_ns));
-    nnp__jw_obj_end(w);
-}
-
-static void write_peak(nnp_jw_t *w, const mem_run_t *x)
-{
-    const nnp_model_t *m = x->m;
-    int64_t t = x->e->ts_ns[x->peak_ev];
-    size_t op = op_at(m, t);
-    nnp__jw_key(w, "peak");
-    nnp__jw_obj_begin(w);
-    jw_us(w, "t", t);
-    jw_op_index(w, "op_index", op);
-    nnp__jw_key(w, "op");
-    nnp__jw_str(w, op == SIZE_MAX ? "" : nnp__model_str(m, m->ops.name[op]));
-    nnp__jw_key(w, "allocated");
-    nnp__jw_uint(w, x->peak_bytes);
-    nnp__jw_key(w, "live_tensors");
-    nnp__jw_uint(w, x->live_at_peak);
-    nnp__jw_key(w, "breakdown");
-    nnp__jw_arr_begin(w);
-    for (size_t i = 0; i < x->n_snap; i++)
-        write_snap(w, x, &x->snap[i]);
-    nnp__jw_arr_end(w);
-    nnp__jw_key(w, "others_count");
-    nnp__jw_uint(w, x->live_at_peak - x->n_snap);
-    nnp__jw_key(w, "others_bytes");
-    nnp__jw_uint(w, x->others_bytes);
-    nnp__jw_obj_end(w);
-}
-
-static void write_details(nnp_jw_t *w, const mem_run_t *x)
-{
-    nnp__jw_obj_begin(w);
-    jw_capacity_bytes(w, x->c->memory_capacity_bytes);
-    nnp__jw_key(w, "static_bytes");
-    nnp__jw_uint(w, x->static_bytes);
-    nnp__jw_key(w, "events");
-    nnp__jw_uint(w, x->n);
-    write_peak(w, x);
-    nnp__jw_key(w, "lines");
-    nnp__jw_arr_begin(w);
-    for (size_t i = 0; i < x->n_pts; i++) {
-        int64_t t = x->e->ts_ns[x->pts[i].ev];
-        nnp__jw_obj_begin(w);
-        jw_us(w, "t", t);
-        jw_op_index(w, "op_index", op_at(x->m, t));
-        nnp__jw_key(w, "allocated");
-        nnp__jw_uint(w, x->pts[i].total);
-        nnp__jw_obj_end(w);
-    }
-    nnp__jw_arr_end(w);
-    nnp__jw_obj_end(w);
-    nnp__jw_line_end(w);
-}
-
-/* MindSpore's five keys (capacity, peak_mem, static_mem in GB = 1024^3 bytes), then ours
- * with units in their names. */
-static void write_summary(nnp_jw_t *w, const mem_run_t *x)
-{
-    char b[NUM_BUF];
-    uint64_t cap = x->c->memory_capacity_bytes;
-    nnp__jw_obj_begin(w);
-    nnp__jw_key(w, "capacity");
-    if (cap)
-        nnp__jw_raw(w, fmt_double(b, sizeof(b), (double)cap / BYTES_PER_GB));
-    else
-        nnp__jw_null(w);
-    nnp__jw_key(w, "allocations");
-    nnp__jw_uint(w, x->n_alloc);
-    nnp__jw_key(w, "deallocations");
-    nnp__jw_uint(w, x->n_free);
-    nnp__jw_key(w, "peak_mem");
-    nnp__jw_raw(w, fmt_double(b, sizeof(b), (double)x->peak_bytes / BYTES_PER_GB));
-    nnp__jw_key(w, "static_mem");
-    nnp__jw_raw(w, fmt_double(b, sizeof(b), (double)x->static_bytes / BYTES_PER_GB));
-    jw_capacity_bytes(w, cap);
-    nnp__jw_key(w, "peak_bytes");
-    nnp__jw_uint(w, x->peak_bytes);
-    nnp__jw_key(w, "static_bytes");
-    nnp__jw_uint(w, x->static_bytes);
-    nnp__jw_key(w, "allocations_outside_window");
-    nnp__jw_uint(w, x->n_outside);
-    nnp__jw_key(w, "never_freed");
-    nnp__jw_uint(w, x->n_never_freed);
-    nnp__jw_obj_end(w);
-    nnp__jw_line_end(w);
-}
-
-/* Writes one JSON file; NNP_OK or the first error. The file is committed by the caller. */
-static int json_write(const mem_run_t *x, const char *prefix, nnp_outfile_t *f, bool *is_open,
-                      void (*body)(nnp_jw_t *, const mem_run_t *))
-{
-    nnp_jw_t w;
-    int rc = json_open(x->c, prefix, f, &w, is_open);
-    if (rc == NNP_OK) {
-        body(&w, x);
-        rc = nnp__jw_flush(&w);
-    }
-    if (*is_open)
-        nnp__jw_fini(&w);
-    return rc;
-}
-
 /* Sampling buffers: MAX_POINTS points, plus the buckets when events outnumber them. */
 static int alloc_samples(mem_run_t *x)
 {
@@ -823,9 +607,7 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     if (rc == NNP_OK)
         rc = pass_peak(&x);
     if (rc == NNP_OK)
-        rc = json_write(&x, "memory_usage_summary", &jf[0], &j_open[0], write_summary);
-    if (rc == NNP_OK)
-        rc = json_write(&x, "memory_usage_details", &jf[1], &j_open[1], write_details);
+        rc = nnp__memory_json_write(&x, jf, j_open);
     /* Close everything with the final verdict; the first error wins. */
     if (rec.is_open) {
         int r2 = nnp__csv_fini(&rec.w);

@@ -4,6 +4,7 @@
  * Called by the analysis driver after the step trace, whose analysed steps bound what is
  * counted under --steps. Columns and rules: docs/OUTPUTS.md, "Operator statistics". */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t, size_t *hin
     return k == SIZE_MAX ? NULL : &s->s.rows[k];
 }
 
-/* Whether an op or kernel starting at t is counted. */
+/* Whether an op starting at t is counted. */
 static bool spans_keep(const spans_t *s, int64_t t, size_t *hint)
 {
     return !s->filter || spans_find(s, t, hint) != NULL;
@@ -70,6 +71,7 @@ static bool spans_keep(const spans_t *s, int64_t t, size_t *hint)
 typedef struct ctx {
     const nnp_model_t *m;
     nnp_op_index_t corr;
+    nnp_launch_index_t launches; /* a kernel's step is its launch's (nnp__kernel_step) */
     spans_t spans;
     uint32_t kernel_core; /* core key of kernels without a type */
 } ctx_t;
@@ -86,13 +88,28 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
         x->kernel_core = CORE_KERNEL;
     rc = nnp__op_index_build(c->m, &x->corr);
     if (rc == NNP_OK)
+        rc = nnp__launch_index_build(c->m, &x->launches);
+    if (rc == NNP_OK)
         rc = spans_init(c, st, &x->spans);
     return rc;
+}
+
+/* The step row of kernel i (by its launch when known), NULL when none. */
+static const nnp_step_row_t *kernel_step(const ctx_t *x, size_t i)
+{
+    size_t k = nnp__kernel_step(&x->spans.s, x->m, &x->launches, i);
+    return k == SIZE_MAX ? NULL : &x->spans.s.rows[k];
+}
+
+static bool kernel_keep(const ctx_t *x, size_t i)
+{
+    return !x->spans.filter || kernel_step(x, i) != NULL;
 }
 
 static void ctx_fini(ctx_t *x)
 {
     nnp__op_index_fini(&x->corr);
+    nnp__launch_index_fini(&x->launches);
     nnp__step_spans_fini(&x->spans.s);
 }
 
@@ -121,12 +138,15 @@ static int64_t kernel_dur(const nnp_kernels_t *k, size_t i)
     return k->end_ns[i] > k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
 }
 
-/* A kernel's op type: its launching op's type, else (no launcher known) its own name,
- * so unattributed kernels still get a row of their own. */
+/* A kernel's op type: the one its tool gave it (torch_npu kernel_details), else its
+ * launching op's type, else (no launcher known) its own name, so unattributed kernels
+ * still get a row of their own. */
 static uint32_t kernel_type(const ctx_t *x, size_t i, size_t *op)
 {
     const nnp_model_t *m = x->m;
     *op = nnp__op_index_find(&x->corr, m->kernels.corr[i]);
+    if (m->kernels.op_type[i])
+        return m->kernels.op_type[i];
     if (*op != SIZE_MAX && m->ops.type[*op])
         return m->ops.type[*op];
     return m->kernels.name[i];
@@ -154,6 +174,8 @@ typedef struct group {
     const char *name_s, *type_s, *core_s; /* for sorting without the model */
     uint64_t count;
     int64_t total_ns, min_ns, max_ns;
+    bool no_minmax; /* from a tool's totals: no per-execution times, Min/Max left empty */
+    double pct;     /* the row's Ratio(%) when fixed in advance (totals), else NAN */
 } group_t;
 
 static int cmp_u32(uint32_t a, uint32_t b)
@@ -269,6 +291,8 @@ static int agg_add(agg_t *a, const nnp_model_t *m, const item_t *it)
         cur->count = 0;
         cur->total_ns = 0;
         cur->min_ns = cur->max_ns = it->dur_ns;
+        cur->no_minmax = false;
+        cur->pct = NAN;
         a->tab[j] = (uint32_t)++a->k;
         if (a->k * 2 > a->tab_cap) {
             a->tab_cap *= 2;
@@ -314,12 +338,11 @@ static int collect(const ctx_t *x, agg_t *types, agg_t *names, int64_t side_tota
         if (rc == NNP_OK)
             rc = agg_add(names, m, &it);
     }
-    hint = 0;
     for (size_t i = 0; i < m->kernels.t.n && rc == NNP_OK; i++) {
         size_t op;
         int64_t dur = kernel_dur(&m->kernels, i);
         item_t it;
-        if (!spans_keep(&x->spans, m->kernels.start_ns[i], &hint))
+        if (!kernel_keep(x, i))
             continue;
         it = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i), SIDE_DEVICE,
                       dur};
@@ -362,6 +385,17 @@ static const char *fmt_ratio(char *b, size_t cap, int64_t part, int64_t total)
     return b;
 }
 
+/* A group's Ratio(%): fixed in advance (a tool's own percent), else its side's share. */
+static const char *group_ratio(char *b, size_t cap, const group_t *g,
+                               const int64_t side_total[SIDE_COUNT])
+{
+    if (!isnan(g->pct)) {
+        snprintf(b, cap, "%.*f", RATIO_DECIMALS, g->pct);
+        return b;
+    }
+    return fmt_ratio(b, cap, g->total_ns, side_total[g->side]);
+}
+
 /* Count, Total, Avg, Min, Max, Ratio of a group. */
 static void csv_numbers(nnp_csv_t *w, const group_t *g, const int64_t side_total[SIDE_COUNT])
 {
@@ -369,9 +403,14 @@ static void csv_numbers(nnp_csv_t *w, const group_t *g, const int64_t side_total
     nnp__csv_uint(w, g->count);
     nnp__csv_str(w, fmt_us(b, sizeof(b), g->total_ns));
     nnp__csv_str(w, fmt_us(b, sizeof(b), avg_ns(g->total_ns, g->count)));
-    nnp__csv_str(w, fmt_us(b, sizeof(b), g->min_ns));
-    nnp__csv_str(w, fmt_us(b, sizeof(b), g->max_ns));
-    nnp__csv_str(w, fmt_ratio(b, sizeof(b), g->total_ns, side_total[g->side]));
+    if (g->no_minmax) {
+        nnp__csv_empty(w);
+        nnp__csv_empty(w);
+    } else {
+        nnp__csv_str(w, fmt_us(b, sizeof(b), g->min_ns));
+        nnp__csv_str(w, fmt_us(b, sizeof(b), g->max_ns));
+    }
+    nnp__csv_str(w, group_ratio(b, sizeof(b), g, side_total));
 }
 
 /* Opens <prefix>_<rank>.csv in the output directory. */
@@ -441,12 +480,6 @@ static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
     return csv_close(&f, &w);
 }
 
-/* The analysed step a row starting at t is in, NULL when none. */
-static const nnp_step_row_t *step_of(const ctx_t *x, int64_t t, size_t *hint)
-{
-    return x->spans.s.n ? spans_find(&x->spans, t, hint) : NULL;
-}
-
 /* The Step Id cell: the row's step, empty when none. */
 static void csv_step(nnp_csv_t *w, const nnp_step_row_t *r)
 {
@@ -470,7 +503,6 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
                                          "Core Type",    "Stream ID",    "Start Time(us)",
                                          "Duration(us)", "Launching Op", NULL};
     const nnp_model_t *m = x->m;
-    const nnp_step_row_t *r;
     nnp_outfile_t f;
     nnp_csv_t w;
     size_t hint = 0;
@@ -482,8 +514,8 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
         size_t op;
         uint32_t type;
         int64_t t = m->kernels.start_ns[i];
-        r = step_of(x, t, &hint);
-        if (!r && x->spans.filter)
+        const nnp_step_row_t *r = x->spans.s.n ? kernel_step(x, i) : NULL;
+        if (x->spans.filter && !r)
             continue;
         type = kernel_type(x, i, &op);
         csv_step(&w, r);
@@ -501,10 +533,11 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
     }
     for (size_t i = 0; m->kernels.t.n == 0 && i < m->ops.t.n; i++) {
         int64_t dur, t = m->ops.start_ns[i];
+        const nnp_step_row_t *r;
         if (!op_dur(&m->ops, i, &dur))
             continue;
-        r = step_of(x, t, &hint);
-        if (!r && x->spans.filter)
+        r = x->spans.s.n ? spans_find(&x->spans, t, &hint) : NULL;
+        if (x->spans.filter && !r)
             continue;
         csv_step(&w, r);
         csv_mstr(&w, m, m->ops.name[i]);
@@ -550,11 +583,11 @@ static int write_top(const nnp_actx_t *c, const group_t *g, size_t n,
         nnp__jw_key(&w, "avg_time_us");
         nnp__jw_raw(&w, fmt_us(b, sizeof(b), avg_ns(g[i].total_ns, g[i].count)));
         nnp__jw_key(&w, "min_time_us");
-        nnp__jw_raw(&w, fmt_us(b, sizeof(b), g[i].min_ns));
+        nnp__jw_raw(&w, g[i].no_minmax ? "null" : fmt_us(b, sizeof(b), g[i].min_ns));
         nnp__jw_key(&w, "max_time_us");
-        nnp__jw_raw(&w, fmt_us(b, sizeof(b), g[i].max_ns));
+        nnp__jw_raw(&w, g[i].no_minmax ? "null" : fmt_us(b, sizeof(b), g[i].max_ns));
         nnp__jw_key(&w, "ratio_percent");
-        nnp__jw_raw(&w, fmt_ratio(b, sizeof(b), g[i].total_ns, side_total[g[i].side]));
+        nnp__jw_raw(&w, group_ratio(b, sizeof(b), &g[i], side_total));
         nnp__jw_obj_end(&w);
     }
     nnp__jw_arr_end(&w);
@@ -562,6 +595,48 @@ static int write_top(const nnp_actx_t *c, const group_t *g, size_t n,
     rc = nnp__jw_flush(&w);
     nnp__jw_fini(&w);
     return nnp__out_commit(&f, rc);
+}
+
+/* Groups from a tool's own totals (model.h nnp_op_totals_t): its per-type rows (by_name
+ * false) or per-op rows, in output order. A row's Ratio(%) is the tool's percent when it
+ * gave one (what its operator page shows), else its share of the rows of its core type. */
+static int totals_groups(const nnp_model_t *m, bool by_name, group_t **out, size_t *n_out)
+{
+    const nnp_op_totals_t *o = &m->op_totals;
+    group_t *g = nnp__calloc(o->t.n + 1, sizeof(group_t));
+    size_t k = 0;
+    if (!g)
+        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+    for (size_t i = 0; i < o->t.n; i++) {
+        if ((o->name[i] != 0) != by_name)
+            continue;
+        g[k] = (group_t){by_name ? o->name[i] : 0,
+                         o->type[i],
+                         o->core[i],
+                         SIDE_DEVICE,
+                         nnp__model_str(m, by_name ? o->name[i] : 0),
+                         nnp__model_str(m, o->type[i]),
+                         nnp__model_str(m, o->core[i]),
+                         o->count[i],
+                         o->total_ns[i],
+                         0,
+                         0,
+                         true,
+                         o->percent[i]};
+        k++;
+    }
+    for (size_t i = 0; i < k; i++) {
+        int64_t core_total = 0;
+        if (!isnan(g[i].pct))
+            continue;
+        for (size_t j = 0; j < k; j++)
+            core_total += g[j].core == g[i].core ? g[j].total_ns : 0;
+        g[i].pct = core_total > 0 ? (double)g[i].total_ns / (double)core_total * PERCENT : 0.0;
+    }
+    qsort(g, k, sizeof(group_t), cmp_group);
+    *out = g;
+    *n_out = k;
+    return NNP_OK;
 }
 
 /* Collects once, groups twice (by type, by name), writes the four files. An empty run
@@ -583,7 +658,14 @@ int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
         rc = agg_init(&by_name, true);
     if (rc == NNP_OK)
         rc = collect(&x, &by_type, &by_name, side_total);
-    if (rc == NNP_OK) {
+    /* A tool's own per-type totals (MindSpore's intermediate files) are what its operator
+     * page shows: they make the type and op tables, unless --steps asks for steps, which
+     * totals cannot be cut by. */
+    if (rc == NNP_OK && c->m->op_totals.t.n && !c->has_steps) {
+        rc = totals_groups(c->m, false, &types, &n_types);
+        if (rc == NNP_OK)
+            rc = totals_groups(c->m, true, &names, &n_names);
+    } else if (rc == NNP_OK) {
         agg_take(&by_type, &types, &n_types);
         agg_take(&by_name, &names, &n_names);
     }

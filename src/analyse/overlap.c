@@ -19,8 +19,13 @@
 #define LIST_INITIAL 64
 /* Nanoseconds per microsecond: the CSV is in us with exactly 3 decimals, i.e. exact ns. */
 #define NS_PER_US 1000
-/* Room for "-9223372036854775.808" and its terminator. */
-#define NUM_BUF 32
+/* Room for "-9223372036854775.808123" and its terminator. */
+#define NUM_BUF 40
+/* ps per ns: the tick of inputs with sub-ns durations (ticks_t). */
+#define PS_PER_NS 1000
+/* Columns of a row, in tick_row_t.v and nnp_overlap_row_t.sub_ps. */
+enum { OV_COMPUTING, OV_COMMUNICATION, OV_NOT_OVERLAPPED, OV_OVERLAPPED, OV_FREE, OV_COLS };
+_Static_assert(OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
 /* ---- interval lists ---- */
 
@@ -231,6 +236,28 @@ static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t
     return total;
 }
 
+/* First busy instant .. last busy instant of two normalised lists; false when both are
+ * empty. */
+static bool busy_span(const nnp_interval_list_t *compute, const nnp_interval_list_t *comm,
+                      int64_t *lo, int64_t *hi)
+{
+    if (compute->n == 0 && comm->n == 0)
+        return false;
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    if (compute->n > 0) {
+        *lo = compute->v[0].start_ns;
+        *hi = compute->v[compute->n - 1].end_ns;
+    }
+    if (comm->n > 0) {
+        if (comm->v[0].start_ns < *lo)
+            *lo = comm->v[0].start_ns;
+        if (comm->v[comm->n - 1].end_ns > *hi)
+            *hi = comm->v[comm->n - 1].end_ns;
+    }
+    return *hi > *lo;
+}
+
 /* ---- what counts as compute and as communication ---- */
 
 /* Case-insensitive "s contains needle" for short ASCII needles. */
@@ -289,12 +316,64 @@ static int classify(const nnp_model_t *m, uint8_t *cache, uint32_t name, uint32_
     return cls;
 }
 
+/* ---- time in ticks: ns, or ps relative to a base when the input kept sub-ns times ---- */
+
+/* Interval arithmetic runs in ticks. torch_npu's task durations keep sub-ns digits
+ * (kernels.end_ps) and its totals sum them exactly, so such a model is measured in ps,
+ * relative to the run's first instant (absolute ps would overflow int64). */
+typedef struct ticks {
+    int64_t scale; /* ticks per ns: 1, or PS_PER_NS */
+    int64_t base;  /* ns at tick 0 (0 when scale is 1) */
+} ticks_t;
+
+static int64_t to_tick(const ticks_t *tk, int64_t ns)
+{
+    return tk->scale == 1 ? ns : (ns - tk->base) * tk->scale;
+}
+
+static int64_t end_tick(const ticks_t *tk, int64_t ns, const uint16_t *ps, size_t i)
+{
+    return to_tick(tk, ns) + (tk->scale > 1 && ps ? ps[i] : 0);
+}
+
+/* Ticks to ns (floor) plus the ps beyond it. */
+static int64_t tick_ns(const ticks_t *tk, int64_t v, int16_t *ps)
+{
+    int64_t q = v / tk->scale, r = v % tk->scale;
+    if (r < 0) {
+        q--;
+        r += tk->scale;
+    }
+    if (ps)
+        *ps = (int16_t)r;
+    return q + tk->base;
+}
+
+static void ticks_init(const nnp_model_t *m, ticks_t *tk)
+{
+    tk->scale = 1;
+    tk->base = 0;
+    if (!m->kernels.end_ps && !m->comms.end_ps)
+        return;
+    tk->scale = PS_PER_NS;
+    tk->base = INT64_MAX;
+    if (m->kernels.t.n)
+        tk->base = m->kernels.start_ns[0];
+    if (m->comms.t.n && m->comms.start_ns[0] < tk->base)
+        tk->base = m->comms.start_ns[0];
+    if (m->steps.t.n)
+        for (size_t i = 0; i < m->steps.t.n; i++)
+            tk->base = m->steps.start_ns[i] < tk->base ? m->steps.start_ns[i] : tk->base;
+    if (tk->base == INT64_MAX)
+        tk->base = 0;
+}
+
 /* Adds one record to the list its class names. Zero-length and inverted intervals carry
  * no time and are skipped (an inverted one is a broken record, not negative time). */
 static int add_record(int cls, int64_t s, int64_t e, nnp_interval_list_t *compute,
                       nnp_interval_list_t *comm)
 {
-    if (e <= s || e == NNP_OPEN_END)
+    if (e <= s)
         return NNP_OK;
     if (cls == CLASS_COMPUTE)
         return list_push(compute, s, e);
@@ -305,7 +384,8 @@ static int add_record(int cls, int64_t s, int64_t e, nnp_interval_list_t *comput
 
 /* Compute = device kernels when the model has any, else host ops (a CPU-only run's ops are
  * its compute; analyse.h). Communication = the comms table plus communication kernels. */
-static int gather(const nnp_model_t *m, nnp_interval_list_t *compute, nnp_interval_list_t *comm)
+static int gather(const nnp_model_t *m, const ticks_t *tk, nnp_interval_list_t *compute,
+                  nnp_interval_list_t *comm)
 {
     uint8_t *cache = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
     int rc = NNP_OK;
@@ -314,25 +394,30 @@ static int gather(const nnp_model_t *m, nnp_interval_list_t *compute, nnp_interv
     if (m->kernels.t.n > 0) {
         const nnp_kernels_t *k = &m->kernels;
         for (size_t i = 0; i < k->t.n && rc == NNP_OK; i++)
-            rc = add_record(classify(m, cache, k->name[i], k->type[i], true), k->start_ns[i],
-                            k->end_ns[i], compute, comm);
+            rc = add_record(classify(m, cache, k->name[i], k->type[i], true),
+                            to_tick(tk, k->start_ns[i]), end_tick(tk, k->end_ns[i], k->end_ps, i),
+                            compute, comm);
     } else {
         const nnp_ops_t *o = &m->ops;
         for (size_t i = 0; i < o->t.n && rc == NNP_OK; i++)
-            rc = add_record(classify(m, cache, o->name[i], o->type[i], false), o->start_ns[i],
-                            o->end_ns[i], compute, comm);
+            if (o->end_ns[i] != NNP_OPEN_END)
+                rc = add_record(classify(m, cache, o->name[i], o->type[i], false),
+                                to_tick(tk, o->start_ns[i]), to_tick(tk, o->end_ns[i]), compute,
+                                comm);
     }
     for (size_t i = 0; i < m->comms.t.n && rc == NNP_OK; i++)
-        rc = add_record(CLASS_COMM, m->comms.start_ns[i], m->comms.end_ns[i], compute, comm);
+        if (m->comms.end_ns[i] != NNP_OPEN_END)
+            rc = add_record(CLASS_COMM, to_tick(tk, m->comms.start_ns[i]),
+                            end_tick(tk, m->comms.end_ns[i], m->comms.end_ps, i), compute, comm);
     nnp__free(cache);
     return rc;
 }
 
 /* ---- the analysis ---- */
 
-/* The analysed span: first step start_point .. last step end, or, without steps, the
- * whole run (first busy instant .. last busy instant). False when there is nothing. */
-static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st,
+/* The analysed span in ticks: first step start_point .. last step end, or, without steps,
+ * the whole run (first busy instant .. last busy instant). False when there is nothing. */
+static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const ticks_t *tk,
                           const nnp_interval_list_t *compute, const nnp_interval_list_t *comm,
                           int64_t *lo, int64_t *hi)
 {
@@ -342,28 +427,14 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st,
         *lo = INT64_MAX;
         *hi = INT64_MIN;
         for (size_t i = 0; i < st->n; i++) {
-            if (st->rows[i].start_point_ns < *lo)
-                *lo = st->rows[i].start_point_ns;
-            if (st->rows[i].end_ns > *hi)
-                *hi = st->rows[i].end_ns;
+            if (to_tick(tk, st->rows[i].start_point_ns) < *lo)
+                *lo = to_tick(tk, st->rows[i].start_point_ns);
+            if (to_tick(tk, st->rows[i].end_ns) > *hi)
+                *hi = to_tick(tk, st->rows[i].end_ns);
         }
         return *hi > *lo;
     }
-    if (compute->n == 0 && comm->n == 0)
-        return false;
-    *lo = INT64_MAX;
-    *hi = INT64_MIN;
-    if (compute->n > 0) {
-        *lo = compute->v[0].start_ns;
-        *hi = compute->v[compute->n - 1].end_ns;
-    }
-    if (comm->n > 0) {
-        if (comm->v[0].start_ns < *lo)
-            *lo = comm->v[0].start_ns;
-        if (comm->v[comm->n - 1].end_ns > *hi)
-            *hi = comm->v[comm->n - 1].end_ns;
-    }
-    return *hi > *lo;
+    return busy_span(compute, comm, lo, hi);
 }
 
 /* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
@@ -371,20 +442,180 @@ typedef struct sums {
     int64_t *computing, *communication, *not_overlapped, *free;
 } sums_t;
 
-static nnp_overlap_row_t make_row(const nnp_overlap_t *ov, const sums_t *s, uint64_t step_id,
-                                  int64_t lo, int64_t hi)
+/* One row's five values in ticks (before the conversion to ns + ps). */
+typedef struct tick_row {
+    int64_t v[OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
+} tick_row_t;
+
+static tick_row_t measure_row(const nnp_overlap_t *ov, const sums_t *s, int64_t lo, int64_t hi)
 {
-    nnp_overlap_row_t r;
+    tick_row_t r;
     memset(&r, 0, sizeof(r));
-    r.step_id = step_id;
     if (hi <= lo)
         return r; /* an empty or inverted step span measures nothing */
-    r.computing_ns = measure(&ov->computing, s->computing, lo, hi);
-    r.communication_ns = measure(&ov->communication, s->communication, lo, hi);
-    r.comm_not_overlapped_ns = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
-    r.overlapped_ns = r.communication_ns - r.comm_not_overlapped_ns; /* MPA adapter */
-    r.free_ns = measure(&ov->free, s->free, lo, hi);
+    r.v[OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi);
+    r.v[OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi);
+    r.v[OV_NOT_OVERLAPPED] = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
+    r.v[OV_FREE] = measure(&ov->free, s->free, lo, hi);
     return r;
+}
+
+/* Ticks to the row's ns fields plus their sub-ns picoseconds. Overlapped = Communication -
+ * Not Overlapped (MPA adapter), computed in ticks so that it stays exact. */
+static nnp_overlap_row_t to_row(const ticks_t *tk, uint64_t step_id, tick_row_t r)
+{
+    nnp_overlap_row_t o;
+    ticks_t rel = {tk->scale, 0}; /* durations: no base */
+    memset(&o, 0, sizeof(o));
+    o.step_id = step_id;
+    r.v[OV_OVERLAPPED] = r.v[OV_COMMUNICATION] - r.v[OV_NOT_OVERLAPPED];
+    o.computing_ns = tick_ns(&rel, r.v[OV_COMPUTING], &o.sub_ps[OV_COMPUTING]);
+    o.communication_ns = tick_ns(&rel, r.v[OV_COMMUNICATION], &o.sub_ps[OV_COMMUNICATION]);
+    o.comm_not_overlapped_ns = tick_ns(&rel, r.v[OV_NOT_OVERLAPPED], &o.sub_ps[OV_NOT_OVERLAPPED]);
+    o.overlapped_ns = tick_ns(&rel, r.v[OV_OVERLAPPED], &o.sub_ps[OV_OVERLAPPED]);
+    o.free_ns = tick_ns(&rel, r.v[OV_FREE], &o.sub_ps[OV_FREE]);
+    return o;
+}
+
+/* ---- device steps (torch_npu, Kineto): each step measured over its device activity ---- */
+
+/* The device window of each step row, in ticks: from the first to the last device task the
+ * step launched, extended to the host step's end (torch_npu FwkCANNRelationParser
+ * get_step_range: START = first kernel of the step's first launch, END = max(end of the
+ * last launch's kernels, host end)). A kernel whose launch is known belongs to the step
+ * whose host range holds the launch; one without (and every comm op) to the latest step
+ * begun at or before its start, as device work follows its launch. A step with no device
+ * task keeps its host range. */
+static int device_windows(const nnp_model_t *m, const nnp_step_trace_t *st, const ticks_t *tk,
+                          int64_t *lo, int64_t *hi)
+{
+    nnp_launch_index_t lx;
+    nnp_step_spans_t sp;
+    int rc = nnp__launch_index_build(m, &lx);
+    if (rc == NNP_OK)
+        rc = nnp__step_spans_init(st, &sp);
+    if (rc != NNP_OK) {
+        nnp__launch_index_fini(&lx);
+        return rc;
+    }
+    for (size_t i = 0; i < st->n; i++) {
+        lo[i] = INT64_MAX;
+        hi[i] = INT64_MIN;
+    }
+    for (size_t i = 0; i < m->kernels.t.n + m->comms.t.n; i++) {
+        bool is_k = i < m->kernels.t.n;
+        size_t j = is_k ? i : i - m->kernels.t.n, row = SIZE_MAX, l;
+        int64_t s = is_k ? m->kernels.start_ns[j] : m->comms.start_ns[j], e;
+        l = is_k ? nnp__launch_index_find(&lx, m->kernels.launch[j]) : SIZE_MAX;
+        if (l != SIZE_MAX) {
+            int64_t h = m->launches.start_ns[l];
+            for (size_t r = 0; r < st->n && row == SIZE_MAX; r++)
+                if (st->rows[r].begin_ns <= h && h <= st->rows[r].end_ns)
+                    row = r;
+        } else {
+            for (size_t r = st->n; r-- > 0 && row == SIZE_MAX;)
+                if (st->rows[r].begin_ns <= s)
+                    row = r;
+        }
+        if (row == SIZE_MAX)
+            continue;
+        e = is_k ? end_tick(tk, m->kernels.end_ns[j], m->kernels.end_ps, j)
+                 : (m->comms.end_ns[j] == NNP_OPEN_END
+                        ? to_tick(tk, s)
+                        : end_tick(tk, m->comms.end_ns[j], m->comms.end_ps, j));
+        lo[row] = to_tick(tk, s) < lo[row] ? to_tick(tk, s) : lo[row];
+        hi[row] = e > hi[row] ? e : hi[row];
+    }
+    for (size_t i = 0; i < st->n; i++) {
+        int64_t host_end = to_tick(tk, st->rows[i].end_ns);
+        if (lo[i] == INT64_MAX) {
+            lo[i] = to_tick(tk, st->rows[i].begin_ns);
+            hi[i] = host_end;
+        }
+        hi[i] = host_end > hi[i] ? host_end : hi[i];
+    }
+    nnp__step_spans_fini(&sp);
+    nnp__launch_index_fini(&lx);
+    return NNP_OK;
+}
+
+/* Adds each interval of l whole to the first row (in row order) whose window [lo, hi)
+ * holds its start, as torch_npu's TraceStepTimeParser.count_time adds each Overlap
+ * Analysis event to the step holding its start; intervals in no window count for none. */
+static int assign_whole(const nnp_interval_list_t *l, const int64_t *lo, const int64_t *hi,
+                        size_t n_rows, tick_row_t *rows, int col)
+{
+    bool *done = nnp__calloc(l->n ? l->n : 1, sizeof(bool));
+    if (!done)
+        return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+    for (size_t r = 0; r < n_rows; r++) {
+        size_t a = 0, b = l->n;
+        while (a < b) { /* the first interval starting at or after lo[r] */
+            size_t mid = a + (b - a) / 2;
+            if (l->v[mid].start_ns < lo[r])
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (size_t i = a; i < l->n && l->v[i].start_ns < hi[r]; i++) {
+            if (done[i])
+                continue;
+            done[i] = true;
+            rows[r].v[col] += l->v[i].end_ns - l->v[i].start_ns;
+        }
+    }
+    nnp__free(done);
+    return NNP_OK;
+}
+
+static int64_t list_total(const nnp_interval_list_t *l)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < l->n; i++)
+        s += l->v[i].end_ns - l->v[i].start_ns;
+    return s;
+}
+
+/* torch_npu's rule: the four lists over the whole device span (first to last busy instant,
+ * as msprof's Overlap Analysis events), each interval counted whole in one step. */
+static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ticks_t *tk,
+                       nnp_overlap_t *out, tick_row_t *rows)
+{
+    int64_t *lo = nnp__malloc(st->n * sizeof(int64_t)), *hi = nnp__malloc(st->n * sizeof(int64_t));
+    int rc = lo && hi ? NNP_OK : nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+    if (rc == NNP_OK)
+        rc = device_windows(c->m, st, tk, lo, hi);
+    if (rc == NNP_OK)
+        rc = assign_whole(&out->computing, lo, hi, st->n, rows, OV_COMPUTING);
+    if (rc == NNP_OK)
+        rc = assign_whole(&out->communication, lo, hi, st->n, rows, OV_COMMUNICATION);
+    if (rc == NNP_OK)
+        rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, OV_NOT_OVERLAPPED);
+    if (rc == NNP_OK)
+        rc = assign_whole(&out->free, lo, hi, st->n, rows, OV_FREE);
+    if (rc == NNP_OK) {
+        rows[st->n].v[OV_COMPUTING] = list_total(&out->computing);
+        rows[st->n].v[OV_COMMUNICATION] = list_total(&out->communication);
+        rows[st->n].v[OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
+        rows[st->n].v[OV_FREE] = list_total(&out->free);
+    }
+    nnp__free(lo);
+    nnp__free(hi);
+    return rc;
+}
+
+/* The timeline reads the lists in absolute ns: convert them back from ticks. */
+static void lists_to_ns(const ticks_t *tk, nnp_overlap_t *ov)
+{
+    nnp_interval_list_t *ls[] = {&ov->computing, &ov->communication, &ov->comm_not_overlapped,
+                                 &ov->free};
+    if (tk->scale == 1)
+        return;
+    for (size_t k = 0; k < NNP_ARRAY_LEN(ls); k++)
+        for (size_t i = 0; i < ls[k]->n; i++) {
+            ls[k]->v[i].start_ns = tick_ns(tk, ls[k]->v[i].start_ns, NULL);
+            ls[k]->v[i].end_ns = tick_ns(tk, ls[k]->v[i].end_ns, NULL);
+        }
 }
 
 int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overlap_t *out)
@@ -392,17 +623,22 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
     sums_t sums = {0};
     size_t n_steps = st ? st->n : 0;
     int64_t lo = 0, hi = 0;
-    bool has_span;
+    bool has_span, by_device = c->m->info.overlap_device_steps && n_steps > 0;
+    tick_row_t *rows = NULL;
+    ticks_t tk;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = gather(c->m, &out->computing, &out->communication);
+    ticks_init(c->m, &tk);
+    rc = gather(c->m, &tk, &out->computing, &out->communication);
     if (rc != NNP_OK)
         goto out;
     list_normalise(&out->computing);
     list_normalise(&out->communication);
 
-    has_span = analysed_span(c, st, &out->computing, &out->communication, &lo, &hi);
+    has_span = by_device
+                   ? busy_span(&out->computing, &out->communication, &lo, &hi)
+                   : analysed_span(c, st, &tk, &out->computing, &out->communication, &lo, &hi);
     if (has_span) {
         list_clip(&out->computing, lo, hi);
         list_clip(&out->communication, lo, hi);
@@ -419,29 +655,38 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
     list_shrink(&out->communication);
     list_shrink(&out->comm_not_overlapped);
     list_shrink(&out->free);
-    rc = prefix_sums(&out->computing, &sums.computing);
-    if (rc == NNP_OK)
-        rc = prefix_sums(&out->communication, &sums.communication);
-    if (rc == NNP_OK)
-        rc = prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
-    if (rc == NNP_OK)
-        rc = prefix_sums(&out->free, &sums.free);
-    if (rc != NNP_OK)
-        goto out;
-
+    rows = nnp__calloc(n_steps + 1, sizeof(*rows));
     out->rows = nnp__calloc(n_steps + 1, sizeof(*out->rows));
-    if (!out->rows) {
+    if (!rows || !out->rows) {
         rc = nnp__fail(NNP_ENOMEM, "overlap: out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n_steps; i++) {
-        const nnp_step_row_t *s = &st->rows[i];
-        out->rows[i] = make_row(out, &sums, s->step_id, s->start_point_ns, s->end_ns);
+    if (by_device) {
+        rc = device_rows(c, st, &tk, out, rows);
+    } else {
+        rc = prefix_sums(&out->computing, &sums.computing);
+        if (rc == NNP_OK)
+            rc = prefix_sums(&out->communication, &sums.communication);
+        if (rc == NNP_OK)
+            rc = prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
+        if (rc == NNP_OK)
+            rc = prefix_sums(&out->free, &sums.free);
+        for (size_t i = 0; rc == NNP_OK && i < n_steps; i++)
+            rows[i] = measure_row(out, &sums, to_tick(&tk, st->rows[i].start_point_ns),
+                                  to_tick(&tk, st->rows[i].end_ns));
+        if (rc == NNP_OK)
+            rows[n_steps] = measure_row(out, &sums, lo, has_span ? hi : lo);
     }
-    out->rows[n_steps] = make_row(out, &sums, UINT64_MAX, lo, has_span ? hi : lo);
+    if (rc != NNP_OK)
+        goto out;
+    for (size_t i = 0; i < n_steps; i++)
+        out->rows[i] = to_row(&tk, st->rows[i].step_id, rows[i]);
+    out->rows[n_steps] = to_row(&tk, UINT64_MAX, rows[n_steps]);
     out->n = n_steps + 1;
+    lists_to_ns(&tk, out);
 
 out:
+    nnp__free(rows);
     nnp__free(sums.computing);
     nnp__free(sums.communication);
     nnp__free(sums.not_overlapped);
@@ -460,10 +705,20 @@ static void fmt_us(char *buf, size_t cap, int64_t ns)
              (unsigned long long)(mag % NS_PER_US));
 }
 
-static void csv_us(nnp_csv_t *w, int64_t ns)
+/* As fmt_us, then the sub-ns picoseconds (0..999) when there are any, without trailing
+ * zeros: 1.2695 us stays 1.2695, as torch_npu prints it. */
+static void csv_us(nnp_csv_t *w, int64_t ns, int16_t ps)
 {
     char buf[NUM_BUF];
-    fmt_us(buf, sizeof(buf), ns);
+    if (ps > 0 && ns >= 0) {
+        int64_t whole = ns / NS_PER_US, frac = (ns % NS_PER_US) * PS_PER_NS + ps;
+        size_t n =
+            (size_t)snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)whole, (long long)frac);
+        while (n > 0 && buf[n - 1] == '0')
+            buf[--n] = '\0';
+    } else {
+        fmt_us(buf, sizeof(buf), ns);
+    }
     nnp__csv_str(w, buf);
 }
 
@@ -473,11 +728,11 @@ static void write_row(nnp_csv_t *w, const nnp_overlap_row_t *r)
         nnp__csv_empty(w); /* torch_npu writes Step None (an empty field) without steps */
     else
         nnp__csv_uint(w, r->step_id);
-    csv_us(w, r->computing_ns);
-    csv_us(w, r->comm_not_overlapped_ns);
-    csv_us(w, r->overlapped_ns);
-    csv_us(w, r->communication_ns);
-    csv_us(w, r->free_ns);
+    csv_us(w, r->computing_ns, r->sub_ps[OV_COMPUTING]);
+    csv_us(w, r->comm_not_overlapped_ns, r->sub_ps[OV_NOT_OVERLAPPED]);
+    csv_us(w, r->overlapped_ns, r->sub_ps[OV_OVERLAPPED]);
+    csv_us(w, r->communication_ns, r->sub_ps[OV_COMMUNICATION]);
+    csv_us(w, r->free_ns, r->sub_ps[OV_FREE]);
     nnp__csv_end_row(w);
 }
 

@@ -96,6 +96,10 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->sys_cpu.t, true};
     out[n++] = (table_ref_t){&m->task_cpu.t, true};
     out[n++] = (table_ref_t){&m->proc_rss.t, true};
+    out[n++] = (table_ref_t){&m->launches.t, true};
+    out[n++] = (table_ref_t){&m->op_totals.t, false};
+    out[n++] = (table_ref_t){&m->comm_costs.t, false};
+    out[n++] = (table_ref_t){&m->comm_links.t, false};
     return n;
 }
 #define MAX_TABLES 24
@@ -126,6 +130,36 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->kernels, device_id);
     COL(m->kernels, stream_id);
     COL(m->kernels, corr);
+    COL(m->kernels, launch);
+    COL(m->kernels, op_type);
+
+    COL(m->launches, start_ns);
+    COL(m->launches, end_ns);
+    COL(m->launches, name);
+    COL(m->launches, thread);
+    COL(m->launches, id);
+    COL(m->launches, corr);
+
+    COL(m->op_totals, name);
+    COL(m->op_totals, type);
+    COL(m->op_totals, core);
+    COL(m->op_totals, count);
+    COL(m->op_totals, total_ns);
+    COL(m->op_totals, percent);
+
+    COL(m->comm_costs, step);
+    COL(m->comm_costs, op);
+    COL(m->comm_costs, cost_ms);
+    COL(m->comm_costs, wait_ms);
+
+    COL(m->comm_links, step);
+    COL(m->comm_links, op);
+    COL(m->comm_links, link);
+    COL(m->comm_links, transport);
+    COL(m->comm_links, time_ms);
+    COL(m->comm_links, size_kb);
+    COL(m->comm_links, bandwidth);
+    COL(m->comm_links, wait_ms);
 
     COL(m->calls, start_ns);
     COL(m->calls, end_ns);
@@ -279,6 +313,24 @@ int nnp__model_kernels_want_detail(nnp_model_t *m)
     return NNP_OK;
 }
 
+/* Adds a zeroed uint16 column to t at its current capacity (NULL col: allocate lazily). */
+static int want_u16(nnp_table_t *t, uint16_t **colp)
+{
+    if (*colp)
+        return NNP_OK;
+    /* At least one slot, so that a non-NULL pointer marks the column as registered. */
+    if (!(*colp = nnp__calloc(t->cap ? t->cap : 1, sizeof(uint16_t))))
+        return NNP_ENOMEM;
+    col(t, colp, sizeof(uint16_t));
+    return NNP_OK;
+}
+
+int nnp__model_want_end_ps(nnp_model_t *m)
+{
+    int rc = want_u16(&m->kernels.t, &m->kernels.end_ps);
+    return rc == NNP_OK ? want_u16(&m->comms.t, &m->comms.end_ps) : rc;
+}
+
 void nnp__model_fini(nnp_model_t *m)
 {
     table_ref_t refs[MAX_TABLES];
@@ -298,6 +350,7 @@ void nnp__model_fini(nnp_model_t *m)
     nnp__free(m->info.windows);
     nnp__free(m->info.source);
     nnp__free(m->info.source_format);
+    nnp__free(m->info.device_name);
     memset(m, 0, sizeof(*m));
 }
 

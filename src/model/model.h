@@ -75,6 +75,11 @@ typedef struct nnp_kernels {
     uint32_t *device_id, *stream_id;
     uint64_t *corr;              /* the launching op's correlation id */
     nnp_kernel_detail_t *detail; /* NULL unless some kernel has launch or copy details */
+    uint64_t *launch;            /* launches.id of the host call that launched it, 0 = none */
+    uint32_t *op_type;           /* the op type the tool gives the kernel itself (torch_npu
+                                  * kernel_details "Type"), 0 = none */
+    uint16_t *end_ps; /* NULL unless some kernel has it: picoseconds past end_ns (0..999),
+                       * for tools whose durations keep sub-ns digits (torch_npu) */
 } nnp_kernels_t;
 
 /* Host-side calls measured by a back end (CUDA runtime/driver API, synchronization), on
@@ -86,6 +91,52 @@ typedef struct nnp_calls {
     int32_t *status;
     uint64_t *corr; /* correlation id of the device work the call launched */
 } nnp_calls_t;
+
+/* Host-side launches of device work: CUDA runtime/driver calls (Kineto "cuda_runtime",
+ * "cuda_driver"), torch_npu's host-to-device task flows. HTA calls them runtime events;
+ * kernels.launch == launches.id links a kernel to the call that queued it. */
+typedef struct nnp_launches {
+    nnp_table_t t;
+    int64_t *start_ns, *end_ns;
+    uint32_t *name;   /* e.g. "cudaLaunchKernel" */
+    uint32_t *thread; /* index into threads */
+    uint64_t *id;     /* the link to its kernel(s) (CUDA correlation id), never 0 */
+    uint64_t *corr;   /* the launching op's correlation id (ops.corr), 0 = none */
+} nnp_launches_t;
+
+/* Per-op-type and per-op totals a tool wrote without a timeline (MindSpore's
+ * aicore_intermediate and aicpu_intermediate files): what its operator page shows, and what
+ * op statistics then lists. */
+typedef struct nnp_op_totals {
+    nnp_table_t t;
+    uint32_t *name; /* full op name; 0 for a per-type row */
+    uint32_t *type, *core;
+    uint64_t *count;
+    int64_t *total_ns;
+    double *percent; /* the tool's own share (%), NAN when it gave none */
+} nnp_op_totals_t;
+
+/* Communication cost per step as MindSpore's hccl_raw_{rank}.csv gives it (formats.md 1.10,
+ * 2.7): per step, for the step (op 0) and for each communication op, the cost and wait in
+ * ms, and per link ("src-dst", SDMA/RDMA) its time (ms), size (KB) and bandwidth (KB/s),
+ * plus wait (ms) for RDMA. Rows keep their file order (JSON key order); values are doubles
+ * because MindSpore's are, and its averages row is recomputed from them (hccl_raw.c). */
+typedef struct nnp_comm_costs {
+    nnp_table_t t;
+    uint64_t *step;
+    uint32_t *op; /* op name, 0 = the step's own row */
+    double *cost_ms, *wait_ms;
+} nnp_comm_costs_t;
+
+typedef struct nnp_comm_links {
+    nnp_table_t t;
+    uint64_t *step;
+    uint32_t *op;        /* 0 = the step's own row */
+    uint32_t *link;      /* "src-dst" */
+    uint32_t *transport; /* "SDMA", "RDMA" */
+    double *time_ms, *size_kb, *bandwidth;
+    double *wait_ms; /* NAN when the link has no wait figure (SDMA) */
+} nnp_comm_links_t;
 
 /* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
  * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
@@ -136,6 +187,7 @@ typedef struct nnp_comms {
     int32_t *tag;       /* when has & NNP_COMM_HAS_TAG */
     uint64_t *wait_ns;  /* when has & NNP_COMM_HAS_WAIT */
     uint8_t *has;
+    uint16_t *end_ps; /* as kernels.end_ps */
 } nnp_comms_t;
 
 /* Communicator groups: name (as comms.group) and member global ranks as text ("0-3,8",
@@ -201,6 +253,9 @@ typedef struct nnp_task_samples {
     uint64_t *utime, *stime; /* clock ticks */
 } nnp_task_samples_t;
 
+/* Phases of a step trace averages row: total, iteration_interval, fp_and_bp, tail. */
+#define NNP_STEP_AVERAGES 4
+
 /* A collection window of the session. */
 typedef struct nnp_window {
     int64_t start_ns, stop_ns; /* stop_ns NNP_OPEN_END when the run crashed inside it */
@@ -232,6 +287,15 @@ typedef struct nnp_run_info {
      * "none", absent, or values out of range). For the cluster analysis. */
     bool has_clock_sync;
     int64_t clock_offset_ns, clock_uncertainty_ns;
+    /* The step trace's own averages row, when the imported file has one (MindSpore "-"
+     * row): total, iteration_interval, fp_and_bp (or fp), tail in ns; bit i of
+     * step_averages_known says value i was given. MindInsight's summary reads that row. */
+    int64_t step_averages_ns[NNP_STEP_AVERAGES];
+    unsigned step_averages_known;
+    char *device_name;            /* the accelerator's name, NULL when unknown (Kineto) */
+    uint64_t device_memory_bytes; /* its memory, 0 when unknown (Kineto deviceProperties) */
+    bool overlap_device_steps;    /* the tool measures each step's overlap over its device
+                                   * activity (torch_npu, Kineto): see overlap.c */
 } nnp_run_info_t;
 
 typedef struct nnp_model {
@@ -260,6 +324,10 @@ typedef struct nnp_model {
     nnp_cpu_samples_t sys_cpu;
     nnp_task_samples_t task_cpu;
     nnp_series_t proc_rss; /* value = RSS bytes */
+    nnp_launches_t launches;
+    nnp_op_totals_t op_totals;
+    nnp_comm_costs_t comm_costs;
+    nnp_comm_links_t comm_links;
 } nnp_model_t;
 
 /* Initialises an empty model (caller-allocated). Returns NNP_OK or NNP_ENOMEM. */
@@ -292,6 +360,9 @@ int nnp__model_ops_want_flops(nnp_model_t *m);
 /* Makes sure kernels has the detail column (zero for rows added before). NNP_OK or
  * NNP_ENOMEM. */
 int nnp__model_kernels_want_detail(nnp_model_t *m);
+/* Makes sure kernels and comms have their end_ps columns (zero for rows so far). Returns
+ * NNP_OK or NNP_ENOMEM. */
+int nnp__model_want_end_ps(nnp_model_t *m);
 /* Sorts every table by start time (stable) and builds nothing else; call once after
  * importing. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_finish(nnp_model_t *m);

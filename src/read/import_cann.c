@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "nnprof/nnprof.h"
+#include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
 #include "util/util.h"
@@ -36,12 +37,7 @@
 /* Distinct (pid, tid) pairs remembered per file: msprof writes a few dozen. */
 #define MAX_THREADS 1024
 /* ns per us: msprof writes ts/dur in us with up to 3 decimals (formats.md 1.4). */
-#define NS_PER_US    1000
-#define US_DECIMALS  3
-#define NUM_TEXT_MAX 64
-/* Shortest round-trip text of a double needs at most 17 significant digits (IEEE 754). */
-#define DBL_MIN_DIGITS 15
-#define DBL_MAX_DIGITS 17
+#define NS_PER_US 1000
 /* The de-duplication set starts here and doubles at half full (open addressing). */
 #define SEEN_INITIAL 1024
 /* "Step Trace(Model ID:2)": the graph id follows this text in the thread name. */
@@ -139,65 +135,6 @@ static bool has_msprof(const char *dir)
     size_t n = list_dir(dir, MSPROF_PREFIX, JSON_SUFFIX, &v);
     free_names(v, n);
     return n > 0;
-}
-
-/* Microseconds (a JSON number, or a string in newer CANN: formats.md 1.4) to integer ns.
- * The decimal text is converted digit by digit, so "0.005" is 5 ns exactly; a number is
- * first turned back into its shortest round-trip text (what the writer printed), which
- * avoids a second rounding in double arithmetic. Digits past ns round half up. */
-static bool us_text_to_ns(const char *s, int64_t *out)
-{
-    return nnp__parse_decimal_ns(s, US_DECIMALS, out);
-}
-
-static bool json_us_to_ns(const cJSON *v, int64_t *out)
-{
-    char buf[NUM_TEXT_MAX];
-    if (cJSON_IsString(v) && v->valuestring)
-        return us_text_to_ns(v->valuestring, out);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 9e12)
-        return false;
-    for (int p = DBL_MIN_DIGITS; p <= DBL_MAX_DIGITS; p++) {
-        snprintf(buf, sizeof(buf), "%.*g", p, v->valuedouble);
-        if (strtod(buf, NULL) == v->valuedouble || p == DBL_MAX_DIGITS)
-            break;
-    }
-    if (strchr(buf, 'e') || strchr(buf, 'E')) { /* tiny or huge: no exact text to keep */
-        *out = llround(v->valuedouble * NS_PER_US);
-        return true;
-    }
-    return us_text_to_ns(buf, out);
-}
-
-/* An integer from a number or a decimal string ("N/A" and others are false). */
-static bool json_int(const cJSON *v, int64_t *out)
-{
-    /* Out-of-range doubles would make the cast undefined: 2^62 is far above any id. */
-    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 0x1p62) {
-        *out = (int64_t)v->valuedouble;
-        return true;
-    }
-    if (cJSON_IsString(v) && v->valuestring && *v->valuestring) {
-        char *end;
-        long long x = strtoll(v->valuestring, &end, 10);
-        if (*end == '\0') {
-            *out = x;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The first of several spellings of a key (versions differ in case: "Stream Id" in the
- * hardware tasks, "stream id" in HCCL tasks). */
-static const cJSON *get_any(const cJSON *o, const char *const *keys)
-{
-    for (; o && *keys; keys++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
-        if (v)
-            return v;
-    }
-    return NULL;
 }
 
 /* ---- find() ---- */
@@ -311,7 +248,7 @@ static int read_rank(const char *dev_dir)
     char path[NNP_PATH_MAX];
     cJSON *j = read_small_json(dev_dir, INFO_PREFIX, path, sizeof(path));
     int64_t r = -1;
-    if (j && !json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
+    if (j && !nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
         r = -1;
     cJSON_Delete(j);
     return r >= 0 && r <= INT32_MAX ? (int)r : -1;
@@ -343,12 +280,12 @@ static void read_info(cann_t *x, const char *dev_dir)
     if (!j) {
         NNP_LOG_W("cann: %s: no readable info.json*: rank unknown, using 0", dev_dir);
     } else {
-        if (json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
             v <= INT32_MAX)
             info->rank_id = (int)v;
         else
             NNP_LOG_W("cann: %s: key 'rank_id' missing or not a number: using 0", path);
-        if (json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
             v <= INT32_MAX)
             dev = (int)v;
     }
@@ -358,8 +295,10 @@ static void read_info(cann_t *x, const char *dev_dir)
     j = read_small_json(dev_dir, START_PREFIX, path, sizeof(path));
     if (j) {
         int64_t begin_us, raw_ns;
-        if (json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"), &begin_us) &&
-            json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"), &raw_ns)) {
+        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"),
+                                  &begin_us) &&
+            nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"),
+                                  &raw_ns)) {
             info->start_wall_us = begin_us;
             info->diff_time_us = begin_us - raw_ns / NS_PER_US;
         }
@@ -483,50 +422,6 @@ static bool seen_before(cann_t *x, uint64_t key)
 
 /* ---- pass 2: events ---- */
 
-/* Compute task types (formats.md 2.3, MSP section_calculator): these are msprof's own
- * "Computing". Every other hardware task (NOTIFY_*, EVENT_*, MEMCPY_ASYNC, REDUCE_ASYNC*,
- * ...) is synchronisation, copying or the data movement of an HCCL op, which msprof counts
- * inside the op's span and not as compute. */
-static bool is_compute_task(const char *t)
-{
-    static const char *const types[] = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "FFTS+",
-                                        "MIX_AIC", "MIX_AIV",        "AIV",    NULL};
-    for (const char *const *p = types; *p; p++)
-        if (strcmp(t, *p) == 0)
-            return true;
-    return false;
-}
-
-/* Kind of a communication op from its name ("Default/AllReduce-op534_0",
- * "hcom_allReduce__123_1"), case-insensitively; "reduce" alone is tried last so that
- * allreduce and reducescatter win. */
-static uint32_t comm_kind(const char *name)
-{
-    static const struct {
-        const char *needle;
-        nnp_comm_kind_t kind;
-    } map[] = {{"allreduce", NNP_COMM_ALLREDUCE},
-               {"allgather", NNP_COMM_ALLGATHER},
-               {"reducescatter", NNP_COMM_REDUCESCATTER},
-               {"reduce_scatter", NNP_COMM_REDUCESCATTER},
-               {"broadcast", NNP_COMM_BROADCAST},
-               {"alltoall", NNP_COMM_ALLTOALL},
-               {"send", NNP_COMM_SEND},
-               {"receive", NNP_COMM_RECV},
-               {"recv", NNP_COMM_RECV},
-               {"barrier", NNP_COMM_BARRIER},
-               {"reduce", NNP_COMM_REDUCE}};
-    char low[NNP_NAME_MAX];
-    size_t n = 0;
-    for (; name[n] && n + 1 < sizeof(low); n++)
-        low[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] + ('a' - 'A') : name[n]);
-    low[n] = '\0';
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (strstr(low, map[i].needle))
-            return (uint32_t)map[i].kind;
-    return NNP_COMM_OTHER;
-}
-
 /* Logs the first bad event of a file in full, then counts the rest (one line per file). */
 static void bad_event(cann_t *x, uint64_t index, const char *name, const char *why)
 {
@@ -543,7 +438,7 @@ static int add_kernel(cann_t *x, const cJSON *args, const thread_meta_t *t, cons
     int64_t stream = -1;
     uint32_t name_id = nnp__model_intern_cstr(m, name), type_id = nnp__model_intern_cstr(m, type);
     size_t i;
-    if (!json_int(get_any(args, stream_keys), &stream) && t && t->name &&
+    if (!nnp__foreign_json_int(nnp__foreign_get_any(args, stream_keys), &stream) && t && t->name &&
         starts_with(t->name, "Stream "))
         stream = strtol(t->name + strlen("Stream "), NULL, 10);
     if (stream < 0 || stream > UINT32_MAX)
@@ -570,7 +465,7 @@ static int add_comm(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
 {
     static const char *const group_keys[] = {"group", "Group", "group_name", "Group Name", NULL};
     nnp_model_t *m = x->m;
-    const cJSON *g = get_any(args, group_keys);
+    const cJSON *g = nnp__foreign_get_any(args, group_keys);
     uint32_t name_id = nnp__model_intern_cstr(m, name), group_id = 0;
     size_t i;
     /* Newer CANN names the op-level thread after the group ("Group <name> Communication");
@@ -588,7 +483,7 @@ static int add_comm(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     m->comms.start_ns[i] = s;
     m->comms.end_ns[i] = end;
     m->comms.name[i] = name_id;
-    m->comms.kind[i] = comm_kind(name);
+    m->comms.kind[i] = nnp__foreign_comm_kind(name);
     m->comms.group[i] = group_id;
     m->comms.peer[i] = -1;
     x->n_comms++;
@@ -599,7 +494,7 @@ static int add_mark(cann_t *x, nnp_marks_t *mk, uint64_t id, const cJSON *v)
 {
     int64_t ts;
     size_t i;
-    if (!v || !json_us_to_ns(v, &ts) || ts <= 0)
+    if (!v || !nnp__foreign_json_us_ns(v, &ts) || ts <= 0)
         return NNP_OK; /* inference steps have no BP End: not an error */
     if ((i = nnp__table_push(&mk->t)) == SIZE_MAX)
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", x->file);
@@ -618,7 +513,7 @@ static int add_step(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     int64_t id = -1, graph = 0;
     const char *mid = t && t->name ? strstr(t->name, MODEL_ID_KEY) : NULL;
     size_t i;
-    if (!json_int(get_any(args, id_keys), &id))
+    if (!nnp__foreign_json_int(nnp__foreign_get_any(args, id_keys), &id))
         id = strtoll(name + strlen("Iteration "), NULL, 10);
     if (id <= 0)
         return NNP_OK;
@@ -681,25 +576,26 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(x, index, name, "key 'pid' missing or not a number");
         return 0;
     }
-    if (!json_us_to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
+    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
         bad_event(x, index, name, "key 'ts' missing or not a time in us");
         return 0;
     }
-    if (!json_us_to_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
+    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
         bad_event(x, index, name, "key 'dur' missing, negative or not a time in us");
         return 0;
     }
     proc = meta_find(x, pid->valuedouble, 0, true);
     t = meta_find(x, pid->valuedouble, cJSON_IsNumber(tid) ? tid->valuedouble : 0, false);
     kind = proc ? proc->kind : PROC_OTHER;
-    type = get_any(args, type_keys);
-    if (kind == PROC_OTHER && cJSON_IsString(type) && is_compute_task(type->valuestring))
+    type = nnp__foreign_get_any(args, type_keys);
+    if (kind == PROC_OTHER && cJSON_IsString(type) &&
+        nnp__ascend_is_compute_task(type->valuestring))
         kind = PROC_HW; /* no process_name (a cut file): a task is a task */
     if (kind == PROC_HW && is_step_thread(t)) {
         if (starts_with(name, "Iteration ") && !starts_with(name, "Iteration Refresh"))
             rc = add_step(x, args, t, name, s, s + dur);
     } else if (kind == PROC_HW && cJSON_IsString(type)) {
-        if (is_compute_task(type->valuestring))
+        if (nnp__ascend_is_compute_task(type->valuestring))
             rc = add_kernel(x, args, t, name, type->valuestring, s, s + dur);
         else
             x->n_skipped_tasks++;

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +18,10 @@
 #include "read/csv_reader.h"
 #include "read/host_info_csv.h"
 #include "read/importers.h"
+#include "read/mindspore.h"
 #include "util/util.h"
 
 #define FORMAT_NAME "mindspore"
-/* Step trace values are 10 ns system-counter ticks (formats.md 1.1: MindInsight's
- * PER_MS_SYSCNT = 100000, "10ns to 1ms"). */
-#define NS_PER_TICK 10
-#define NS_PER_MS   1000000
-/* Decimal digits of a ms value that still name whole ns. */
-#define MS_NS_DIGITS 6
-/* Largest file read whole (the biggest corpus CSV is 372 KB; real runs stay well below). */
-#define MAX_FILE_BYTES (512u * 1024u * 1024u)
-/* Per-file malformed-row warnings logged before they are only counted (as host_info_csv). */
-#define MAX_ROW_WARNINGS 20
 /* Sub-directory MindSpore writes its files to under the output path. */
 #define PROFILER_SUBDIR "profiler"
 
@@ -41,78 +33,8 @@
 #define SUF_END         "_end_point"
 /* The step_num of the averages row MindSpore appends (formats.md 1.1). */
 #define AVERAGES_ROW "-"
-
-/* ---- CSV files (read/csv_reader.h) ---- */
-
-typedef nnp_csv_reader_t csv_t;
-
-/* Reads path and its header record into c; logs and releases c on failure. */
-static int csv_open(csv_t *c, const char *path)
-{
-    int rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("mindspore import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    if ((rc = nnp__csv_next(c)) > 0)
-        return NNP_OK;
-    if (rc == 0)
-        rc = nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path);
-    NNP_LOG_W("mindspore import: %s", nnp_last_error());
-    nnp__csv_close(c);
-    return rc;
-}
-
-static void NNP_PRINTF(3, 4) row_warn(csv_t *c, uint64_t line, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    if (++c->warnings > MAX_ROW_WARNINGS)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    NNP_LOG_W("mindspore import: '%s' line %llu: %s", c->path, (unsigned long long)line, msg);
-}
-
-static void warn_summary(const csv_t *c)
-{
-    if (c->warnings > MAX_ROW_WARNINGS)
-        NNP_LOG_W("mindspore import: '%s': %llu more bad rows not logged", c->path,
-                  (unsigned long long)(c->warnings - MAX_ROW_WARNINGS));
-}
-
-/* ---- numbers ---- */
-
-static const char *trim(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
-/* A plain decimal integer with optional blanks around it. */
-static bool parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    long long v;
-    s = trim(s);
-    if (!*s)
-        return false;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || end == s || *trim(end))
-        return false;
-    *out = v;
-    return true;
-}
-
-/* A decimal "123.456789" ms (at most 6 decimals are kept, more are truncated) as exact ns,
- * without the rounding a double would bring to 16-digit timestamps. */
-static bool parse_ms_ns(const char *s, int64_t *out)
-{
-    return nnp__parse_decimal_ns(s, MS_NS_DIGITS, out);
-}
+/* 1.x rounds its averages to whole ticks: a row within half a tick of a mean is that mean. */
+#define AVG_TOLERANCE_TICKS 0.5
 
 /* ---- step_trace_raw_{rank}_detail_time.csv ---- */
 
@@ -152,7 +74,7 @@ static int find_triples(csv_t *c, nnp_model_t *m, triple_t **out, size_t *n, int
     if (!*out)
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", c->path);
     for (size_t i = 0; i < c->n; i++) {
-        const char *h = trim(c->f[i]);
+        const char *h = nnp__ms_trim(c->f[i]);
         size_t len = strlen(h), sl = strlen(SUF_START);
         char base[512], endname[600];
         long d, e;
@@ -165,8 +87,8 @@ static int find_triples(csv_t *c, nnp_model_t *m, triple_t **out, size_t *n, int
         d = nnp__csv_col(c, base);
         e = nnp__csv_col(c, endname);
         if (d < 0 || e < 0) {
-            row_warn(c, c->line, "column '%s' has no '%s' or '%s' column: ignored", h, base,
-                     endname);
+            nnp__ms_row_warn(c, c->line, "column '%s' has no '%s' or '%s' column: ignored", h, base,
+                             endname);
             continue;
         }
         t = &(*out)[(*n)++];
@@ -185,7 +107,7 @@ static int find_triples(csv_t *c, nnp_model_t *m, triple_t **out, size_t *n, int
                 for (u++; *u >= '0' && *u <= '9' && k + 1 < sizeof(num); u++)
                     num[k++] = *u;
             num[k] = '\0';
-            t->stream = k && parse_i64(num, &v) && v <= UINT32_MAX ? (uint32_t)v : 0;
+            t->stream = k && nnp__ms_parse_i64(num, &v) && v <= UINT32_MAX ? (uint32_t)v : 0;
         }
         if (*layout == 0)
             *layout = d > (long)i ? 1 : 2;
@@ -196,28 +118,95 @@ static int find_triples(csv_t *c, nnp_model_t *m, triple_t **out, size_t *n, int
 /* One cell as ticks; false (with a warning) when it is not an integer. */
 static bool cell_ticks(csv_t *c, const char *const *hdr, long col, int64_t *out)
 {
-    if (parse_i64(c->f[col], out))
+    if (nnp__ms_parse_i64(c->f[col], out))
         return true;
-    row_warn(c, c->line, "column '%s': '%s' is not an integer: row skipped", hdr[col], c->f[col]);
+    nnp__ms_row_warn(c, c->line, "column '%s': '%s' is not an integer: row skipped", hdr[col],
+                     c->f[col]);
     return false;
 }
 
 typedef struct step_cols {
     long step, start, end, fp, bp;
+    long phase[NNP_STEP_AVERAGES]; /* total, iteration_interval, fp_and_bp (or fp), tail */
 } step_cols_t;
 
+/* The file's own averages row and what is needed to tell which rows it averages: per
+ * phase column, the sum over the step rows, the first row's value and the count. */
+typedef struct avg_check {
+    bool has_row;
+    double row[NNP_STEP_AVERAGES]; /* ticks */
+    bool known[NNP_STEP_AVERAGES];
+    double sum[NNP_STEP_AVERAGES], first[NNP_STEP_AVERAGES];
+    size_t n[NNP_STEP_AVERAGES];
+} avg_check_t;
+
+/* A tick count that may have decimals (2.x np.mean) as a double; false when not a number. */
+static bool parse_ticks(const char *s, double *out)
+{
+    char *end;
+    s = nnp__ms_trim(s);
+    if (!*s)
+        return false;
+    *out = strtod(s, &end);
+    return end != s && !*nnp__ms_trim(end);
+}
+
+static void avg_note_row(avg_check_t *a, const csv_t *c, const step_cols_t *sc, bool is_avg)
+{
+    for (int p = 0; p < NNP_STEP_AVERAGES; p++) {
+        double v;
+        if (sc->phase[p] < 0 || (long)c->n <= sc->phase[p] || !parse_ticks(c->f[sc->phase[p]], &v))
+            continue;
+        if (is_avg) {
+            a->row[p] = v;
+            a->known[p] = true;
+            continue;
+        }
+        if (a->n[p]++ == 0)
+            a->first[p] = v;
+        a->sum[p] += v;
+    }
+    a->has_row = a->has_row || is_avg;
+}
+
+/* MindSpore's averages row left step 1 out (1.x, and the hand-trimmed 2.x-layout corpus
+ * files) or not (2.x np.mean): decided by which mean the row equals, to within its integer
+ * rounding (half a tick). -1: it equals neither (or there is none), 0: all rows, 1: step 1
+ * left out. */
+static int avg_rule(const avg_check_t *a)
+{
+    bool all = true, excl = true, any = false;
+    for (int p = 0; p < NNP_STEP_AVERAGES; p++) {
+        double m_all, m_excl;
+        if (!a->known[p] || a->n[p] < 2)
+            continue;
+        any = true;
+        m_all = a->sum[p] / (double)a->n[p];
+        m_excl = (a->sum[p] - a->first[p]) / (double)(a->n[p] - 1);
+        all = all && fabs(a->row[p] - m_all) <= AVG_TOLERANCE_TICKS;
+        excl = excl && fabs(a->row[p] - m_excl) <= AVG_TOLERANCE_TICKS;
+    }
+    if (!any || all == excl)
+        return -1;
+    return excl ? 1 : 0;
+}
+
 static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, size_t n_hdr,
-                           const step_cols_t *sc, const triple_t *tr, size_t n_tr, size_t thread)
+                           const step_cols_t *sc, const triple_t *tr, size_t n_tr, size_t thread,
+                           avg_check_t *avg)
 {
     int64_t step, start, end, fp = 0, bp = 0;
     size_t i;
     if (c->n != n_hdr) {
-        row_warn(c, c->line, "%zu fields where the header has %zu (truncated?): row skipped", c->n,
-                 n_hdr);
+        nnp__ms_row_warn(c, c->line,
+                         "%zu fields where the header has %zu (truncated?): row skipped", c->n,
+                         n_hdr);
         return NNP_OK;
     }
-    if (strcmp(trim(c->f[sc->step]), AVERAGES_ROW) == 0)
-        return NNP_OK; /* MindSpore's averages row, not a step (formats.md 1.1) */
+    if (strcmp(nnp__ms_trim(c->f[sc->step]), AVERAGES_ROW) == 0) {
+        avg_note_row(avg, c, sc, true); /* MindSpore's averages row (formats.md 1.1) */
+        return NNP_OK;
+    }
     if (!cell_ticks(c, hdr, sc->step, &step) || !cell_ticks(c, hdr, sc->start, &start) ||
         !cell_ticks(c, hdr, sc->end, &end) || (sc->fp >= 0 && !cell_ticks(c, hdr, sc->fp, &fp)) ||
         (sc->bp >= 0 && !cell_ticks(c, hdr, sc->bp, &bp)))
@@ -228,6 +217,7 @@ static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, siz
                   c->path, (unsigned long long)c->line, (long long)step);
         return NNP_OK;
     }
+    avg_note_row(avg, c, sc, false);
     if ((i = nnp__table_push(&m->steps.t)) == SIZE_MAX)
         return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
     m->steps.id[i] = (uint64_t)step;
@@ -248,7 +238,8 @@ static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, siz
     for (size_t k = 0; k < n_tr; k++) {
         int64_t s, e;
         /* An op absent from a step is written as empty or 0 cells. */
-        if (!parse_i64(c->f[tr[k].start], &s) || !parse_i64(c->f[tr[k].end], &e) || s <= 0 || e < s)
+        if (!nnp__ms_parse_i64(c->f[tr[k].start], &s) || !nnp__ms_parse_i64(c->f[tr[k].end], &e) ||
+            s <= 0 || e < s)
             continue;
         if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
             return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
@@ -263,18 +254,40 @@ static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, siz
     return NNP_OK;
 }
 
+/* The file's averages row: kept for the summary (MindInsight reads that row), and the
+ * rule it shows (step 1 left out or not) decides ours, whatever the column order. */
+static void apply_averages(nnp_model_t *m, const char *path, const avg_check_t *a)
+{
+    int rule = avg_rule(a);
+    if (!a->has_row)
+        return;
+    for (int p = 0; p < NNP_STEP_AVERAGES; p++)
+        if (a->known[p]) {
+            m->info.step_averages_ns[p] = llround(a->row[p] * NS_PER_TICK);
+            m->info.step_averages_known |= 1u << p;
+        }
+    if (rule >= 0)
+        m->info.step_avg_skip_first = rule == 1;
+    NNP_LOG_I("mindspore import: '%s': its averages row %s; the summary reports that row", path,
+              rule == 1   ? "leaves step 1 out"
+              : rule == 0 ? "averages every step"
+                          : "matches neither the mean of all steps nor that without step 1");
+}
+
 /* Returns NNP_OK when the file was read (bad rows skipped), an error when not at all. */
 static int import_step_trace(const char *path, nnp_model_t *m)
 {
     static const char *const need[] = {"step_num", "start_point", "end_point"};
     csv_t c;
     step_cols_t sc;
+    avg_check_t avg;
     triple_t *tr = NULL;
     size_t n_tr = 0, n_hdr, thread;
     char **hdr = NULL;
-    int layout = 0, rc = csv_open(&c, path);
+    int layout = 0, rc = nnp__ms_csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
+    memset(&avg, 0, sizeof(avg));
     for (size_t k = 0; k < NNP_ARRAY_LEN(need); k++)
         if (nnp__csv_col(&c, need[k]) < 0) {
             rc =
@@ -287,6 +300,12 @@ static int import_step_trace(const char *path, nnp_model_t *m)
     sc.end = nnp__csv_col(&c, "end_point");
     sc.fp = nnp__csv_col(&c, "fp_point");
     sc.bp = nnp__csv_col(&c, "bp_point"); /* absent in inference mode (formats.md 1.1) */
+    sc.phase[0] = nnp__csv_col(&c, "total");
+    sc.phase[1] = nnp__csv_col(&c, "iteration_interval");
+    sc.phase[2] = nnp__csv_col(&c, "fp_and_bp");
+    if (sc.phase[2] < 0)
+        sc.phase[2] = nnp__csv_col(&c, "fp"); /* inference: one fp column */
+    sc.phase[3] = nnp__csv_col(&c, "tail");
     rc = find_triples(&c, m, &tr, &n_tr, &layout);
     if (rc != NNP_OK)
         goto out;
@@ -310,10 +329,11 @@ static int import_step_trace(const char *path, nnp_model_t *m)
         goto out;
     }
     while ((rc = nnp__csv_next(&c)) > 0)
-        if ((rc = import_step_row(&c, m, (const char *const *)hdr, n_hdr, &sc, tr, n_tr, thread)) !=
-            NNP_OK)
+        if ((rc = import_step_row(&c, m, (const char *const *)hdr, n_hdr, &sc, tr, n_tr, thread,
+                                  &avg)) != NNP_OK)
             goto out;
-    warn_summary(&c);
+    nnp__ms_warn_summary(&c);
+    apply_averages(m, path, &avg);
 out:
     if (hdr)
         for (size_t k = 0; k < n_hdr; k++)
@@ -330,7 +350,7 @@ static int import_timeline(const char *path, nnp_model_t *m)
 {
     csv_t c;
     long name, stream, start, dur;
-    int rc = csv_open(&c, path);
+    int rc = nnp__ms_csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
     name = nnp__csv_col(&c, "op_name");
@@ -361,16 +381,17 @@ static int import_timeline(const char *path, nnp_model_t *m)
         need = need > start ? need : start;
         need = need > dur ? need : dur;
         if ((long)c.n <= need) {
-            row_warn(&c, c.line, "%zu fields, expected at least %ld (truncated?): row skipped", c.n,
-                     need + 1);
+            nnp__ms_row_warn(&c, c.line,
+                             "%zu fields, expected at least %ld (truncated?): row skipped", c.n,
+                             need + 1);
             continue;
         }
-        if (!parse_ms_ns(c.f[start], &s) || !parse_ms_ns(c.f[dur], &d) ||
-            !parse_i64(c.f[stream], &st) || d < 0 || st < 0 || st > UINT32_MAX) {
-            row_warn(&c, c.line,
-                     "start '%s', duration '%s' or stream '%s' is not a number: "
-                     "row skipped",
-                     c.f[start], c.f[dur], c.f[stream]);
+        if (!nnp__ms_parse_ms_ns(c.f[start], &s) || !nnp__ms_parse_ms_ns(c.f[dur], &d) ||
+            !nnp__ms_parse_i64(c.f[stream], &st) || d < 0 || st < 0 || st > UINT32_MAX) {
+            nnp__ms_row_warn(&c, c.line,
+                             "start '%s', duration '%s' or stream '%s' is not a number: "
+                             "row skipped",
+                             c.f[start], c.f[dur], c.f[stream]);
             continue;
         }
         if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX) {
@@ -379,60 +400,11 @@ static int import_timeline(const char *path, nnp_model_t *m)
         }
         m->kernels.start_ns[i] = s;
         m->kernels.end_ns[i] = s + d;
-        m->kernels.name[i] = nnp__model_intern_cstr(m, trim(c.f[name]));
+        m->kernels.name[i] = nnp__model_intern_cstr(m, nnp__ms_trim(c.f[name]));
         m->kernels.stream_id[i] = (uint32_t)st;
     }
-    warn_summary(&c);
+    nnp__ms_warn_summary(&c);
 out:
-    nnp__csv_close(&c);
-    return rc;
-}
-
-/* ---- framework_raw_{rank}.csv: the op type of each full op name, given to kernels ---- */
-
-static int import_framework(const char *path, nnp_model_t *m)
-{
-    csv_t c;
-    long full, type;
-    uint32_t *type_of = NULL;
-    size_t n_ids = m->n_strs + 1;
-    int rc = csv_open(&c, path);
-    if (rc != NNP_OK)
-        return rc;
-    /* 2.x names (full_op_name, op_type), then 1.x (full_kernel_name, kernel_type). */
-    full = nnp__csv_col(&c, "full_op_name");
-    if (full < 0)
-        full = nnp__csv_col(&c, "full_kernel_name");
-    type = nnp__csv_col(&c, "op_type");
-    if (type < 0)
-        type = nnp__csv_col(&c, "kernel_type");
-    if (full < 0 || type < 0) {
-        rc = nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path,
-                       full < 0 ? "full_op_name" : "op_type");
-        NNP_LOG_W("mindspore import: %s", nnp_last_error());
-        goto out;
-    }
-    type_of = nnp__calloc(n_ids, sizeof(uint32_t));
-    if (!type_of) {
-        rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
-        goto out;
-    }
-    while ((rc = nnp__csv_next(&c)) > 0) {
-        uint32_t id;
-        if ((long)c.n <= (full > type ? full : type)) {
-            row_warn(&c, c.line, "%zu fields (truncated?): row skipped", c.n);
-            continue;
-        }
-        id = nnp__model_find(m, trim(c.f[full]));
-        if (id && id < n_ids)
-            type_of[id] = nnp__model_intern_cstr(m, trim(c.f[type]));
-    }
-    for (size_t k = 0; k < m->kernels.t.n; k++)
-        if (m->kernels.name[k] < n_ids && type_of[m->kernels.name[k]])
-            m->kernels.type[k] = type_of[m->kernels.name[k]];
-    warn_summary(&c);
-out:
-    nnp__free(type_of);
     nnp__csv_close(&c);
     return rc;
 }
@@ -443,7 +415,7 @@ static int import_pipeline(const char *path, nnp_model_t *m)
 {
     csv_t c;
     long id, type, workers, parent;
-    int rc = csv_open(&c, path);
+    int rc = nnp__ms_csv_open(&c, path);
     if (rc != NNP_OK)
         return rc;
     id = nnp__csv_col(&c, "op_id");
@@ -461,9 +433,11 @@ static int import_pipeline(const char *path, nnp_model_t *m)
         int64_t v_id, v_w, v_p = -1;
         size_t i;
         if ((long)c.n <= id || (long)c.n <= type || (long)c.n <= workers || (long)c.n <= parent ||
-            !parse_i64(c.f[id], &v_id) || !parse_i64(c.f[workers], &v_w) || v_w < 0 ||
-            v_w > UINT32_MAX || (*trim(c.f[parent]) && !parse_i64(c.f[parent], &v_p))) {
-            row_warn(&c, c.line, "missing or non-numeric op_id/num_workers/parent_id: skipped");
+            !nnp__ms_parse_i64(c.f[id], &v_id) || !nnp__ms_parse_i64(c.f[workers], &v_w) ||
+            v_w < 0 || v_w > UINT32_MAX ||
+            (*nnp__ms_trim(c.f[parent]) && !nnp__ms_parse_i64(c.f[parent], &v_p))) {
+            nnp__ms_row_warn(&c, c.line,
+                             "missing or non-numeric op_id/num_workers/parent_id: skipped");
             continue;
         }
         if ((i = nnp__table_push(&m->pipe_ops.t)) == SIZE_MAX) {
@@ -472,10 +446,10 @@ static int import_pipeline(const char *path, nnp_model_t *m)
         }
         m->pipe_ops.op_id[i] = v_id;
         m->pipe_ops.parent_id[i] = v_p; /* the root has an empty parent_id: -1 */
-        m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, trim(c.f[type]));
+        m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, nnp__ms_trim(c.f[type]));
         m->pipe_ops.num_workers[i] = (uint32_t)v_w;
     }
-    warn_summary(&c);
+    nnp__ms_warn_summary(&c);
 out:
     nnp__csv_close(&c);
     return rc;
@@ -524,7 +498,7 @@ static int rank_in(const char *name, const char *prefix, const char *suffix)
         return -1;
     memcpy(digits, name + pre, n - pre - suf);
     digits[n - pre - suf] = '\0';
-    if (digits[0] < '0' || digits[0] > '9' || !parse_i64(digits, &v) || v > INT_MAX)
+    if (digits[0] < '0' || digits[0] > '9' || !nnp__ms_parse_i64(digits, &v) || v > INT_MAX)
         return -1;
     return (int)v;
 }
@@ -612,6 +586,47 @@ static int try_file(const char *dir, const char *prefix, int rank, const char *s
     return rc == NNP_ENOMEM ? rc : NNP_OK;
 }
 
+/* The op files: framework_raw (types), the AI Core and AI CPU intermediate files (what
+ * MindInsight's operator page shows), then every kernel typed. */
+static int import_ops(const char *dir, int rank, nnp_model_t *m, int *n_ok)
+{
+    char name[NNP_PATH_MAX], path[NNP_PATH_MAX];
+    nnp_flow_map_t types;
+    int rc = NNP_OK;
+    memset(&types, 0, sizeof(types));
+    for (int k = 0; k < 4 && rc != NNP_ENOMEM; k++) {
+        static const char *const prefix[] = {"framework_raw_", "aicore_intermediate_",
+                                             "aicore_intermediate_", "aicpu_intermediate_"};
+        static const char *const suffix[] = {".csv", "_type.csv", "_detail.csv", ".csv"};
+        snprintf(name, sizeof(name), "%s%d%s", prefix[k], rank, suffix[k]);
+        if (nnp__path_join(path, sizeof(path), dir, name) != NNP_OK || !is_file(path))
+            continue;
+        rc = k == 0   ? nnp__ms_import_framework(path, m, &types)
+             : k == 1 ? nnp__ms_import_aicore_type(path, m)
+             : k == 2 ? nnp__ms_import_aicore_detail(path, m, &types)
+                      : nnp__ms_import_aicpu(path, m);
+        *n_ok += rc == NNP_OK;
+    }
+    if (rc != NNP_ENOMEM)
+        rc = nnp__ms_type_kernels(m, &types);
+    nnp__flow_fini(&types);
+    return rc == NNP_ENOMEM ? rc : NNP_OK;
+}
+
+/* hccl_raw_{rank}.csv, else the hccl_info traces it is made from. */
+static int import_hccl(const char *dir, int rank, nnp_model_t *m, int *n_ok)
+{
+    char name[NNP_PATH_MAX], path[NNP_PATH_MAX];
+    int rc;
+    snprintf(name, sizeof(name), "hccl_raw_%d.csv", rank);
+    if (nnp__path_join(path, sizeof(path), dir, name) == NNP_OK && is_file(path))
+        rc = nnp__ms_import_hccl_raw(path, m);
+    else if ((rc = nnp__ms_import_hccl_info(dir, m)) == NNP_ENOENT)
+        return NNP_OK;
+    *n_ok += rc == NNP_OK;
+    return rc == NNP_ENOMEM ? rc : NNP_OK;
+}
+
 static int import(const char *input, nnp_model_t *m)
 {
     char dir[NNP_PATH_MAX];
@@ -640,13 +655,16 @@ static int import(const char *input, nnp_model_t *m)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     if (!m->info.source && !(m->info.source = nnp__strdup(dir)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    /* Order matters: framework_raw types the ops read from the timeline. */
+    /* Order matters: the op files type the ops read from the timeline; the HCCL traces
+     * need the steps. */
     if (rc == NNP_OK)
         rc = try_file(dir, STEP_PREFIX, rank, STEP_SUFFIX, import_step_trace, m, &n_ok);
     if (rc == NNP_OK)
         rc = try_file(dir, TIMELINE_PREFIX, rank, TIMELINE_SUFFIX, import_timeline, m, &n_ok);
     if (rc == NNP_OK)
-        rc = try_file(dir, "framework_raw_", rank, ".csv", import_framework, m, &n_ok);
+        rc = import_ops(dir, rank, m, &n_ok);
+    if (rc == NNP_OK)
+        rc = import_hccl(dir, rank, m, &n_ok);
     if (rc == NNP_OK)
         rc = try_file(dir, "minddata_pipeline_raw_", rank, ".csv", import_pipeline, m, &n_ok);
     if (rc == NNP_OK)

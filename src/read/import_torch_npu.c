@@ -1,669 +1,35 @@
-/* import_torch_npu.c - importer of torch_npu / msprof-analyze outputs (issue #7):
- * trace_view.json (Chrome trace: Python cpu_op -> ops, ProfilerStep#N -> steps, Ascend
- * Hardware tasks -> kernels, HCCL -> comms), kernel_details.csv (-> kernels),
- * step_trace_time.csv (cross-checked against the steps), communication.json (-> comms when
- * the trace has none) and the cluster outputs cluster_step_trace_time.csv /
- * cluster_communication.json (parsed and reported; rank_size). A bad file or event is
- * logged (file, event index or line, why); the rest is still imported. */
-#include <cjson/cJSON.h>
+/* import_torch_npu.c - importer of torch_npu / msprof-analyze outputs (issues #7, #15): finds
+ * the inputs (a *_ascend_pt folder's ASCEND_PROFILER_OUTPUT, one per rank, or the files
+ * themselves, or msprof-analyze's cluster_analysis_output), takes the rank from the capture's
+ * profiler_info_{rank}.json, and reads trace_view.json (torch_npu_trace.c), kernel_details.csv,
+ * step_trace_time.csv, cluster_step_trace_time.csv (torch_npu_tables.c), communication.json
+ * and cluster_communication.json (torch_npu_comm.c). A bad file or event is logged (file,
+ * event index or line, why); the rest is still imported. */
 #include <dirent.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "nnprof/nnprof.h"
-#include "read/csv_reader.h"
 #include "read/importers.h"
-#include "read/json_stream.h"
+#include "read/torch_npu.h"
 #include "util/util.h"
 
-#define FORMAT_NAME     "torch-npu"
-#define TRACE_VIEW      "trace_view.json"
-#define KERNEL_DETAILS  "kernel_details.csv"
-#define PROFILER_OUTPUT "ASCEND_PROFILER_OUTPUT"
-#define STEP_TRACE_TIME "step_trace_time.csv"
-#define COMMUNICATION   "communication.json"
-/* msprof-analyze's cluster outputs (formats.md 1.10), in their own folder. */
-#define CLUSTER_DIR           "cluster_analysis_output"
-#define CLUSTER_STEP_TRACE    "cluster_step_trace_time.csv"
-#define CLUSTER_COMMUNICATION "cluster_communication.json"
-/* communication.json: the key of the per-op (or per-rank) timing object. */
-#define COMM_TIME_INFO "Communication Time Info"
-#define COMM_START_US  "Start Timestamp(us)"
-#define COMM_ELAPSE_MS "Elapse Time(ms)"
-#define NS_PER_MS      1000000.0
-#define MAX_JSON_DEPTH 8
-/* Chrome-trace times are µs; torch_npu writes ts as a string with ns decimals. */
-#define NS_PER_US    1000
-#define US_NS_DIGITS 3
-/* Shortest round-trip text of a double: 15 significant digits always survive, 17 always
- * round-trip. */
-#define DOUBLE_MIN_DIGITS 15
-#define DOUBLE_MAX_DIGITS 17
-#define DOUBLE_TEXT_CAP   64
-/* Process names torch_npu gives (MANIFEST §2, formats.md 1.4). */
-#define PROC_PYTHON   "Python"
-#define PROC_HARDWARE "Ascend Hardware"
-#define PROC_HCCL     "HCCL"
-#define CAT_CPU_OP    "cpu_op"
-#define STEP_PREFIX   "ProfilerStep#"
-/* Processes remembered from the metadata (a trace has a handful). */
-#define MAX_PROCS        64
-#define MAX_FILE_BYTES   (512u * 1024u * 1024u)
-#define MAX_ROW_WARNINGS 20
+/* torch_npu names a capture folder <worker>_<time>_ascend_pt and writes in it
+ * profiler_info_{rank}.json (distributed) or profiler_info.json (torch_npu profiler.py). */
+#define CAPTURE_SUFFIX       "_ascend_pt"
+#define PROFILER_INFO_PREFIX "profiler_info"
+#define JSON_SUFFIX          ".json"
+/* Capture folders under one parent: far above any job's rank count. */
+#define MAX_CAPTURES 4096
 
-typedef enum proc_kind { PK_OTHER, PK_PYTHON, PK_HARDWARE, PK_HCCL } proc_kind_t;
-
-typedef struct tv {
-    nnp_model_t *m;
-    const char *path;
-    bool skip_tasks; /* kernel_details.csv supplies the kernels */
-    int64_t pid[MAX_PROCS];
-    proc_kind_t kind[MAX_PROCS];
-    size_t n_procs;
-    uint64_t bad, warnings;
-    int rc;
-} tv_t;
-
-static const char *trim(const char *s)
+const char *nnp__tnpu_trim(const char *s)
 {
     while (*s == ' ' || *s == '\t')
         s++;
     return s;
 }
-
-/* "123.456" µs as exact ns (decimals past the ns truncated); blanks around allowed. */
-static bool parse_us_ns(const char *s, int64_t *out)
-{
-    return nnp__parse_decimal_ns(s, US_NS_DIGITS, out);
-}
-
-/* A time member (string or number, µs) as ns. A number is first turned back into its
- * shortest round-trip text (what the writer printed) and parsed as decimal text, because
- * a µs timestamp of 16 digits times 1000 is not exact in a double (off by up to 8 ns). */
-static bool json_us_ns(const cJSON *v, int64_t *out)
-{
-    char text[DOUBLE_TEXT_CAP];
-    if (cJSON_IsString(v))
-        return parse_us_ns(v->valuestring, out);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > -9e15 && v->valuedouble < 9e15))
-        return false;
-    for (int digits = DOUBLE_MIN_DIGITS; digits <= DOUBLE_MAX_DIGITS; digits++) {
-        snprintf(text, sizeof(text), "%.*g", digits, v->valuedouble);
-        if (strtod(text, NULL) == v->valuedouble)
-            break;
-    }
-    if (strchr(text, 'e') || strchr(text, 'E')) /* tiny values: plain fixed notation */
-        snprintf(text, sizeof(text), "%.3f", v->valuedouble);
-    return parse_us_ns(text, out);
-}
-
-static bool json_u32(const cJSON *v, uint32_t *out)
-{
-    int64_t ns;
-    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= UINT32_MAX) {
-        *out = (uint32_t)v->valuedouble;
-        return true;
-    }
-    if (cJSON_IsString(v) && parse_us_ns(v->valuestring, &ns) && ns >= 0 &&
-        ns / NS_PER_US <= UINT32_MAX) {
-        *out = (uint32_t)(ns / NS_PER_US);
-        return true;
-    }
-    return false;
-}
-
-static void NNP_PRINTF(3, 4) ev_warn(tv_t *t, uint64_t index, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    t->bad++;
-    if (++t->warnings > MAX_ROW_WARNINGS)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    NNP_LOG_W("torch_npu import: '%s' event %llu: %s", t->path, (unsigned long long)index, msg);
-}
-
-/* Pass 1: process names from the "M" process_name events. */
-static int meta_cb(void *user, const cJSON *e, uint64_t index)
-{
-    tv_t *t = user;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    const cJSON *pname = cJSON_GetObjectItemCaseSensitive(args, "name");
-    const char *s;
-    (void)index;
-    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "M") != 0 || !cJSON_IsString(name) ||
-        strcmp(name->valuestring, "process_name") != 0 || !cJSON_IsNumber(pid) ||
-        !cJSON_IsString(pname) || t->n_procs == MAX_PROCS)
-        return 0;
-    s = pname->valuestring;
-    t->pid[t->n_procs] = (int64_t)pid->valuedouble;
-    t->kind[t->n_procs] = strcmp(s, PROC_PYTHON) == 0                     ? PK_PYTHON
-                          : strcmp(s, PROC_HARDWARE) == 0                 ? PK_HARDWARE
-                          : strncmp(s, PROC_HCCL, strlen(PROC_HCCL)) == 0 ? PK_HCCL
-                                                                          : PK_OTHER;
-    t->n_procs++;
-    return 0;
-}
-
-static proc_kind_t proc_of(const tv_t *t, int64_t pid)
-{
-    for (size_t i = 0; i < t->n_procs; i++)
-        if (t->pid[i] == pid)
-            return t->kind[i];
-    return PK_OTHER;
-}
-
-static nnp_comm_kind_t comm_kind(const char *name)
-{
-    static const struct {
-        const char *tag;
-        nnp_comm_kind_t kind;
-    } tags[] = {{"allreduce", NNP_COMM_ALLREDUCE},
-                {"allgather", NNP_COMM_ALLGATHER},
-                {"reducescatter", NNP_COMM_REDUCESCATTER},
-                {"broadcast", NNP_COMM_BROADCAST},
-                {"alltoall", NNP_COMM_ALLTOALL},
-                {"send", NNP_COMM_SEND},
-                {"receive", NNP_COMM_RECV},
-                {"recv", NNP_COMM_RECV}};
-    char low[128];
-    size_t n = 0;
-    for (; name[n] && n + 1 < sizeof(low); n++)
-        low[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] - 'A' + 'a' : name[n]);
-    low[n] = '\0';
-    for (size_t i = 0; i < NNP_ARRAY_LEN(tags); i++)
-        if (strstr(low, tags[i].tag))
-            return tags[i].kind;
-    return NNP_COMM_OTHER;
-}
-
-/* Pass 2: the "X" events of the processes we know. */
-static int event_cb(void *user, const cJSON *e, uint64_t index)
-{
-    tv_t *t = user;
-    nnp_model_t *m = t->m;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    int64_t ts, dur;
-    proc_kind_t pk;
-    size_t i;
-    uint32_t stream = 0;
-
-    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
-        return 0;
-    if (!cJSON_IsNumber(pid))
-        return 0;
-    pk = proc_of(t, (int64_t)pid->valuedouble);
-    if (pk == PK_OTHER)
-        return 0;
-    if (!cJSON_IsString(name) || !json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &ts) ||
-        !json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
-        ev_warn(t, index, "an X event without a name, or with a bad 'ts' or 'dur': skipped");
-        return 0;
-    }
-    if (pk == PK_PYTHON) {
-        uint64_t os_tid =
-            cJSON_IsNumber(tid) && tid->valuedouble >= 0 ? (uint64_t)tid->valuedouble : 0;
-        size_t th;
-        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, CAT_CPU_OP) != 0)
-            return 0;
-        if (strncmp(name->valuestring, STEP_PREFIX, strlen(STEP_PREFIX)) == 0) {
-            char *end;
-            unsigned long long id;
-            errno = 0;
-            id = strtoull(name->valuestring + strlen(STEP_PREFIX), &end, 10);
-            if (errno || *end) {
-                ev_warn(t, index, "step name '%s' has no number: skipped", name->valuestring);
-                return 0;
-            }
-            if ((i = nnp__table_push(&m->steps.t)) == SIZE_MAX)
-                goto oom;
-            m->steps.id[i] = id;
-            m->steps.start_ns[i] = ts;
-            m->steps.end_ns[i] = ts + dur;
-            return 0;
-        }
-        th = nnp__model_thread(m, os_tid, (uint32_t)pid->valuedouble);
-        if (th == SIZE_MAX || (i = nnp__table_push(&m->ops.t)) == SIZE_MAX)
-            goto oom;
-        m->ops.start_ns[i] = ts;
-        m->ops.end_ns[i] = ts + dur;
-        m->ops.name[i] = nnp__model_intern_cstr(m, name->valuestring);
-        m->ops.type[i] = m->ops.name[i];
-        m->ops.thread[i] = (uint32_t)th;
-        return 0;
-    }
-    json_u32(cJSON_GetObjectItemCaseSensitive(args, "Stream Id"), &stream);
-    if (pk == PK_HARDWARE) {
-        const cJSON *tt = cJSON_GetObjectItemCaseSensitive(args, "Task Type");
-        if (t->skip_tasks)
-            return 0;
-        if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
-            goto oom;
-        m->kernels.start_ns[i] = ts;
-        m->kernels.end_ns[i] = ts + dur;
-        m->kernels.name[i] = nnp__model_intern_cstr(m, name->valuestring);
-        m->kernels.type[i] = cJSON_IsString(tt) ? nnp__model_intern_cstr(m, tt->valuestring) : 0;
-        m->kernels.stream_id[i] = stream;
-        return 0;
-    }
-    /* HCCL: the op-level events (the "Communication Kernel" thread carries one per op;
-     * per-plane tasks carry a notify_id and are left out). */
-    if (cJSON_GetObjectItemCaseSensitive(args, "notify_id"))
-        return 0;
-    if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
-        goto oom;
-    m->comms.start_ns[i] = ts;
-    m->comms.end_ns[i] = ts + dur;
-    m->comms.name[i] = nnp__model_intern_cstr(m, name->valuestring);
-    m->comms.kind[i] = (uint32_t)comm_kind(name->valuestring);
-    m->comms.stream_id[i] = stream;
-    m->comms.peer[i] = -1;
-    return 0;
-oom:
-    t->rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", t->path);
-    return t->rc;
-}
-
-/* Reports what the stream met: a truncated file or bad elements are logged. */
-static void stream_report(const tv_t *t, const nnp_json_stream_report_t *rep)
-{
-    if (rep->no_array)
-        NNP_LOG_W("torch_npu import: '%s': no top-level array or traceEvents array", t->path);
-    if (rep->truncated)
-        NNP_LOG_W("torch_npu import: '%s' is truncated: it ends inside the event array after "
-                  "%llu events (byte %llu); the events before are imported",
-                  t->path, (unsigned long long)rep->elements, (unsigned long long)rep->bytes);
-    if (rep->bad_elements)
-        NNP_LOG_W("torch_npu import: '%s': %llu events are not valid JSON (first at byte %llu): "
-                  "skipped",
-                  t->path, (unsigned long long)rep->bad_elements,
-                  (unsigned long long)rep->first_bad_offset);
-    if (t->warnings > MAX_ROW_WARNINGS)
-        NNP_LOG_W("torch_npu import: '%s': %llu more bad events not logged", t->path,
-                  (unsigned long long)(t->warnings - MAX_ROW_WARNINGS));
-}
-
-static int import_trace_view(const char *path, nnp_model_t *m, bool skip_tasks)
-{
-    tv_t t;
-    nnp_json_stream_report_t rep;
-    int rc;
-    memset(&t, 0, sizeof(t));
-    t.m = m;
-    t.path = path;
-    t.skip_tasks = skip_tasks;
-    rc = nnp__json_stream_array(path, meta_cb, &t, &rep);
-    if (rc == NNP_OK)
-        rc = nnp__json_stream_array(path, event_cb, &t, &rep);
-    if (t.rc != NNP_OK)
-        return t.rc;
-    if (rc != NNP_OK) {
-        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    stream_report(&t, &rep);
-    if (rep.no_array)
-        return nnp__fail(NNP_ECORRUPT, "'%s' holds no event array", path);
-    return NNP_OK;
-}
-
-/* ---- kernel_details.csv: one kernel per row (a simple RFC 4180 reader) ---- */
-
-typedef nnp_csv_reader_t csv_t;
-
-/* Reads path's header into c; col[k] = the index of need[k]. Logs and fails on a miss. */
-static int csv_open(csv_t *c, const char *path, const char *const *need, long *col, size_t n)
-{
-    int rc;
-    rc = nnp__csv_open(c, path, MAX_FILE_BYTES);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    if ((rc = nnp__csv_next(c)) <= 0) {
-        rc = rc == 0 ? nnp__fail(NNP_ECORRUPT, "'%s' is empty: no header line", path)
-                     : nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-        return rc;
-    }
-    for (size_t k = 0; k < n; k++)
-        if ((col[k] = nnp__csv_col(c, need[k])) < 0) {
-            rc =
-                nnp__fail(NNP_ECORRUPT, "'%s' line 1: no column '%s': file skipped", path, need[k]);
-            NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-            return rc;
-        }
-    return NNP_OK;
-}
-
-static int import_kernel_details(const char *path, nnp_model_t *m)
-{
-    static const char *const need[] = {"Name", "Start Time(us)", "Duration(us)"};
-    csv_t c;
-    long col[NNP_ARRAY_LEN(need)], type, core, stream;
-    uint64_t warnings = 0;
-    int rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
-    if (rc != NNP_OK)
-        goto out;
-    type = nnp__csv_col(&c, "Type");
-    core = nnp__csv_col(&c, "Accelerator Core");
-    stream = nnp__csv_col(&c, "Stream ID");
-    while ((rc = nnp__csv_next(&c)) > 0) {
-        int64_t ts, dur, st;
-        size_t i;
-        long need_n = col[1] > col[2] ? col[1] : col[2];
-        need_n = need_n > col[0] ? need_n : col[0];
-        if ((long)c.n <= need_n || !parse_us_ns(c.f[col[1]], &ts) ||
-            !parse_us_ns(c.f[col[2]], &dur) || dur < 0) {
-            if (++warnings <= MAX_ROW_WARNINGS)
-                NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
-                          "'Start Time(us)' or 'Duration(us)': row skipped",
-                          path, (unsigned long long)c.line);
-            continue;
-        }
-        if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX) {
-            rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
-            goto out;
-        }
-        m->kernels.start_ns[i] = ts;
-        m->kernels.end_ns[i] = ts + dur;
-        m->kernels.name[i] = nnp__model_intern_cstr(m, trim(c.f[col[0]]));
-        /* The op type is the kernel's type here; the core type when it is absent. */
-        if (type >= 0 && (long)c.n > type && *trim(c.f[type]))
-            m->kernels.type[i] = nnp__model_intern_cstr(m, trim(c.f[type]));
-        else if (core >= 0 && (long)c.n > core)
-            m->kernels.type[i] = nnp__model_intern_cstr(m, trim(c.f[core]));
-        if (stream >= 0 && (long)c.n > stream && parse_us_ns(c.f[stream], &st) && st >= 0 &&
-            st / NS_PER_US <= UINT32_MAX)
-            m->kernels.stream_id[i] = (uint32_t)(st / NS_PER_US);
-    }
-    if (rc < 0)
-        rc = nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-    if (warnings > MAX_ROW_WARNINGS)
-        NNP_LOG_W("torch_npu import: '%s': %llu more bad rows not logged", path,
-                  (unsigned long long)(warnings - MAX_ROW_WARNINGS));
-out:
-    nnp__csv_close(&c);
-    return rc;
-}
-
-/* ---- step_trace_time.csv: per-step totals, cross-checked (they carry no timestamps) ---- */
-
-static bool has_step(const nnp_model_t *m, uint64_t id)
-{
-    for (size_t i = 0; i < m->steps.t.n; i++)
-        if (m->steps.id[i] == id)
-            return true;
-    return false;
-}
-
-/* torch_npu's step_trace_time.csv holds msprof-analyze's per-step Computing /
- * Communication / Free totals (µs) but no start or end, so it cannot make steps. nnprof
- * recomputes those columns from the kernels and comms (overlap.c); here the rows are
- * counted, their step ids checked against the trace's ProfilerStep#N, and both logged. */
-static int import_step_trace_time(const char *path, const nnp_model_t *m)
-{
-    static const char *const need[] = {"Step", "Computing"};
-    csv_t c;
-    long col[NNP_ARRAY_LEN(need)];
-    uint64_t rows = 0, unmatched = 0, bad = 0;
-    int64_t computing_ns = 0;
-    int more, rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
-    if (rc != NNP_OK) {
-        nnp__csv_close(&c);
-        return rc;
-    }
-    while ((more = nnp__csv_next(&c)) > 0) {
-        const char *step;
-        int64_t ns;
-        char *end;
-        unsigned long long id;
-        if ((long)c.n <= col[0] || (long)c.n <= col[1] || !parse_us_ns(c.f[col[1]], &ns)) {
-            if (++bad <= MAX_ROW_WARNINGS)
-                NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
-                          "'Computing': row skipped",
-                          path, (unsigned long long)c.line);
-            continue;
-        }
-        rows++;
-        computing_ns += ns;
-        step = trim(c.f[col[0]]);
-        if (!*step)
-            continue; /* one row for the whole run when torch_npu saw no steps */
-        errno = 0;
-        id = strtoull(step, &end, 10);
-        if (errno || *trim(end) || (m->steps.t.n && !has_step(m, id)))
-            unmatched++;
-    }
-    nnp__csv_close(&c);
-    if (more < 0)
-        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-    NNP_LOG_I("torch_npu import: '%s': %llu step rows (%llu bad), Computing %.3f us in all; a "
-              "cross-check only (no timestamps: nnprof recomputes these columns)",
-              path, (unsigned long long)rows, (unsigned long long)bad,
-              (double)computing_ns / NS_PER_US);
-    if (unmatched)
-        NNP_LOG_W("torch_npu import: '%s': %llu step ids are not among the trace's %zu "
-                  "ProfilerStep#N steps",
-                  path, (unsigned long long)unmatched, m->steps.t.n);
-    return NNP_OK;
-}
-
-/* ---- cluster_step_trace_time.csv: one row per rank and per stage (formats.md 1.10) ---- */
-
-/* Counts the rank and stage rows, and sets info.rank_size from the highest rank Index. */
-static int import_cluster_step_trace(const char *path, nnp_model_t *m)
-{
-    static const char *const need[] = {"Type", "Index", "Computing"};
-    csv_t c;
-    long col[NNP_ARRAY_LEN(need)];
-    uint64_t n_rank = 0, n_stage = 0, bad = 0;
-    long lo = LONG_MAX, hi = -1;
-    int more, rc = csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
-    if (rc != NNP_OK) {
-        nnp__csv_close(&c);
-        return rc;
-    }
-    while ((more = nnp__csv_next(&c)) > 0) {
-        const char *type;
-        char *end;
-        long r;
-        if ((long)c.n <= col[0] || (long)c.n <= col[1]) {
-            bad++;
-            continue;
-        }
-        type = trim(c.f[col[0]]);
-        if (strcmp(type, "stage") == 0) {
-            n_stage++;
-            continue;
-        }
-        errno = 0;
-        r = strtol(trim(c.f[col[1]]), &end, 10);
-        if (strcmp(type, "rank") != 0 || errno || *trim(end) || r < 0 || r > INT_MAX - 1) {
-            if (++bad <= MAX_ROW_WARNINGS)
-                NNP_LOG_W("torch_npu import: '%s' line %llu: 'Type' is not rank/stage or "
-                          "'Index' is not a rank: row skipped",
-                          path, (unsigned long long)c.line);
-            continue;
-        }
-        n_rank++;
-        lo = r < lo ? r : lo;
-        hi = r > hi ? r : hi;
-    }
-    nnp__csv_close(&c);
-    if (more < 0)
-        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-    if (hi >= 0 && hi + 1 > m->info.rank_size)
-        m->info.rank_size = (int)(hi + 1);
-    NNP_LOG_I("torch_npu import: '%s': %llu rank rows (ranks %ld..%ld), %llu stage rows, %llu "
-              "bad rows; used for rank_size only (per-rank totals, no timestamps)",
-              path, (unsigned long long)n_rank, n_rank ? lo : -1L, hi, (unsigned long long)n_stage,
-              (unsigned long long)bad);
-    return NNP_OK;
-}
-
-/* ---- communication.json / cluster_communication.json (formats.md 1.10) ---- */
-
-typedef struct comm_walk {
-    nnp_model_t *m;
-    const char *path;
-    bool add;     /* pass 2: add the ops of rank (or of a per-rank file) to m->comms */
-    int rank;     /* the rank whose ops are added; -1: the file is one rank's */
-    int lo, hi;   /* ranks seen as keys (cluster layout), lo = INT_MAX when none */
-    uint64_t ops; /* timing objects seen */
-    uint64_t added, bad;
-} comm_walk_t;
-
-static bool all_digits(const char *s)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
-/* One op: name "opName@group" -> comm op (start, elapse) of the model. */
-static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
-{
-    nnp_model_t *m = w->m;
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(info, COMM_START_US);
-    const cJSON *el = cJSON_GetObjectItemCaseSensitive(info, COMM_ELAPSE_MS);
-    const char *at = strchr(op, '@');
-    char name[256];
-    int64_t ts;
-    size_t i, len = at ? (size_t)(at - op) : strlen(op);
-    if (!json_us_ns(st, &ts) || !cJSON_IsNumber(el) || el->valuedouble < 0 ||
-        el->valuedouble > INT64_MAX / NS_PER_MS) {
-        if (++w->bad <= MAX_ROW_WARNINGS)
-            NNP_LOG_W("torch_npu import: '%s' op '%s': '%s' or '%s' missing: skipped", w->path, op,
-                      COMM_START_US, COMM_ELAPSE_MS);
-        return NNP_OK;
-    }
-    if (len >= sizeof(name))
-        len = sizeof(name) - 1;
-    memcpy(name, op, len);
-    name[len] = '\0';
-    if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
-        return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", w->path);
-    m->comms.start_ns[i] = ts;
-    m->comms.end_ns[i] = ts + (int64_t)(el->valuedouble * NS_PER_MS + 0.5);
-    m->comms.name[i] = nnp__model_intern_cstr(m, name);
-    m->comms.kind[i] = (uint32_t)comm_kind(name);
-    m->comms.group[i] = at ? nnp__model_intern_cstr(m, at + 1) : 0;
-    m->comms.peer[i] = -1;
-    w->added++;
-    return NNP_OK;
-}
-
-/* Walks the nesting ({group: {step: {op: {rank: info}}}} in the cluster file, {step:
- * {p2p|collective: {op: info}}} in a rank's) to every object holding the timing info. */
-static int comm_walk(comm_walk_t *w, const cJSON *o, const char *key, const char *parent, int depth)
-{
-    const cJSON *info, *ch;
-    if (depth > MAX_JSON_DEPTH || !cJSON_IsObject(o) || !key)
-        return NNP_OK;
-    if (strncmp(key, "Total Op Info", strlen("Total Op Info")) == 0)
-        return NNP_OK; /* the totals, not an op */
-    info = cJSON_GetObjectItemCaseSensitive(o, COMM_TIME_INFO);
-    if (info) {
-        w->ops++;
-        if (all_digits(key) && parent) { /* cluster layout: key = rank, parent = op */
-            long r = strtol(key, NULL, 10);
-            if (r > INT_MAX)
-                return NNP_OK;
-            w->lo = (int)r < w->lo ? (int)r : w->lo;
-            w->hi = (int)r > w->hi ? (int)r : w->hi;
-            return w->add && (int)r == w->rank ? comm_add(w, parent, info) : NNP_OK;
-        }
-        return w->add && w->rank < 0 ? comm_add(w, key, info) : NNP_OK;
-    }
-    cJSON_ArrayForEach(ch, o)
-    {
-        int rc = comm_walk(w, ch, ch->string, key, depth + 1);
-        if (rc != NNP_OK)
-            return rc;
-    }
-    return NNP_OK;
-}
-
-/* Parses a communication.json (the whole document: msprof-analyze writes it per rank or
- * per cluster, small beside the trace). Its ops become comms only when add is set (the
- * trace had none); from a cluster file those of its lowest rank, which becomes rank_id. */
-static int import_communication(const char *path, nnp_model_t *m, bool add)
-{
-    comm_walk_t w;
-    char *buf = NULL;
-    size_t len;
-    cJSON *doc, *ch;
-    int rc = nnp__read_file(path, MAX_FILE_BYTES, &buf, &len);
-    if (rc != NNP_OK) {
-        NNP_LOG_W("torch_npu import: cannot read '%s': %s", path, nnp_last_error());
-        return rc;
-    }
-    doc = cJSON_ParseWithLength(buf, len);
-    nnp__free(buf);
-    if (!cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        rc = nnp__fail(NNP_ECORRUPT, "'%s' is not a JSON object: file skipped", path);
-        NNP_LOG_W("torch_npu import: %s", nnp_last_error());
-        return rc;
-    }
-    memset(&w, 0, sizeof(w));
-    w.m = m;
-    w.path = path;
-    w.lo = INT_MAX;
-    w.hi = -1;
-    w.rank = -1;
-    cJSON_ArrayForEach(ch, doc)
-    {
-        if ((rc = comm_walk(&w, ch, ch->string, NULL, 1)) != NNP_OK)
-            break;
-    }
-    if (rc == NNP_OK && add) {
-        w.add = true;
-        w.rank = w.hi >= 0 ? w.lo : -1;
-        w.ops = 0;
-        cJSON_ArrayForEach(ch, doc)
-        {
-            if ((rc = comm_walk(&w, ch, ch->string, NULL, 1)) != NNP_OK)
-                break;
-        }
-        if (w.rank >= 0)
-            m->info.rank_id = w.rank;
-    }
-    cJSON_Delete(doc);
-    if (rc != NNP_OK)
-        return rc;
-    if (w.hi >= 0 && w.hi + 1 > m->info.rank_size)
-        m->info.rank_size = w.hi + 1;
-    if (w.hi >= 0)
-        NNP_LOG_I("torch_npu import: '%s': %llu op timings of ranks %d..%d; %llu ops of rank %d "
-                  "imported",
-                  path, (unsigned long long)w.ops, w.lo, w.hi, (unsigned long long)w.added, w.rank);
-    else
-        NNP_LOG_I("torch_npu import: '%s': %llu op timings; %llu imported", path,
-                  (unsigned long long)w.ops, (unsigned long long)w.added);
-    return NNP_OK;
-}
-
-/* ---- finding and importing ---- */
 
 static bool is_file(const char *path)
 {
@@ -698,6 +64,59 @@ static bool has_inputs(const char *dir)
     return false;
 }
 
+/* ---- the rank of a capture: profiler_info_{rank}.json beside ASCEND_PROFILER_OUTPUT ---- */
+
+/* Rank from a profiler_info file name in dir: profiler_info_N.json -> N, profiler_info.json
+ * -> 0 (a capture without torch.distributed); -1 when dir has neither. */
+static int rank_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rank = -1;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name, *p = n + strlen(PROFILER_INFO_PREFIX);
+        char *end;
+        long r;
+        if (strncmp(n, PROFILER_INFO_PREFIX, strlen(PROFILER_INFO_PREFIX)) != 0)
+            continue;
+        if (strcmp(p, JSON_SUFFIX) == 0) {
+            rank = rank < 0 ? 0 : rank;
+            continue;
+        }
+        if (*p != '_')
+            continue;
+        r = strtol(p + 1, &end, 10);
+        if (end != p + 1 && strcmp(end, JSON_SUFFIX) == 0 && r >= 0 && r < INT32_MAX) {
+            rank = (int)r;
+            break;
+        }
+    }
+    closedir(d);
+    return rank;
+}
+
+/* The rank of an input directory: its own profiler_info, else its parent's (the input is
+ * <capture>_ascend_pt/ASCEND_PROFILER_OUTPUT). */
+static int input_rank(const char *dir)
+{
+    char parent[NNP_PATH_MAX];
+    char *slash;
+    int r = rank_in(dir);
+    if (r >= 0 || !nnp__strlcpy(parent, dir, sizeof(parent)))
+        return r;
+    while (strlen(parent) > 1 && parent[strlen(parent) - 1] == '/')
+        parent[strlen(parent) - 1] = '\0';
+    slash = strrchr(parent, '/');
+    if (!slash)
+        return rank_in(".");
+    *slash = '\0';
+    return rank_in(parent[0] ? parent : "/");
+}
+
+/* ---- find() ---- */
+
 /* dir/<sub>/cluster_analysis_output for a sub-directory of dir (the second level). */
 static bool find_cluster_below(const char *dir, char *out, size_t cap)
 {
@@ -717,24 +136,80 @@ static bool find_cluster_below(const char *dir, char *out, size_t cap)
     return found;
 }
 
-static int find(const char *dir, nnp_foreign_input_t *out, int cap)
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The capture folders under dir (a multi-rank run: one *_ascend_pt folder per rank), each
+ * with an ASCEND_PROFILER_OUTPUT holding inputs, in name order. */
+static int find_captures(const char *dir, nnp_foreign_input_t *out, int cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **names = NULL;
+    size_t k = 0;
+    int n = 0;
+    if (!d)
+        return 0;
+    names = nnp__calloc(MAX_CAPTURES, sizeof(char *));
+    while (names && (e = readdir(d)) != NULL && k < MAX_CAPTURES) {
+        char sub[NNP_PATH_MAX], outp[NNP_PATH_MAX];
+        if (e->d_name[0] == '.' || nnp__path_join(sub, sizeof(sub), dir, e->d_name) != NNP_OK ||
+            nnp__path_join(outp, sizeof(outp), sub, PROFILER_OUTPUT) != NNP_OK || !has_inputs(outp))
+            continue;
+        if ((names[k] = nnp__strdup(outp)) != NULL)
+            k++;
+    }
+    closedir(d);
+    if (!names)
+        return 0;
+    qsort(names, k, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < k; i++) {
+        if (n < cap && nnp__strlcpy(out[n].path, names[i], sizeof(out[n].path))) {
+            out[n].rank = input_rank(names[i]);
+            n++;
+        }
+        nnp__free(names[i]);
+    }
+    nnp__free(names);
+    return n;
+}
+
+static int find_one(const char *dir, nnp_foreign_input_t *out)
 {
     const char *base = strrchr(dir, '/');
     char sub[NNP_PATH_MAX];
+    const char *found = NULL;
     base = base ? base + 1 : dir;
+    if (is_file(dir)) {
+        if (is_input_name(base))
+            found = dir;
+    } else if (nnp__path_join(sub, sizeof(sub), dir, PROFILER_OUTPUT) == NNP_OK &&
+               has_inputs(sub)) {
+        found = sub;
+    } else if (has_inputs(dir)) {
+        found = dir;
+    }
+    if (!found || !nnp__strlcpy(out->path, found, sizeof(out->path)))
+        return 0;
+    out->rank = -1;
+    return 1;
+}
+
+static int find(const char *dir, nnp_foreign_input_t *out, int cap)
+{
+    char sub[NNP_PATH_MAX];
+    int n;
     if (cap <= 0)
         return 0;
-    out[0].rank = -1;
-    if (is_file(dir)) {
-        if (!is_input_name(base))
-            return 0;
-        return nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)) ? 1 : 0;
-    }
-    if (nnp__path_join(sub, sizeof(sub), dir, PROFILER_OUTPUT) == NNP_OK && has_inputs(sub))
-        return nnp__strlcpy(out[0].path, sub, sizeof(out[0].path)) ? 1 : 0;
-    if (has_inputs(dir))
-        return nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)) ? 1 : 0;
+    if (find_one(dir, out) == 1)
+        return 1;
+    /* A parent folder of several captures: one input per rank. */
+    if ((n = find_captures(dir, out, cap)) > 0)
+        return n;
     /* msprof-analyze's cluster outputs: dir/cluster_analysis_output, or one level lower. */
+    out[0].rank = -1;
     if (nnp__path_join(sub, sizeof(sub), dir, CLUSTER_DIR) == NNP_OK && has_inputs(sub))
         return nnp__strlcpy(out[0].path, sub, sizeof(out[0].path)) ? 1 : 0;
     if (find_cluster_below(dir, sub, sizeof(sub)))
@@ -742,16 +217,47 @@ static int find(const char *dir, nnp_foreign_input_t *out, int cap)
     return 0;
 }
 
+/* ---- import() ---- */
+
+/* Reads the device tasks: from trace_view.json when present (its durations keep sub-ns
+ * digits, and kernel_details.csv then only names each task's op type), else from
+ * kernel_details.csv. Returns how many of the two files were read, or -1 out of memory. */
+static int import_tasks(const char *dir, nnp_model_t *m)
+{
+    char tvp[NNP_PATH_MAX], kdp[NNP_PATH_MAX];
+    nnp_flow_map_t types;
+    bool have_tv = nnp__path_join(tvp, sizeof(tvp), dir, TRACE_VIEW) == NNP_OK && is_file(tvp);
+    bool have_kd = nnp__path_join(kdp, sizeof(kdp), dir, KERNEL_DETAILS) == NNP_OK && is_file(kdp);
+    int n_ok = 0, rc;
+    memset(&types, 0, sizeof(types));
+    if (have_kd) {
+        rc = nnp__tnpu_import_kernel_details(kdp, m, have_tv ? &types : NULL);
+        if (rc == NNP_ENOMEM)
+            goto oom;
+        n_ok += rc == NNP_OK;
+    }
+    if (have_tv) {
+        rc = nnp__tnpu_import_trace_view(tvp, m, types.n ? &types : NULL);
+        if (rc == NNP_ENOMEM)
+            goto oom;
+        n_ok += rc == NNP_OK;
+    }
+    nnp__flow_fini(&types);
+    return n_ok;
+oom:
+    nnp__flow_fini(&types);
+    return -1;
+}
+
 static int import(const char *input, nnp_model_t *m)
 {
     static const char *const extra[] = {STEP_TRACE_TIME, CLUSTER_STEP_TRACE, COMMUNICATION,
                                         CLUSTER_COMMUNICATION};
-    char dir[NNP_PATH_MAX], tvp[NNP_PATH_MAX], kdp[NNP_PATH_MAX], p[NNP_PATH_MAX];
-    bool have_tv, have_kd;
-    int n_ok = 0, rc;
+    char dir[NNP_PATH_MAX], p[NNP_PATH_MAX];
+    int n_ok, rc, rank;
     nnp_foreign_input_t in;
 
-    if (find(input, &in, 1) != 1)
+    if (find_one(input, &in) != 1 && find(input, &in, 1) != 1)
         return nnp__fail(NNP_ENOENT, "no torch_npu or msprof-analyze file in '%s'", input);
     if (!nnp__strlcpy(dir, in.path, sizeof(dir)))
         return nnp__fail(NNP_ETOOLONG, "path too long: '%s'", input);
@@ -762,38 +268,29 @@ static int import(const char *input, nnp_model_t *m)
         else
             nnp__strlcpy(dir, ".", sizeof(dir));
     }
-    have_tv = nnp__path_join(tvp, sizeof(tvp), dir, TRACE_VIEW) == NNP_OK && is_file(tvp);
-    have_kd = nnp__path_join(kdp, sizeof(kdp), dir, KERNEL_DETAILS) == NNP_OK && is_file(kdp);
-    m->info.rank_id = 0; /* torch_npu names no rank in these files */
+    rank = input_rank(dir);
+    m->info.rank_id = rank >= 0 ? rank : 0;
+    if (rank < 0)
+        NNP_LOG_I("torch_npu import: no profiler_info_{rank}.json beside '%s': rank 0", dir);
+    /* torch_npu measures each step's overlap over the step's device activity. */
+    m->info.overlap_device_steps = true;
     if (!m->info.source_format && !(m->info.source_format = nnp__strdup(FORMAT_NAME)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
     if (!m->info.source && !(m->info.source = nnp__strdup(dir)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    /* Both files list the same device tasks: kernel_details.csv has their op types, so it
-     * supplies the kernels when present and trace_view.json's task events are left out. */
-    if (have_kd) {
-        rc = import_kernel_details(kdp, m);
-        if (rc == NNP_ENOMEM)
-            return rc;
-        n_ok += rc == NNP_OK;
-        have_kd = rc == NNP_OK;
-    }
-    if (have_tv) {
-        rc = import_trace_view(tvp, m, have_kd);
-        if (rc == NNP_ENOMEM)
-            return rc;
-        n_ok += rc == NNP_OK;
-    }
+    n_ok = import_tasks(dir, m);
+    if (n_ok < 0)
+        return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", dir);
     /* The rest after the trace: they fill only what it lacks (comms) or are checked. */
     for (size_t k = 0; k < NNP_ARRAY_LEN(extra); k++) {
         if (nnp__path_join(p, sizeof(p), dir, extra[k]) != NNP_OK || !is_file(p))
             continue;
         if (k == 0)
-            rc = import_step_trace_time(p, m);
+            rc = nnp__tnpu_import_step_trace_time(p, m);
         else if (k == 1)
-            rc = import_cluster_step_trace(p, m);
+            rc = nnp__tnpu_import_cluster_step_trace(p, m);
         else
-            rc = import_communication(p, m, m->comms.t.n == 0);
+            rc = nnp__tnpu_import_communication(p, m, m->comms.t.n == 0);
         if (rc == NNP_ENOMEM)
             return rc;
         n_ok += rc == NNP_OK;

@@ -6,6 +6,7 @@
 const nnp_importer_t *const nnp__importers[] = {
     &nnp__importer_cann,
     &nnp__importer_torch_npu,
+    &nnp__importer_kineto,
     &nnp__importer_mindspore,
     NULL,
 };

@@ -1,5 +1,6 @@
 /* importers.h - importers of other tools' profiling data into the trace model (issue #7):
- * CANN msprof, MindSpore profiler files, msprof-analyze / torch_npu outputs. Each importer
+ * CANN msprof, MindSpore profiler files, msprof-analyze / torch_npu outputs, PyTorch
+ * profiler (Kineto) traces. Each importer
  * finds the inputs it reads under a directory (one per rank) and fills a model from one.
  * The analysis driver tries them after our own raw directories. Importers never abort on
  * a bad file: they log which file, line or key and why, and import the rest. */
@@ -18,7 +19,7 @@ typedef struct nnp_foreign_input {
 } nnp_foreign_input_t;
 
 typedef struct nnp_importer {
-    const char *name; /* "cann-msprof", "mindspore", "torch-npu" (model info.source_format) */
+    const char *name; /* "cann-msprof", "mindspore", "torch_npu", "pytorch-kineto" */
     /* Appends the inputs this importer reads under dir (dir itself or below, at most two
      * levels) to out, at most cap; returns how many it added (0 when none), -1 on error. */
     int (*find)(const char *dir, nnp_foreign_input_t *out, int cap);
@@ -34,5 +35,6 @@ extern const nnp_importer_t *const nnp__importers[];
 extern const nnp_importer_t nnp__importer_cann;
 extern const nnp_importer_t nnp__importer_mindspore;
 extern const nnp_importer_t nnp__importer_torch_npu;
+extern const nnp_importer_t nnp__importer_kineto;
 
 #endif /* NNP_IMPORTERS_H */

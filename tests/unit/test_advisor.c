@@ -491,10 +491,10 @@ static void build_core(fixture_t *fx, nnp_step_row_t *rows, nnp_overlap_row_t *o
     rows[0] = step_row(1, MS(0), MS(10), MS(1), MS(7));
     rows[1] = step_row(2, MS(10), MS(22), MS(12), MS(19));
     rows[2] = step_row(3, MS(22), MS(30), -1, -1);
-    ov_rows[0] = (nnp_overlap_row_t){1, MS(5), MS(4), MS(2), MS(2), 0};
-    ov_rows[1] = (nnp_overlap_row_t){2, MS(5), MS(6), MS(1), MS(5), 0};
-    ov_rows[2] = (nnp_overlap_row_t){3, MS(5), MS(2), MS(0), MS(2), 0};
-    ov_rows[3] = (nnp_overlap_row_t){UINT64_MAX, MS(15), MS(100), MS(50), MS(50), 0};
+    ov_rows[0] = (nnp_overlap_row_t){1, MS(5), MS(4), MS(2), MS(2), 0, {0}};
+    ov_rows[1] = (nnp_overlap_row_t){2, MS(5), MS(6), MS(1), MS(5), 0, {0}};
+    ov_rows[2] = (nnp_overlap_row_t){3, MS(5), MS(2), MS(0), MS(2), 0, {0}};
+    ov_rows[3] = (nnp_overlap_row_t){UINT64_MAX, MS(15), MS(100), MS(50), MS(50), 0, {0}};
     add_op(m, MS(1), MS(2), "MatMul", 1);
     add_op(m, MS(11), MS(12), "Add", 2);
     add_op(m, MS(23), MS(24), "ReLU", 3);

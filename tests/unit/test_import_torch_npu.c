@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "analyse/analyse.h"
 #include "model/model.h"
 #include "read/importers.h"
 #include "test_util.h"
@@ -18,7 +21,10 @@
 #define TV_OPS     710
 #define TV_STEPS   1
 #define TV_KERNELS 276
-#define KD_ROWS    591
+/* MANIFEST section 2: 591 rows = 520 AI_VECTOR_CORE + 25 MIX_AIV + 13 AI_CORE + 7 AI_CPU
+ * (compute: kernels) + 19 HCCL (communication ops) + 7 DSA_SQE (neither: skipped). */
+#define KD_KERNELS (520 + 25 + 13 + 7)
+#define KD_COMMS   19
 #define BUF_BYTES  (1 << 20)
 #define CLUSTER_DIR                                                                                \
     NNP_SOURCE_DIR "/../shared/corpus/msprof-analyze/test/resource/advisor/"                       \
@@ -70,10 +76,18 @@ static void test_kernel_details(void **state)
     }
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__importer_torch_npu.import(KD_DIR, &m), NNP_OK);
-    assert_int_equal(m.kernels.t.n, KD_ROWS);
-    /* First row: ZerosLike46, ZerosLike, start 1699529622790614.8 us, 607.98 us. */
+    assert_int_equal(m.kernels.t.n, KD_KERNELS);
+    assert_int_equal(m.comms.t.n, KD_COMMS);
+    /* First row: ZerosLike46, ZerosLike, AI_VECTOR_CORE, start 1699529622790614.8 us,
+     * 607.98 us. */
     assert_string_equal(nnp__model_str(&m, m.kernels.name[0]), "ZerosLike46");
-    assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "ZerosLike");
+    assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "AI_VECTOR_CORE");
+    assert_string_equal(nnp__model_str(&m, m.kernels.op_type[0]), "ZerosLike");
+    /* Second row: hcom_broadcast__445_0, HCCL, 1699529622793969.5 us, 308926.68 us. */
+    assert_string_equal(nnp__model_str(&m, m.comms.name[0]), "hcom_broadcast__445_0");
+    assert_int_equal(m.comms.kind[0], NNP_COMM_BROADCAST);
+    assert_int_equal(m.comms.start_ns[0], 1699529622793969500LL);
+    assert_int_equal(m.comms.end_ns[0] - m.comms.start_ns[0], 308926680);
     assert_int_equal(m.kernels.start_ns[0], 1699529622790614800LL);
     assert_int_equal(m.kernels.end_ns[0] - m.kernels.start_ns[0], 607980);
     assert_int_equal(m.kernels.stream_id[0], 16);
@@ -159,13 +173,180 @@ static void test_cluster_outputs(void **state)
     nnp__model_fini(&m);
 }
 
+/* ---- a small torch_npu capture, every value worked out by hand ---- */
+
+/* Steps (host): ProfilerStep#1 [1000,1100), #2 [1100,1200) µs. HostToDevice flows: 11
+ * launched at 1002 -> MatMul (AI_CORE) 1010 + 10.0005; 12 at 1004 -> Add (AI_VECTOR_CORE)
+ * 1060 + 5.0004; 13 at 1105 -> Cast (AI_CPU) 1120 + 10. Not compute: a NOTIFY_WAIT task
+ * 1030 + 20 and an EVENT_RECORD. HCCL: an allreduce 1025 + 40 on the "Group 7 Communication"
+ * thread (count 1024 x FP16) and a plane task with a notify_id. */
+static const char npu_trace[] =
+    "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"Python\"}},"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"CANN\"}},"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":800,\"tid\":0,"
+    "\"args\":{\"name\":\"Ascend Hardware\"}},"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":900,\"tid\":0,\"args\":{\"name\":\"HCCL\"}},"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":900,\"tid\":5,"
+    "\"args\":{\"name\":\"Group 7 Communication\"}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+    "\"ts\":\"1000.000\",\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+    "\"ts\":\"1001.000\",\"dur\":5},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,"
+    "\"ts\":\"1100.000\",\"dur\":100},"
+    "{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"id\":\"11\",\"pid\":2,\"tid\":1,\"ts\":\"1002.000\"},"
+    "{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"id\":\"12\",\"pid\":2,\"tid\":1,\"ts\":\"1004.000\"},"
+    "{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"id\":\"13\",\"pid\":2,\"tid\":1,\"ts\":\"1105.000\"},"
+    "{\"ph\":\"X\",\"name\":\"MatMul_1\",\"pid\":800,\"tid\":3,\"ts\":\"1010.000\",\"dur\":10.0005,"
+    "\"args\":{\"Task Type\":\"AI_CORE\",\"Stream Id\":3}},"
+    "{\"ph\":\"f\",\"cat\":\"HostToDevice\",\"id\":\"11\",\"pid\":800,\"tid\":3,\"ts\":\"1010."
+    "000\","
+    "\"bp\":\"e\"},"
+    "{\"ph\":\"X\",\"name\":\"Notify_Wait\",\"pid\":800,\"tid\":3,\"ts\":\"1030.000\",\"dur\":20,"
+    "\"args\":{\"Task Type\":\"NOTIFY_WAIT\",\"Stream Id\":3}},"
+    "{\"ph\":\"X\",\"name\":\"Add_2\",\"pid\":800,\"tid\":3,\"ts\":\"1060.000\",\"dur\":5.0004,"
+    "\"args\":{\"Task Type\":\"AI_VECTOR_CORE\",\"Stream Id\":3}},"
+    "{\"ph\":\"f\",\"cat\":\"HostToDevice\",\"id\":\"12\",\"pid\":800,\"tid\":3,\"ts\":\"1060."
+    "000\","
+    "\"bp\":\"e\"},"
+    "{\"ph\":\"X\",\"name\":\"EVENT_RECORD\",\"pid\":800,\"tid\":3,\"ts\":\"1070.000\",\"dur\":1,"
+    "\"args\":{\"Task Type\":\"EVENT_RECORD\",\"Stream Id\":3}},"
+    "{\"ph\":\"X\",\"name\":\"Cast_3\",\"pid\":800,\"tid\":3,\"ts\":\"1120.000\",\"dur\":10,"
+    "\"args\":{\"Task Type\":\"AI_CPU\",\"Stream Id\":3}},"
+    "{\"ph\":\"f\",\"cat\":\"HostToDevice\",\"id\":\"13\",\"pid\":800,\"tid\":3,\"ts\":\"1120."
+    "000\","
+    "\"bp\":\"e\"},"
+    "{\"ph\":\"X\",\"name\":\"hcom_allReduce__1_0\",\"pid\":900,\"tid\":5,\"ts\":\"1025.000\","
+    "\"dur\":40,\"args\":{\"count\":1024,\"data_type\":\"FP16\"}},"
+    "{\"ph\":\"X\",\"name\":\"Memcpy\",\"pid\":900,\"tid\":6,\"ts\":\"1026.000\",\"dur\":3,"
+    "\"args\":{\"notify_id\":5}}]";
+
+/* kernel_details.csv of the same tasks: op types, durations rounded to the ns. */
+static const char npu_kernel_details[] =
+    "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n"
+    "1,4294967295,1,3,MatMul_1,MatMulV2,AI_CORE,1010.000,10.001\n"
+    "1,4294967295,N/A,N/A,hcom_allReduce__1_0,hcom_allReduce_,HCCL,1025.000,40.000\n"
+    "1,4294967295,2,3,Add_2,Add,AI_VECTOR_CORE,1060.000,5.000\n"
+    "2,4294967295,3,3,Cast_3,Cast,AI_CPU,1120.000,10.000\n";
+
+/* Writes <root>/<name>_ascend_pt with ASCEND_PROFILER_OUTPUT/trace_view.json (and
+ * kernel_details.csv when kd) and profiler_info_<rank>.json; returns the capture folder. */
+static char *write_capture(const char *root, const char *name, int rank, bool kd)
+{
+    char cap[1024], out[1100], info[64];
+    snprintf(cap, sizeof(cap), "%s/%s_ascend_pt", root, name);
+    snprintf(out, sizeof(out), "%s/ASCEND_PROFILER_OUTPUT", cap);
+    assert_int_equal(mkdir(cap, 0700), 0);
+    assert_int_equal(mkdir(out, 0700), 0);
+    free(nnpt_write_file(out, "trace_view.json", npu_trace));
+    if (kd)
+        free(nnpt_write_file(out, "kernel_details.csv", npu_kernel_details));
+    snprintf(info, sizeof(info), "profiler_info_%d.json", rank);
+    free(nnpt_write_file(cap, info, "{\"config\": {}}"));
+    return strdup(cap);
+}
+
+/* Tasks by type, sub-ns ends, HCCL group and size, launches, rank from profiler_info. */
+static void test_capture_import(void **state)
+{
+    char *root = nnpt_mkdtemp(), *cap = write_capture(root, "w1", 3, false);
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_torch_npu.import(cap, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    assert_int_equal(m.info.rank_id, 3);
+    assert_int_equal(m.kernels.t.n, 3); /* NOTIFY_WAIT and EVENT_RECORD are not kernels */
+    assert_string_equal(nnp__model_str(&m, m.kernels.type[1]), "AI_VECTOR_CORE");
+    /* 1060 + 5.0004 µs: end 1065000 ns and 400 ps. */
+    assert_int_equal(m.kernels.end_ns[1], 1065000);
+    assert_non_null(m.kernels.end_ps);
+    assert_int_equal(m.kernels.end_ps[1], 400);
+    assert_int_equal(m.kernels.launch[1], 12);
+    assert_int_equal(m.launches.t.n, 3);
+    assert_int_equal(m.comms.t.n, 1);
+    assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "7");
+    assert_int_equal(m.comms.bytes[0], 1024 * 2);
+    assert_int_equal(m.comms.kind[0], NNP_COMM_ALLREDUCE);
+    nnp__model_fini(&m);
+    free(cap);
+    nnpt_rm_rf(root);
+    free(root);
+}
+
+/* step_trace_time.csv over each step's device activity (torch_npu's rule). Step 1: tasks
+ * launched in it (MatMul, Add; the allreduce joins the step begun before it): window
+ * [1010, max(1065.0004, 1100)). Step 2: Cast, [1120, 1200). Computing [1010,1020.0005]
+ * [1060,1065.0004] [1120,1130]; communication [1025,1065]; not overlapped [1025,1060] = 35;
+ * free [1020.0005,1025] + [1065.0004,1120] = 4.9995 + 54.9996. Computing of step 1 =
+ * 10.0005 + 5.0004 = 15.0009. The same with kernel_details.csv beside (times from the
+ * trace, op types from the CSV). */
+static void check_step_time(const char *out, int rank)
+{
+    char dir[1200], *t;
+    snprintf(dir, sizeof(dir), "%s/rank_%d/ASCEND_PROFILER_OUTPUT", out, rank);
+    t = nnpt_read_in(dir, "step_trace_time.csv");
+    assert_string_equal(t, "Step,Computing,Communication(Not Overlapped),Overlapped,"
+                           "Communication,Free\n"
+                           "1,15.0009,35.000,5.000,40.000,59.9991\n"
+                           "2,10.000,0.000,0.000,0.000,0.000\n");
+    free(t);
+}
+
+static void test_capture_overlap(void **state)
+{
+    char *root = nnpt_mkdtemp(), *cap, out[1024], *t;
+    (void)state;
+    cap = write_capture(root, "w1", 3, false);
+    snprintf(out, sizeof(out), "%s/out_tv", root);
+    assert_int_equal(nnpt_analyse_to(cap, out), NNP_OK);
+    check_step_time(out, 3);
+    free(cap);
+    nnpt_rm_rf(root);
+    free(root);
+    root = nnpt_mkdtemp();
+    cap = write_capture(root, "w1", 3, true);
+    snprintf(out, sizeof(out), "%s/out_full", root);
+    assert_int_equal(nnpt_analyse_to(cap, out), NNP_OK);
+    check_step_time(out, 3);
+    /* The op types come from kernel_details.csv. */
+    t = nnpt_read_in(out, "op_statistic_3.csv");
+    assert_non_null(strstr(t, "\nMatMulV2,AI_CORE,1,10.000,"));
+    assert_non_null(strstr(t, "\nCast,AI_CPU,1,10.000,"));
+    free(t);
+    free(cap);
+    nnpt_rm_rf(root);
+    free(root);
+}
+
+/* A parent folder of two captures is one two-rank run. */
+static void test_parent_of_captures(void **state)
+{
+    char *root = nnpt_mkdtemp(), job[1024], out[1100];
+    nnp_foreign_input_t in[4];
+    (void)state;
+    snprintf(job, sizeof(job), "%s/job", root);
+    assert_int_equal(mkdir(job, 0700), 0);
+    free(write_capture(job, "a", 0, false));
+    free(write_capture(job, "b", 1, false));
+    assert_int_equal(nnp__importer_torch_npu.find(job, in, 4), 2);
+    assert_int_equal(in[0].rank, 0);
+    assert_int_equal(in[1].rank, 1);
+    snprintf(out, sizeof(out), "%s/out", root);
+    assert_int_equal(nnpt_analyse_to(job, out), NNP_OK);
+    check_step_time(out, 0);
+    check_step_time(out, 1);
+    nnpt_rm_rf(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_view_counts),
-        cmocka_unit_test(test_kernel_details),
-        cmocka_unit_test(test_truncated_json),
-        cmocka_unit_test(test_cluster_outputs),
+        cmocka_unit_test(test_trace_view_counts),  cmocka_unit_test(test_kernel_details),
+        cmocka_unit_test(test_truncated_json),     cmocka_unit_test(test_cluster_outputs),
+        cmocka_unit_test(test_capture_import),     cmocka_unit_test(test_capture_overlap),
+        cmocka_unit_test(test_parent_of_captures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,15 @@
 /* test_json_stream.c - the streaming JSON array reader: plain arrays and "traceEvents"
  * objects, strings holding brackets and escapes, scalars, a bad element in the middle, a
- * truncated file, no array at all, and stopping from the callback. */
+ * truncated file, no array at all, and stopping from the callback; the other top-level
+ * members of an object, gzip files, and a gzip stream cut mid-way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "read/json_stream.h"
 #include "test_util.h"
+#include <unistd.h>
 
 typedef struct got {
     int n;
@@ -99,12 +102,122 @@ static void test_callback_stops_and_missing_file(void **state)
     assert_int_equal(nnp__json_stream_array("/nonexistent/x.json", collect, &g, &r), NNP_ENOENT);
 }
 
+typedef struct members {
+    int n, n_elems;
+    char keys[8][32];
+    double rank;
+} members_t;
+
+static int member(void *user, const char *key, const cJSON *v)
+{
+    members_t *g = user;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "rank");
+    if (g->n < 8)
+        snprintf(g->keys[g->n], sizeof(g->keys[0]), "%s", key);
+    g->n++;
+    if (cJSON_IsNumber(r))
+        g->rank = r->valuedouble;
+    return 0;
+}
+
+static int count_elem(void *user, const cJSON *e, uint64_t index)
+{
+    (void)e;
+    (void)index;
+    ((members_t *)user)->n_elems++;
+    return 0;
+}
+
+static void test_object_members(void **state)
+{
+    char *dir = nnpt_mkdtemp(), path[4200];
+    members_t g;
+    nnp_json_stream_report_t r;
+    FILE *f;
+    (void)state;
+    snprintf(path, sizeof(path), "%s/k.json", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    /* Kineto's layout: metadata before and after the events; a key inside an event that
+     * spells "traceEvents" must not be taken for the array. */
+    fputs("{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3, \"x\": \"}]\"},\n"
+          "\"note\": {\"traceEvents\": 5}, \"traceEvents\": [{\"a\":1}, {\"b\":[2]}],\n"
+          "\"baseTimeNanoseconds\": 1700000000000000000}",
+          f);
+    fclose(f);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(nnp__json_stream_doc(path, NULL, count_elem, member, &g, &r), NNP_OK);
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.n_elems, 2);
+    assert_string_equal(g.keys[0], "schemaVersion");
+    assert_string_equal(g.keys[1], "distributedInfo");
+    assert_string_equal(g.keys[2], "note");
+    assert_string_equal(g.keys[3], "baseTimeNanoseconds");
+    assert_true(g.rank == 3.0);
+    assert_int_equal(r.elements, 2);
+    assert_int_equal(r.truncated, 0);
+    assert_int_equal(r.no_array, 0);
+    assert_int_equal(r.gzip, 0);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Writes text gzip-compressed to path, keeping only the first keep bytes of the .gz file
+ * (keep 0: all of it). */
+static void write_gz(const char *path, const char *text, long keep)
+{
+    gzFile z = gzopen(path, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzputs(z, text), (int)strlen(text));
+    assert_int_equal(gzclose(z), Z_OK);
+    if (keep > 0)
+        assert_int_equal(truncate(path, keep), 0);
+}
+
+static void test_gzip_and_cut_gzip(void **state)
+{
+    char *dir = nnpt_mkdtemp(), path[4200], text[64 * 1024];
+    size_t len;
+    members_t g;
+    nnp_json_stream_report_t r;
+    (void)state;
+    snprintf(path, sizeof(path), "%s/t.json.gz", dir);
+    len = (size_t)snprintf(text, sizeof(text), "{\"traceEvents\": [");
+    /* Varied names so the compressed stream is long enough to cut in the middle. */
+    for (int i = 0; i < 2000; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s{\"name\":\"e%d_%d\"}",
+                                i ? "," : "", i, i * 7919 % 1000);
+    snprintf(text + len, sizeof(text) - len, "]}");
+    write_gz(path, text, 0);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(nnp__json_stream_array(path, count_elem, &g, &r), NNP_OK);
+    assert_int_equal(r.elements, 2000);
+    assert_int_equal(g.n_elems, 2000);
+    assert_int_equal(r.gzip, 1);
+    assert_int_equal(r.read_error, 0);
+    assert_int_equal(r.truncated, 0);
+
+    /* Cut the .gz file in half: the events before the cut arrive, then a message. */
+    write_gz(path, text, 6000);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(nnp__json_stream_array(path, count_elem, &g, &r), NNP_OK);
+    assert_true(r.elements > 0 && r.elements < 2000);
+    assert_int_equal(g.n_elems, (int)r.elements);
+    assert_int_equal(r.truncated, 1);
+    assert_int_equal(r.read_error, 1);
+    assert_string_equal(r.error, "unexpected end of file");
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arrays_and_strings),
         cmocka_unit_test(test_damage_is_counted_not_fatal),
         cmocka_unit_test(test_callback_stops_and_missing_file),
+        cmocka_unit_test(test_object_members),
+        cmocka_unit_test(test_gzip_and_cut_gzip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

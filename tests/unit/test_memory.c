@@ -232,13 +232,13 @@ static void test_basic_files(void **state)
         "{\"name\":\"\",\"size\":1024,\"owner_op\":\"Default/ReLU-op2\",\"start\":22.000,"
         "\"end\":35.000,\"start_op_index\":1,\"end_op_index\":2,\"static\":false}],"
         "\"others_count\":0,\"others_bytes\":0},"
-        "\"lines\":[{\"t\":5.000,\"op_index\":null,\"allocated\":4096},"
-        "{\"t\":12.000,\"op_index\":0,\"allocated\":6144},"
-        "{\"t\":15.000,\"op_index\":0,\"allocated\":6144},"
-        "{\"t\":22.000,\"op_index\":1,\"allocated\":7168},"
-        "{\"t\":25.000,\"op_index\":1,\"allocated\":5120},"
-        "{\"t\":32.000,\"op_index\":2,\"allocated\":5632},"
-        "{\"t\":35.000,\"op_index\":2,\"allocated\":4608}]}\n");
+        "\"lines\":[{\"t\":5.000,\"op_index\":null,\"op\":\"\",\"allocated\":4096},"
+        "{\"t\":12.000,\"op_index\":0,\"op\":\"Default/Conv-op1\",\"allocated\":6144},"
+        "{\"t\":15.000,\"op_index\":0,\"op\":\"Default/Conv-op1\",\"allocated\":6144},"
+        "{\"t\":22.000,\"op_index\":1,\"op\":\"Default/ReLU-op2\",\"allocated\":7168},"
+        "{\"t\":25.000,\"op_index\":1,\"op\":\"Default/ReLU-op2\",\"allocated\":5120},"
+        "{\"t\":32.000,\"op_index\":2,\"op\":\"Default/Add-op3\",\"allocated\":5632},"
+        "{\"t\":35.000,\"op_index\":2,\"op\":\"Default/Add-op3\",\"allocated\":4608}]}\n");
     assert_true(fx->f.mem_peak_bytes == 7168.0);
     assert_true(isnan(fx->f.mem_capacity_bytes));
 }
@@ -359,9 +359,12 @@ static void test_downsampling_keeps_peak(void **state)
     details = read_out(fx, "memory_usage_details_0.json");
     assert_non_null(strstr(details, "\"peak\":{\"t\":2468.000,\"op_index\":null,\"op\":\"\","
                                     "\"allocated\":1000000,\"live_tensors\":1,"));
-    assert_non_null(strstr(details, "{\"t\":2468.000,\"op_index\":null,\"allocated\":1000000}"));
-    assert_non_null(strstr(details, "\"lines\":[{\"t\":0.000,\"op_index\":null,\"allocated\":1}"));
-    assert_non_null(strstr(details, "{\"t\":5999.000,\"op_index\":null,\"allocated\":0}]}\n"));
+    assert_non_null(
+        strstr(details, "{\"t\":2468.000,\"op_index\":null,\"op\":\"\",\"allocated\":1000000}"));
+    assert_non_null(
+        strstr(details, "\"lines\":[{\"t\":0.000,\"op_index\":null,\"op\":\"\",\"allocated\":1}"));
+    assert_non_null(
+        strstr(details, "{\"t\":5999.000,\"op_index\":null,\"op\":\"\",\"allocated\":0}]}\n"));
     /* One "allocated" per point, plus the peak's. */
     assert_true(count_str(details, "\"allocated\":") - 1 <= MAX_POINTS);
     assert_true(count_str(details, "\"allocated\":") - 1 > MAX_POINTS / 2);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyse/analyse.h"
 #include "test_util.h"
 
 /* Captured log text is bounded: tests that log more than this are doing something wrong. */
@@ -38,6 +39,53 @@ void nnpt_rm_rf(const char *path)
 {
     if (path)
         nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *nnpt_write_file(const char *dir, const char *name, const char *text)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    FILE *f;
+    if (!path)
+        fail_msg("out of memory");
+    snprintf(path, n, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, strlen(text), f) != strlen(text) || fclose(f) != 0)
+        fail_msg("cannot write %s", path);
+    return path;
+}
+
+char *nnpt_read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(buf = malloc((size_t)n + 1))) {
+        fclose(f);
+        return NULL;
+    }
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+char *nnpt_read_in(const char *dir, const char *name)
+{
+    char path[4096];
+    char *t;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    t = nnpt_read_text(path);
+    if (!t)
+        fail_msg("cannot read %s", path);
+    return t;
 }
 
 static void sink(nnp_log_level_t level, const char *msg, void *user)

@@ -19,6 +19,18 @@ char *nnpt_mkdtemp(void);
 /* Removes a directory tree (like rm -rf). */
 void nnpt_rm_rf(const char *path);
 
+/* Writes text to dir/name (creating dir/name's missing parent folders is not done: dir
+ * must exist); returns the path, malloc'ed. Fails the test on error. */
+char *nnpt_write_file(const char *dir, const char *name, const char *text);
+/* The whole file at path, NUL-terminated and malloc'ed; NULL when it cannot be read. */
+char *nnpt_read_text(const char *path);
+/* The file dir/name (nnpt_read_text), failing the test when it cannot be read. */
+char *nnpt_read_in(const char *dir, const char *name);
+
+/* Analyses in (a folder or file) into out as `nnprof analyse -o out in` does, one rank at a
+ * time, quietly; returns nnp__analyse_path's code. */
+int nnpt_analyse_to(const char *in, const char *out);
+
 /* Starts capturing log lines at every level (the default sink is replaced). */
 void nnpt_log_capture(void);
 /* Everything captured since nnpt_log_capture(), one line per message, "LEVEL: msg\n". */
@@ -74,5 +86,18 @@ bool nnpt_have_corpus(void);
 
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL when unreadable. */
 char *nnpt_read_file(const char *path);
+
+/* ---- model builders (grow these instead of copying them into each test) ---- */
+struct nnp_model;
+/* A step of graph 1 over [begin, end). */
+void nnpt_add_step(struct nnp_model *m, uint64_t id, int64_t begin, int64_t end);
+/* A host op; shapes/dtypes may be NULL (not recorded). Returns its row. */
+size_t nnpt_add_op(struct nnp_model *m, int64_t start, int64_t end, const char *name,
+                   const char *type, const char *shapes, const char *dtypes);
+/* A data-pipeline op registration. */
+void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const char *type,
+                      uint32_t workers);
+/* A queue sample (op_id -1: the device queue). */
+void nnpt_add_queue(struct nnp_model *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap);
 
 #endif

@@ -23,5 +23,7 @@ int nnp_cmd_summary(int argc, char **argv);
 int nnp_cmd_export(int argc, char **argv);
 int nnp_cmd_info(int argc, char **argv);
 int nnp_cmd_run(int argc, char **argv);
+int nnp_cmd_ui(int argc, char **argv);
+int nnp_cmd_report(int argc, char **argv);
 
 #endif /* NNP_CLI_H */

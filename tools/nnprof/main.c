@@ -20,6 +20,8 @@ static const command_t commands[] = {
     {"export", nnp_cmd_export, "msprof-compatible 'export timeline|summary', 'export sqlite'"},
     {"info", nnp_cmd_info, "what a run holds: ranks, steps, time span, records, options"},
     {"run", nnp_cmd_run, "profile a command: 'nnprof run [options] -- cmd args...'"},
+    {"ui", nnp_cmd_ui, "serve the profiling pages for the runs under DIR (local web UI)"},
+    {"report", nnp_cmd_report, "one self-contained HTML report: 'nnprof report DIR -o F.html'"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,680 @@
+/* import_kineto.c - importer of PyTorch profiler traces (issue #15): Kineto's
+ * *.pt.trace.json[.gz] (torch.profiler export_chrome_trace / tensorboard_trace_handler, and
+ * Nsight-derived Kineto JSON) and the legacy autograd profiler's array of "CPU functions".
+ * The file is streamed one event at a time (json_stream.h, gzip through zlib), so memory is
+ * the model's, never the document's. Mapping of events to tables: docs/IMPORT.md, "PyTorch /
+ * Kineto traces". A bad event is logged (file, event index, key, why) and skipped. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "nnprof/nnprof.h"
+#include "read/foreign.h"
+#include "read/importers.h"
+#include "read/json_stream.h"
+#include "util/util.h"
+
+#define SOURCE_FORMAT "pytorch-kineto"
+/* File names torch.profiler writes (tensorboard_trace_handler: <worker>.<ts>.pt.trace.json). */
+#define TRACE_SUFFIX    ".pt.trace.json"
+#define TRACE_GZ_SUFFIX ".pt.trace.json.gz"
+#define JSON_SUFFIX     ".json"
+#define JSON_GZ_SUFFIX  ".json.gz"
+#define STEP_PREFIX     "ProfilerStep#"
+/* Kineto's event categories (libkineto ActivityType names, as the JSON spells them). */
+#define CAT_CPU_OP          "cpu_op"
+#define CAT_USER_ANNOTATION "user_annotation"
+#define CAT_RUNTIME         "cuda_runtime"
+#define CAT_DRIVER          "cuda_driver"
+#define CAT_KERNEL          "kernel"
+#define CAT_MEMCPY          "gpu_memcpy"
+#define CAT_MEMSET          "gpu_memset"
+#define CAT_FLOW            "ac2g"
+#define CAT_INSTANT         "cpu_instant_event"
+#define MEMORY_EVENT        "[memory]"
+/* The legacy autograd profiler (PyTorch built without Kineto, e.g. Debian's 1.13) writes
+ * X events without a category under this pid. */
+#define LEGACY_CPU_PID "CPU functions"
+/* Kernel type strings in the model (what overlap.c and HTA's rules read). */
+#define TYPE_KERNEL "KERNEL"
+#define TYPE_MEMCPY "MEMCPY"
+#define TYPE_MEMSET "MEMSET"
+/* Collective kernels of NCCL ("ncclKernel_...", "ncclDevKernel_...") are communication. */
+#define NCCL_TAG "nccl"
+/* Bad events logged one by one per file; the rest are counted in one line. */
+#define MAX_EVENT_WARNINGS 20
+/* Trace files in one folder (one per rank and capture): far above any job's rank count. */
+#define MAX_FILES 4096
+/* Kernels without a "correlation" arg remembered for the flows, first capacity. */
+#define UNLINKED_INITIAL 256
+/* A callback's code for "seen enough" when peeking at a file's head. */
+#define PEEK_STOP 1
+/* Bytes of one element of the dtypes PyTorch names in NCCL kernel args ("Float", ...). */
+#define DTYPE_MAX_BYTES 8
+
+typedef struct kin {
+    nnp_model_t *m;
+    const char *path;
+    uint64_t bad, warnings;
+    uint64_t n_ops, n_steps, n_markers, n_launches, n_kernels, n_comms, n_mem, n_skipped;
+    nnp_flow_map_t flows; /* ac2g flow ends (pid, tid, ts) -> correlation id */
+    size_t *unlinked;     /* kernel rows without a correlation arg */
+    size_t n_unlinked, unlinked_cap;
+    uint64_t *unlinked_key;
+    bool have_rank;
+    int rc; /* first hard error (out of memory) */
+} kin_t;
+
+/* ---- small helpers ---- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static bool str_is(const cJSON *v, const char *s)
+{
+    return cJSON_IsString(v) && v->valuestring && strcmp(v->valuestring, s) == 0;
+}
+
+static bool contains_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* A non-negative integer from a number or a numeric string; a string that is not a number
+ * (Kineto writes thread names such as "stream 7 " in some versions) gives its digits. */
+static bool json_u64(const cJSON *v, uint64_t *out)
+{
+    int64_t x;
+    if (nnp__foreign_json_int(v, &x) && x >= 0) {
+        *out = (uint64_t)x;
+        return true;
+    }
+    if (cJSON_IsString(v) && v->valuestring) {
+        const char *p = v->valuestring;
+        while (*p && !isdigit((unsigned char)*p))
+            p++;
+        if (*p) {
+            *out = strtoull(p, NULL, 10);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void NNP_PRINTF(4, 5)
+    bad_event(kin_t *k, uint64_t index, const char *name, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    k->bad++;
+    if (++k->warnings > MAX_EVENT_WARNINGS)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    NNP_LOG_W("kineto import: '%s' event #%llu ('%s'): %s: skipped", k->path,
+              (unsigned long long)index, name ? name : "", msg);
+}
+
+static int oom(kin_t *k)
+{
+    k->rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", k->path);
+    return k->rc;
+}
+
+/* Thread index of an event's (pid, tid); pids may be strings ("CPU functions"). */
+static size_t thread_of(kin_t *k, const cJSON *e)
+{
+    uint64_t pid = 0, tid = 0;
+    json_u64(get(e, "pid"), &pid);
+    json_u64(get(e, "tid"), &tid);
+    return nnp__model_thread(k->m, tid, (uint32_t)pid);
+}
+
+/* Bytes per element of a PyTorch dtype name as NCCL kernel args spell it ("Float",
+ * "BFloat16", "Long", ...); 0 when unknown. */
+static uint64_t dtype_bytes(const char *t)
+{
+    static const struct {
+        const char *name;
+        uint64_t bytes;
+    } map[] = {{"Double", 8}, {"Long", 8},          {"ComplexFloat", 8}, {"Float", 4}, {"Int", 4},
+               {"Half", 2},   {"BFloat16", 2},      {"Short", 2},        {"Byte", 1},  {"Char", 1},
+               {"Bool", 1},   {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+    for (size_t i = 0; i < NNP_ARRAY_LEN(map); i++)
+        if (strcmp(t, map[i].name) == 0)
+            return map[i].bytes <= DTYPE_MAX_BYTES ? map[i].bytes : 0;
+    return 0;
+}
+
+/* ---- flows (ac2g): the link of a GPU event that carries no "correlation" arg ---- */
+
+static int remember_unlinked(kin_t *k, size_t row, uint64_t key)
+{
+    if (k->n_unlinked == k->unlinked_cap) {
+        size_t ncap = k->unlinked_cap ? k->unlinked_cap * 2 : UNLINKED_INITIAL;
+        size_t *nr = nnp__realloc(k->unlinked, ncap * sizeof(size_t));
+        uint64_t *nk;
+        if (!nr)
+            return oom(k);
+        k->unlinked = nr;
+        nk = nnp__realloc(k->unlinked_key, ncap * sizeof(uint64_t));
+        if (!nk)
+            return oom(k);
+        k->unlinked_key = nk;
+        k->unlinked_cap = ncap;
+    }
+    k->unlinked[k->n_unlinked] = row;
+    k->unlinked_key[k->n_unlinked++] = key;
+    return NNP_OK;
+}
+
+/* ---- top-level members: distributedInfo, deviceProperties ---- */
+
+static int member_cb(void *user, const char *key, const cJSON *v)
+{
+    kin_t *k = user;
+    nnp_run_info_t *in = &k->m->info;
+    int64_t x;
+    if (strcmp(key, "distributedInfo") == 0 && cJSON_IsObject(v)) {
+        if (nnp__foreign_json_int(get(v, "rank"), &x) && x >= 0 && x < INT32_MAX) {
+            in->rank_id = (int)x;
+            k->have_rank = true;
+        }
+        if (nnp__foreign_json_int(get(v, "world_size"), &x) && x > 0 && x < INT32_MAX)
+            in->rank_size = (int)x;
+        NNP_LOG_I("kineto import: '%s': rank %d of %d (backend %s)", k->path, in->rank_id,
+                  in->rank_size,
+                  cJSON_IsString(get(v, "backend")) ? get(v, "backend")->valuestring : "?");
+    } else if (strcmp(key, "deviceProperties") == 0 && cJSON_IsArray(v)) {
+        const cJSON *d = cJSON_GetArrayItem(v, 0);
+        int64_t mem;
+        if (cJSON_IsObject(d) && nnp__foreign_json_int(get(d, "totalGlobalMem"), &mem) && mem > 0 &&
+            !in->device_memory_bytes)
+            in->device_memory_bytes = (uint64_t)mem;
+        if (cJSON_IsObject(d) && cJSON_IsString(get(d, "name")) && !in->device_name &&
+            !(in->device_name = nnp__strdup(get(d, "name")->valuestring)))
+            return oom(k);
+    }
+    return NNP_OK;
+}
+
+/* ---- events ---- */
+
+/* "ProfilerStep#N": a step (HTA and torch.profiler's schedule name them so). */
+static int add_step(kin_t *k, const char *name, int64_t ts, int64_t dur, uint64_t index)
+{
+    char *end;
+    unsigned long long id = strtoull(name + strlen(STEP_PREFIX), &end, 10);
+    size_t i;
+    if (end == name + strlen(STEP_PREFIX) || *end) {
+        bad_event(k, index, name, "step name has no number");
+        return NNP_OK;
+    }
+    if ((i = nnp__table_push(&k->m->steps.t)) == SIZE_MAX)
+        return oom(k);
+    k->m->steps.id[i] = id;
+    k->m->steps.start_ns[i] = ts;
+    k->m->steps.end_ns[i] = ts + dur;
+    k->n_steps++;
+    return NNP_OK;
+}
+
+/* cpu_op (and the legacy profiler's CPU functions): a host op; its type is its name, as
+ * torch.profiler's key_averages groups by name. */
+static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
+{
+    nnp_model_t *m = k->m;
+    const cJSON *args = get(e, "args");
+    size_t th = thread_of(k, e), i;
+    uint64_t ext = 0;
+    if (th == SIZE_MAX || (i = nnp__table_push(&m->ops.t)) == SIZE_MAX)
+        return oom(k);
+    m->ops.start_ns[i] = ts;
+    m->ops.end_ns[i] = ts + dur;
+    m->ops.name[i] = nnp__model_intern_cstr(m, name);
+    m->ops.type[i] = m->ops.name[i];
+    m->ops.thread[i] = (uint32_t)th;
+    if (json_u64(get(args, "External id"), &ext))
+        m->ops.corr[i] = ext;
+    /* record_shapes: kept as the JSON text Kineto wrote (dynamic_shape.c compares them). */
+    if (cJSON_IsArray(get(args, "Input Dims"))) {
+        char *s = cJSON_PrintUnformatted(get(args, "Input Dims"));
+        if (!s)
+            return oom(k);
+        m->ops.shapes[i] = nnp__model_intern_cstr(m, s);
+        cJSON_free(s);
+    }
+    if (cJSON_IsArray(get(args, "Input type"))) {
+        char *s = cJSON_PrintUnformatted(get(args, "Input type"));
+        if (!s)
+            return oom(k);
+        m->ops.dtypes[i] = nnp__model_intern_cstr(m, s);
+        cJSON_free(s);
+    }
+    k->n_ops++;
+    return NNP_OK;
+}
+
+/* user_annotation (record_function ranges): user markers. */
+static int add_marker(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
+{
+    nnp_model_t *m = k->m;
+    size_t th = thread_of(k, e), i;
+    if (th == SIZE_MAX || (i = nnp__table_push(&m->markers.t)) == SIZE_MAX)
+        return oom(k);
+    m->markers.start_ns[i] = ts;
+    m->markers.end_ns[i] = ts + dur;
+    m->markers.message[i] = nnp__model_intern_cstr(m, name);
+    m->markers.thread[i] = (uint32_t)th;
+    k->n_markers++;
+    return NNP_OK;
+}
+
+/* cuda_runtime / cuda_driver: a launch, linked to its kernel by args.correlation. */
+static int add_launch(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur,
+                      uint64_t index)
+{
+    nnp_model_t *m = k->m;
+    const cJSON *args = get(e, "args");
+    uint64_t corr = 0, ext = 0;
+    size_t th, i;
+    if (!json_u64(get(args, "correlation"), &corr) || corr == 0) {
+        /* Runtime calls that launch nothing (cudaDeviceSynchronize) carry no correlation in
+         * some versions; they are not launches. */
+        (void)index;
+        k->n_skipped++;
+        return NNP_OK;
+    }
+    json_u64(get(args, "External id"), &ext);
+    th = thread_of(k, e);
+    if (th == SIZE_MAX || (i = nnp__table_push(&m->launches.t)) == SIZE_MAX)
+        return oom(k);
+    m->launches.start_ns[i] = ts;
+    m->launches.end_ns[i] = ts + dur;
+    m->launches.name[i] = nnp__model_intern_cstr(m, name);
+    m->launches.thread[i] = (uint32_t)th;
+    m->launches.id[i] = corr;
+    m->launches.corr[i] = ext;
+    k->n_launches++;
+    return NNP_OK;
+}
+
+/* An NCCL kernel's communication op: kind from args["Collective name"] (PyTorch >= 2.1)
+ * else the kernel name; bytes = In msg nelems x dtype size; group = Process Group Name. */
+static int add_nccl_comm(kin_t *k, const cJSON *args, const char *name, int64_t ts, int64_t dur,
+                         uint32_t stream)
+{
+    nnp_model_t *m = k->m;
+    const cJSON *coll = get(args, "Collective name");
+    const cJSON *dtype = get(args, "dtype");
+    const cJSON *group = get(args, "Process Group Name");
+    int64_t nelems;
+    size_t i;
+    if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
+        return oom(k);
+    m->comms.start_ns[i] = ts;
+    m->comms.end_ns[i] = ts + dur;
+    m->comms.name[i] = nnp__model_intern_cstr(m, name);
+    m->comms.kind[i] = nnp__foreign_comm_kind(cJSON_IsString(coll) ? coll->valuestring : name);
+    m->comms.stream_id[i] = stream;
+    m->comms.peer[i] = -1;
+    if (cJSON_IsString(group))
+        m->comms.group[i] = nnp__model_intern_cstr(m, group->valuestring);
+    if (cJSON_IsString(dtype) && nnp__foreign_json_int(get(args, "In msg nelems"), &nelems) &&
+        nelems > 0)
+        m->comms.bytes[i] = (uint64_t)nelems * dtype_bytes(dtype->valuestring);
+    k->n_comms++;
+    return NNP_OK;
+}
+
+/* kernel / gpu_memcpy / gpu_memset: a device kernel (type KERNEL, MEMCPY or MEMSET). */
+static int add_kernel(kin_t *k, const cJSON *e, const char *name, const char *type, int64_t ts,
+                      int64_t dur)
+{
+    nnp_model_t *m = k->m;
+    const cJSON *args = get(e, "args");
+    uint64_t v = 0, pid = 0, tid = 0;
+    size_t i;
+    if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
+        return oom(k);
+    m->kernels.start_ns[i] = ts;
+    m->kernels.end_ns[i] = ts + dur;
+    m->kernels.name[i] = nnp__model_intern_cstr(m, name);
+    m->kernels.type[i] = nnp__model_intern_cstr(m, type);
+    if (json_u64(get(args, "stream"), &v) || json_u64(get(e, "tid"), &v))
+        m->kernels.stream_id[i] = (uint32_t)v;
+    if (json_u64(get(args, "device"), &v) || json_u64(get(e, "pid"), &v))
+        m->kernels.device_id[i] = (uint32_t)v;
+    if (json_u64(get(args, "External id"), &v))
+        m->kernels.corr[i] = v;
+    if (json_u64(get(args, "correlation"), &v) && v) {
+        m->kernels.launch[i] = v;
+    } else {
+        json_u64(get(e, "pid"), &pid);
+        json_u64(get(e, "tid"), &tid);
+        if (remember_unlinked(k, i, nnp__flow_key(pid, tid, ts)) != NNP_OK)
+            return k->rc;
+    }
+    k->n_kernels++;
+    if (strcmp(type, TYPE_KERNEL) == 0 && contains_ci(name, NCCL_TAG))
+        return add_nccl_comm(k, args, name, ts, dur, m->kernels.stream_id[i]);
+    return NNP_OK;
+}
+
+/* "[memory]" instants (profile_memory=True): allocations (Bytes > 0) and frees. */
+static int add_memory(kin_t *k, const cJSON *e, int64_t ts)
+{
+    nnp_model_t *m = k->m;
+    const cJSON *args = get(e, "args");
+    int64_t bytes, dev;
+    uint64_t addr = 0;
+    size_t i;
+    if (!nnp__foreign_json_int(get(args, "Bytes"), &bytes) || bytes == 0)
+        return NNP_OK;
+    if ((i = nnp__table_push(&m->mem.t)) == SIZE_MAX)
+        return oom(k);
+    json_u64(get(args, "Addr"), &addr);
+    m->mem.ts_ns[i] = ts;
+    m->mem.is_alloc[i] = bytes > 0;
+    m->mem.address[i] = addr;
+    m->mem.bytes[i] = bytes > 0 ? (uint64_t)bytes : (uint64_t)0 - (uint64_t)bytes;
+    /* Device Id -1 is host memory; the model keeps device ids unsigned. */
+    m->mem.device_id[i] = nnp__foreign_json_int(get(args, "Device Id"), &dev) && dev >= 0
+                              ? (uint32_t)dev
+                              : UINT32_MAX;
+    k->n_mem++;
+    return NNP_OK;
+}
+
+static int event_cb(void *user, const cJSON *e, uint64_t index)
+{
+    kin_t *k = user;
+    const cJSON *ph = get(e, "ph"), *cat = get(e, "cat"), *name = get(e, "name");
+    const char *c = cJSON_IsString(cat) ? cat->valuestring : NULL;
+    const char *n;
+    int64_t ts, dur;
+
+    if (!cJSON_IsString(ph))
+        return NNP_OK;
+    if (strcmp(ph->valuestring, "f") == 0 && c && strcmp(c, CAT_FLOW) == 0) {
+        uint64_t id, pid = 0, tid = 0;
+        json_u64(get(e, "pid"), &pid);
+        if (json_u64(get(e, "id"), &id) && json_u64(get(e, "tid"), &tid) &&
+            nnp__foreign_json_us_ns(get(e, "ts"), &ts) &&
+            nnp__flow_put(&k->flows, nnp__flow_key(pid, tid, ts), id) != NNP_OK)
+            return k->rc = NNP_ENOMEM;
+        return NNP_OK;
+    }
+    if (strcmp(ph->valuestring, "i") == 0 || strcmp(ph->valuestring, "I") == 0) {
+        if (str_is(name, MEMORY_EVENT) && nnp__foreign_json_us_ns(get(e, "ts"), &ts))
+            return add_memory(k, e, ts);
+        return NNP_OK;
+    }
+    if (strcmp(ph->valuestring, "X") != 0)
+        return NNP_OK;
+    n = cJSON_IsString(name) && name->valuestring ? name->valuestring : NULL;
+    if (!n) {
+        bad_event(k, index, "", "no 'name'");
+        return NNP_OK;
+    }
+    if (!nnp__foreign_json_us_ns(get(e, "ts"), &ts)) {
+        bad_event(k, index, n, "key 'ts' missing or not a time in us");
+        return NNP_OK;
+    }
+    if (!nnp__foreign_json_us_ns(get(e, "dur"), &dur) || dur < 0) {
+        bad_event(k, index, n, "key 'dur' missing, negative or not a time in us");
+        return NNP_OK;
+    }
+    if (!c) {
+        /* The legacy profiler: every X event of "CPU functions" is a host op. */
+        if (!str_is(get(e, "pid"), LEGACY_CPU_PID)) {
+            k->n_skipped++;
+            return NNP_OK;
+        }
+        c = CAT_CPU_OP;
+    }
+    if (strncmp(n, STEP_PREFIX, strlen(STEP_PREFIX)) == 0 &&
+        (strcmp(c, CAT_CPU_OP) == 0 || strcmp(c, CAT_USER_ANNOTATION) == 0))
+        return add_step(k, n, ts, dur, index);
+    if (strcmp(c, CAT_CPU_OP) == 0)
+        return add_op(k, e, n, ts, dur);
+    if (strcmp(c, CAT_USER_ANNOTATION) == 0)
+        return add_marker(k, e, n, ts, dur);
+    if (strcmp(c, CAT_RUNTIME) == 0 || strcmp(c, CAT_DRIVER) == 0)
+        return add_launch(k, e, n, ts, dur, index);
+    if (strcmp(c, CAT_KERNEL) == 0)
+        return add_kernel(k, e, n, TYPE_KERNEL, ts, dur);
+    if (strcmp(c, CAT_MEMCPY) == 0)
+        return add_kernel(k, e, n, TYPE_MEMCPY, ts, dur);
+    if (strcmp(c, CAT_MEMSET) == 0)
+        return add_kernel(k, e, n, TYPE_MEMSET, ts, dur);
+    /* python_function, gpu_user_annotation, cuda_sync, Trace spans, ...: not modelled. */
+    k->n_skipped++;
+    return NNP_OK;
+}
+
+/* GPU events without a "correlation" arg take the id of the ac2g flow ending on them. */
+static void link_by_flows(kin_t *k)
+{
+    for (size_t j = 0; j < k->n_unlinked; j++) {
+        uint64_t id = nnp__flow_get(&k->flows, k->unlinked_key[j]);
+        if (id)
+            k->m->kernels.launch[k->unlinked[j]] = id;
+    }
+}
+
+static void report(const kin_t *k, const nnp_json_stream_report_t *rep)
+{
+    nnp__foreign_log_stream("kineto import", k->path, rep);
+    if (k->warnings > MAX_EVENT_WARNINGS)
+        NNP_LOG_W("kineto import: '%s': %llu more bad events not logged", k->path,
+                  (unsigned long long)(k->warnings - MAX_EVENT_WARNINGS));
+    NNP_LOG_I("kineto import: '%s': %llu ops, %llu steps, %llu annotations, %llu launches, %llu "
+              "GPU events (%llu NCCL), %llu memory events; %llu events not modelled",
+              k->path, (unsigned long long)k->n_ops, (unsigned long long)k->n_steps,
+              (unsigned long long)k->n_markers, (unsigned long long)k->n_launches,
+              (unsigned long long)k->n_kernels, (unsigned long long)k->n_comms,
+              (unsigned long long)k->n_mem, (unsigned long long)k->n_skipped);
+}
+
+/* ---- the rank of a file without distributedInfo: "rank-3", "rank_3", "rank3" ---- */
+
+static int rank_from_name(const char *path)
+{
+    const char *base = strrchr(path, '/'), *p;
+    base = base ? base + 1 : path;
+    for (p = base; (p = strstr(p, "rank")) != NULL; p += strlen("rank")) {
+        const char *d = p + strlen("rank");
+        if (*d == '-' || *d == '_')
+            d++;
+        if (isdigit((unsigned char)*d))
+            return (int)strtol(d, NULL, 10);
+    }
+    return -1;
+}
+
+/* ---- find() and import() ---- */
+
+/* The top-level members before the event array give the rank; the first event stops. */
+static int rank_member(void *user, const char *key, const cJSON *v)
+{
+    int64_t x;
+    if (strcmp(key, "distributedInfo") == 0 && cJSON_IsObject(v) &&
+        nnp__foreign_json_int(get(v, "rank"), &x) && x >= 0 && x < INT32_MAX)
+        *(int *)user = (int)x;
+    return NNP_OK;
+}
+
+static int stop_at_first(void *user, const cJSON *e, uint64_t index)
+{
+    (void)user;
+    (void)e;
+    (void)index;
+    return PEEK_STOP;
+}
+
+/* A trace's rank for ordering the inputs: distributedInfo.rank when it precedes the events
+ * (Kineto writes it first), else the file name's, else -1 (import() decides). */
+static int peek_rank(const char *path)
+{
+    nnp_json_stream_report_t rep;
+    int rank = -1;
+    nnp__json_stream_doc(path, NULL, stop_at_first, rank_member, &rank, &rep);
+    return rank >= 0 ? rank : rank_from_name(path);
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_trace_name(const char *name)
+{
+    return ends_with(name, TRACE_SUFFIX) || ends_with(name, TRACE_GZ_SUFFIX);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds dir's *.pt.trace.json[.gz] files, in name order. */
+static int add_dir(const char *dir, nnp_foreign_input_t *out, int cap, int n)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char *names[MAX_FILES];
+    size_t k = 0;
+    if (!d)
+        return n;
+    while ((e = readdir(d)) != NULL && k < MAX_FILES)
+        if (is_trace_name(e->d_name) && (names[k] = nnp__strdup(e->d_name)) != NULL)
+            k++;
+    closedir(d);
+    qsort(names, k, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < k; i++) {
+        char p[NNP_PATH_MAX];
+        if (n < cap && nnp__path_join(p, sizeof(p), dir, names[i]) == NNP_OK && is_file(p) &&
+            nnp__strlcpy(out[n].path, p, sizeof(out[n].path))) {
+            out[n].rank = peek_rank(p);
+            n++;
+        }
+        nnp__free(names[i]);
+    }
+    return n;
+}
+
+/* The first event of a file named explicitly, to tell a PyTorch trace from other tools'
+ * Chrome-trace files: stops the stream at once (PEEK_STOP). */
+static int peek_cb(void *user, const cJSON *e, uint64_t index)
+{
+    (void)index;
+    *(bool *)user = str_is(get(e, "pid"), LEGACY_CPU_PID);
+    return PEEK_STOP;
+}
+
+/* A file named explicitly: a trace when its name says so; else a .json[.gz] that is a
+ * Chrome-trace object (Kineto's layout) or the legacy profiler's array - never another
+ * tool's timeline array (msprof, torch_npu), which the importers before this one read. */
+static bool looks_like_kineto(const char *path)
+{
+    nnp_json_stream_report_t rep;
+    bool is_legacy = false;
+    int rc;
+    if (is_trace_name(path))
+        return true;
+    if (!ends_with(path, JSON_SUFFIX) && !ends_with(path, JSON_GZ_SUFFIX))
+        return false;
+    rc = nnp__json_stream_doc(path, NULL, peek_cb, NULL, &is_legacy, &rep);
+    if (rc != NNP_OK && rc != PEEK_STOP)
+        return false;
+    return rep.has_array && (rep.object || is_legacy);
+}
+
+static int find(const char *dir, nnp_foreign_input_t *out, int cap)
+{
+    int n = 0;
+    DIR *d;
+    struct dirent *e;
+    if (cap <= 0)
+        return 0;
+    if (is_file(dir)) {
+        if (!looks_like_kineto(dir) || !nnp__strlcpy(out[0].path, dir, sizeof(out[0].path)))
+            return 0;
+        out[0].rank = peek_rank(dir);
+        return 1;
+    }
+    n = add_dir(dir, out, cap, 0);
+    if (n > 0)
+        return n;
+    /* One level down: tensorboard log folders (log/RUN/NAME.pt.trace.json), or one folder per
+     * rank. */
+    d = opendir(dir);
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < cap) {
+        char sub[NNP_PATH_MAX];
+        if (e->d_name[0] == '.' || nnp__path_join(sub, sizeof(sub), dir, e->d_name) != NNP_OK)
+            continue;
+        n = add_dir(sub, out, cap, n);
+    }
+    closedir(d);
+    return n;
+}
+
+static int import(const char *input, nnp_model_t *m)
+{
+    kin_t k;
+    nnp_json_stream_report_t rep;
+    int rc, rank = rank_from_name(input);
+
+    memset(&k, 0, sizeof(k));
+    k.m = m;
+    k.path = input;
+    if (!m->info.source_format && !(m->info.source_format = nnp__strdup(SOURCE_FORMAT)))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    if (!m->info.source && !(m->info.source = nnp__strdup(input)))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    /* Kernels run asynchronously: a step's device work is what its host range launched. */
+    m->info.overlap_device_steps = true;
+    rc = nnp__json_stream_doc(input, NULL, event_cb, member_cb, &k, &rep);
+    link_by_flows(&k);
+    nnp__flow_fini(&k.flows);
+    nnp__free(k.unlinked);
+    nnp__free(k.unlinked_key);
+    if (k.rc != NNP_OK)
+        return k.rc;
+    if (rc != NNP_OK) {
+        NNP_LOG_W("kineto import: cannot read '%s': %s", input, nnp_last_error());
+        return rc;
+    }
+    if (!k.have_rank)
+        m->info.rank_id = rank >= 0 ? rank : 0;
+    report(&k, &rep);
+    if (rep.no_array)
+        return nnp__fail(NNP_ECORRUPT, "'%s' holds no trace event array", input);
+    if (k.n_ops + k.n_steps + k.n_markers + k.n_launches + k.n_kernels + k.n_mem == 0)
+        return nnp__fail(NNP_ECORRUPT, "'%s': no PyTorch profiler event could be read", input);
+    return NNP_OK;
+}
+
+const nnp_importer_t nnp__importer_kineto = {SOURCE_FORMAT, find, import};

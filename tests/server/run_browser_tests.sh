@@ -1,0 +1,16 @@
+#!/bin/sh
+# run_browser_tests.sh BUILD_DIR SOURCE_DIR NODE - ctest's entry to web/tests/ui_test.mjs:
+# trains the demo (2 ranks) into BUILD_DIR/ui-test/demo, then drives chromium against
+# `nnprof ui` on it and on the CANN corpus run (../shared/corpus beside the repository).
+# Screenshots: BUILD_DIR/ui-screenshots/.
+set -eu
+build=$1
+src=$2
+node=$3
+work=$build/ui-test
+rm -rf "$work"
+mkdir -p "$work/demo"
+"$build/examples/demo_train" --output "$work/demo/data" --ranks 2 --epochs 2 >/dev/null
+corpus=${NNP_CORPUS:-$src/../shared/corpus}/mindinsight/profiler
+exec "$node" "$src/web/tests/ui_test.mjs" --nnprof "$build/nnprof" --demo "$work/demo" \
+    --corpus "$corpus" --cache "$work/cache" --out "$build/ui-screenshots"

@@ -1,0 +1,64 @@
+/* fixture_model.c - the helpers of test_util.h that use the library's internal symbols:
+ * model builders (rows added straight into a model's tables, for tests of analyses that need
+ * exact, hand-made inputs) and the in-process analyse driver. A separate object of the
+ * nnp_test_util library, so tests that link only the public libnnprof.so do not pull it in. */
+#include <stdio.h>
+
+#include "analyse/driver.h"
+#include "model/model.h"
+#include "test_util.h"
+
+int nnpt_analyse_to(const char *in, const char *out)
+{
+    nnp_analyse_options_t o;
+    nnp_analyse_options_init(&o);
+    o.jobs = 1;
+    o.quiet = true;
+    snprintf(o.output_dir, sizeof(o.output_dir), "%s", out);
+    return nnp__analyse_path(in, &o);
+}
+
+void nnpt_add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
+{
+    size_t i = nnp__table_push(&m->steps.t);
+    assert_true(i != SIZE_MAX);
+    m->steps.id[i] = id;
+    m->steps.graph_id[i] = 1;
+    m->steps.start_ns[i] = begin;
+    m->steps.end_ns[i] = end;
+}
+
+size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, const char *type,
+                   const char *shapes, const char *dtypes)
+{
+    size_t i = nnp__table_push(&m->ops.t);
+    assert_true(i != SIZE_MAX);
+    m->ops.start_ns[i] = start;
+    m->ops.end_ns[i] = end;
+    m->ops.name[i] = nnp__model_intern_cstr(m, name);
+    m->ops.type[i] = nnp__model_intern_cstr(m, type);
+    m->ops.shapes[i] = shapes ? nnp__model_intern_cstr(m, shapes) : NNP_NONE;
+    m->ops.dtypes[i] = dtypes ? nnp__model_intern_cstr(m, dtypes) : NNP_NONE;
+    return i;
+}
+
+void nnpt_add_pipe_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type,
+                      uint32_t workers)
+{
+    size_t i = nnp__table_push(&m->pipe_ops.t);
+    assert_true(i != SIZE_MAX);
+    m->pipe_ops.op_id[i] = id;
+    m->pipe_ops.parent_id[i] = parent;
+    m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, type);
+    m->pipe_ops.num_workers[i] = workers;
+}
+
+void nnpt_add_queue(nnp_model_t *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap)
+{
+    size_t i = nnp__table_push(&m->queues.t);
+    assert_true(i != SIZE_MAX);
+    m->queues.ts_ns[i] = ts;
+    m->queues.op_id[i] = op_id;
+    m->queues.size[i] = size;
+    m->queues.capacity[i] = cap;
+}

@@ -1,0 +1,480 @@
+/* test_import_kineto.c - the PyTorch profiler importer (src/read/import_kineto.c) and HTA's
+ * analyses (src/analyse/hta*.c) on small Kineto traces written here, every expected value
+ * worked out by hand in the comments; gzip input and a gzip file cut mid-stream; the legacy
+ * profiler's format; and a real torch.profiler trace from Debian's python3-torch (skipped
+ * when torch is absent), whose event counts must equal torch's own key_averages(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "analyse/analyse.h"
+#include "model/model.h"
+#include "read/importers.h"
+#include "test_util.h"
+
+#define TRACE_CAP (16 * 1024)
+
+/* One rank's trace (µs). Steps: ProfilerStep#1 [1000,1100), #2 [1100,1200), #3 [1200,1300).
+ * Launch (correlation) -> GPU event:
+ *   1 cudaLaunchKernel 1010.2+4.5  -> gemm_a   stream 7   1020.5+30.25 (External id 1: aten::mm)
+ *   2 cudaLaunchKernel 1015+3      -> ncclKernel_AllReduce stream 20, NCCL_TS+NCCL_DUR
+ *   3 cudaMemcpyAsync  1030+2      -> Memcpy HtoD stream 7  1060+10
+ *   4 cudaLaunchKernel 1105+5      -> gemm_a   stream 7   1111.4+0.3 (sub-µs)
+ *   5 cudaLaunchKernel 1120+60     -> relu     stream 7   1190+5
+ *   6 cudaLaunchKernel 1210+4      -> gemm_a   stream 7   1220+10 (in the last step)
+ *   - a kernel "orphan" with correlation 99 and no launch: stream 7 1300+5 */
+static void make_trace(char *buf, size_t cap, int rank, const char *nccl_ts, const char *nccl_dur)
+{
+    snprintf(
+        buf, cap,
+        "{\"schemaVersion\": 1,\n"
+        " \"deviceProperties\": [{\"id\": 0, \"name\": \"Test GPU\", \"totalGlobalMem\": 1000}],\n"
+        " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 3},\n"
+        " \"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1000,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":9,\"ts\":1009,"
+        "\"dur\":20,\"args\":{\"External id\":1,\"Input Dims\":[[2,3],[3,4]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1010.2,\"dur\":4.5,\"args\":{\"External id\":1,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1015,\"dur\":3,\"args\":{\"correlation\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1030,\"dur\":2,\"args\":{\"correlation\":3}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1100,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1105,\"dur\":5,\"args\":{\"correlation\":4}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1120,\"dur\":60,\"args\":{\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1200,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1210,\"dur\":4,\"args\":{\"correlation\":6}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_a\",\"pid\":0,\"tid\":7,\"ts\":1020.5,"
+        "\"dur\":30.25,\"args\":{\"External id\":1,\"stream\":7,\"device\":0,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float\","
+        "\"pid\":0,\"tid\":20,\"ts\":%s,\"dur\":%s,\"args\":{\"stream\":20,\"device\":0,"
+        "\"correlation\":2,\"Collective name\":\"allreduce\",\"In msg nelems\":1024,"
+        "\"dtype\":\"Float\",\"Process Group Name\":\"0\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\","
+        "\"pid\":0,\"tid\":7,\"ts\":1060,\"dur\":10,\"args\":{\"stream\":7,\"correlation\":3}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_a\",\"pid\":0,\"tid\":7,\"ts\":1111.4,"
+        "\"dur\":0.3,\"args\":{\"stream\":7,\"correlation\":4}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":1190,"
+        "\"dur\":5,\"args\":{\"stream\":7,\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_a\",\"pid\":0,\"tid\":7,\"ts\":1220,"
+        "\"dur\":10,\"args\":{\"stream\":7,\"correlation\":6}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,\"ts\":1300,"
+        "\"dur\":5,\"args\":{\"stream\":7,\"correlation\":99}},\n"
+        "{\"ph\":\"s\",\"id\":1,\"pid\":9,\"tid\":9,\"ts\":1010.2,\"cat\":\"ac2g\",\"name\":"
+        "\"ac2g\"},\n"
+        "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":9,\"tid\":9,"
+        "\"ts\":1011,\"args\":{\"Addr\":4096,\"Bytes\":512,\"Device Id\":0}},\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":9,\"tid\":0,\"args\":"
+        "{\"name\":\"python\"}}\n"
+        "],\n \"traceName\": \"t\", \"baseTimeNanoseconds\": 1700000000000000000}\n",
+        rank, nccl_ts, nccl_dur);
+}
+
+static void test_import_counts(void **state)
+{
+    char *dir = nnpt_mkdtemp(), trace[TRACE_CAP], *path;
+    nnp_foreign_input_t in[4];
+    nnp_model_t m;
+    (void)state;
+    make_trace(trace, sizeof(trace), 2, "1040", "40");
+    path = nnpt_write_file(dir, "host_1.pt.trace.json", trace);
+    assert_int_equal(nnp__importer_kineto.find(dir, in, 4), 1);
+    assert_int_equal(in[0].rank, 2); /* distributedInfo, read from the file's head */
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    assert_int_equal(m.info.rank_id, 2);
+    assert_int_equal(m.info.rank_size, 3);
+    assert_string_equal(m.info.device_name, "Test GPU");
+    assert_int_equal(m.info.device_memory_bytes, 1000);
+    assert_int_equal(m.steps.t.n, 3);
+    assert_int_equal(m.ops.t.n, 1);
+    assert_int_equal(m.launches.t.n, 6);
+    assert_int_equal(m.kernels.t.n, 7); /* 6 kernels/copies + the orphan */
+    assert_int_equal(m.comms.t.n, 1);
+    assert_int_equal(m.mem.t.n, 1);
+    /* gemm_a: exact ns from the µs decimals; its op link and launch link. */
+    assert_int_equal(m.kernels.start_ns[0], 1020500);
+    assert_int_equal(m.kernels.end_ns[0], 1050750);
+    assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "KERNEL");
+    assert_int_equal(m.kernels.corr[0], 1);
+    assert_int_equal(m.kernels.launch[0], 1);
+    assert_int_equal(m.kernels.stream_id[0], 7);
+    assert_int_equal(m.ops.corr[0], 1);
+    assert_string_equal(nnp__model_str(&m, m.ops.shapes[0]), "[[2,3],[3,4]]");
+    /* The NCCL kernel's communication op: allreduce, 1024 floats = 4096 bytes, group "0". */
+    assert_int_equal(m.comms.kind[0], NNP_COMM_ALLREDUCE);
+    assert_int_equal(m.comms.bytes[0], 4096);
+    assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "0");
+    assert_string_equal(nnp__model_str(&m, m.kernels.type[2]), "MEMCPY");
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Writes the three ranks (NCCL kernel of rank 0 at 1040+40, rank 1 1050+30, rank 2
+ * 1045+35) into dir, plain or gzip-compressed. */
+static void write_ranks(const char *dir, bool gz)
+{
+    static const char *const ts[] = {"1040", "1050", "1045"}, *const dur[] = {"40", "30", "35"};
+    char trace[TRACE_CAP], name[64], path[4200];
+    for (int r = 0; r < 3; r++) {
+        make_trace(trace, sizeof(trace), r, ts[r], dur[r]);
+        snprintf(name, sizeof(name), "rank%d.pt.trace.json%s", r, gz ? ".gz" : "");
+        if (gz) {
+            gzFile z;
+            snprintf(path, sizeof(path), "%s/%s", dir, name);
+            z = gzopen(path, "wb");
+            assert_non_null(z);
+            assert_int_equal(gzputs(z, trace), (int)strlen(trace));
+            assert_int_equal(gzclose(z), Z_OK);
+        } else {
+            free(nnpt_write_file(dir, name, trace));
+        }
+    }
+}
+
+/* Every HTA table of the three ranks, worked out by hand (HTA rounds starts up and ends
+ * down to the µs; the last profiler step and the launch-less kernel are filtered out):
+ * rank 0 GPU events [1021,1050] gemm s7, [1040,1080] nccl s20, [1060,1070] memcpy s7,
+ * [1112,1111] gemm s7 (sub-µs: negative), [1190,1195] relu s7. */
+static void check_hta(const char *out)
+{
+    char dir[4200], *t;
+    snprintf(dir, sizeof(dir), "%s/hta", out);
+    /* Merged: [1021,1080] [1112,1111] [1190,1195]: kernel time 1195-1021 = 174, run time
+     * 59-1+5 = 63, idle 111; compute [1021,1050]+[1112,1111]+[1190,1195] = 33; the rest
+     * 30. 111/174 = 63.79%, 33/174 = 18.97%, 30/174 = 17.24%. Ranks 1, 2: the same. */
+    t = nnpt_read_in(dir, "temporal_breakdown.csv");
+    assert_string_equal(t, "rank,idle_time(ns),compute_time(ns),non_compute_time(ns),"
+                           "kernel_time(ns),idle_time_pctg,compute_time_pctg,"
+                           "non_compute_time_pctg\n"
+                           "0,111,33,30,174,63.79,18.97,17.24\n"
+                           "1,111,33,30,174,63.79,18.97,17.24\n"
+                           "2,111,33,30,174,63.79,18.97,17.24\n");
+    free(t);
+    /* Stream 7: memcpy 1060-1050 = 10 < 30 and its launch (1030) before 1050: kernel wait;
+     * gemm 1112-1070 = 42, launch 1105 > 1070: host wait; relu 1190-1111 = 79, launch
+     * 1120 > 1111: host wait. 121/131 = 0.92, 10/131 = 0.08. Stream 20: one kernel. */
+    t = nnpt_read_in(dir, "idle_time_breakdown.csv");
+    assert_string_equal(t, "rank,stream,idle_category,idle_time,idle_time_ratio\n"
+                           "0,7,host_wait,121,0.92\n0,7,kernel_wait,10,0.08\n0,7,other,0,0\n"
+                           "0,20,other,0,\n"
+                           "1,7,host_wait,121,0.92\n1,7,kernel_wait,10,0.08\n1,7,other,0,0\n"
+                           "1,20,other,0,\n"
+                           "2,7,host_wait,121,0.92\n2,7,kernel_wait,10,0.08\n2,7,other,0,0\n"
+                           "2,20,other,0,\n");
+    free(t);
+    /* Rank 0: comp alone 1021-1040 + 1190-1195 = 24, comp+comm 1040-1050 = 10, comm alone
+     * 1050-1060 + 1070-1080 = 20, comm+memory 10. Rank 1 (nccl 1050-1080): 34, 0, 20, 10.
+     * Rank 2 (1045-1080): 29, 5, 20, 10. Sums 87, 15, 60, 30 of 192: 45.3, 7.8, 31.2 (31.25
+     * rounds to even), 15.6. */
+    t = nnpt_read_in(dir, "kernel_type_breakdown.csv");
+    assert_string_equal(t, "kernel_type,sum,percentage\n"
+                           "COMPUTATION,87,45.3\n"
+                           "COMMUNICATION,60,31.2\n"
+                           "COMMUNICATION overlapping MEMORY,30,15.6\n"
+                           "COMPUTATION overlapping COMMUNICATION,15,7.8\n");
+    free(t);
+    /* gemm_a: 29 and -1: sum 28, mean 14, sample std sqrt(450) = 21.213203435596427. */
+    t = nnpt_read_in(dir, "kernel_breakdown.csv");
+    assert_string_equal(t, "name,sum (ns),max (ns),min (ns),stddev,mean (ns),kernel_type,rank\n"
+                           "ncclKernel_AllReduce_RING_LL_Sum_float,40,40,40,0,40,COMMUNICATION,0\n"
+                           "ncclKernel_AllReduce_RING_LL_Sum_float,30,30,30,0,30,COMMUNICATION,1\n"
+                           "ncclKernel_AllReduce_RING_LL_Sum_float,35,35,35,0,35,COMMUNICATION,2\n"
+                           "gemm_a,28,29,-1,21.213203435596427,14,COMPUTATION,0\n"
+                           "gemm_a,28,29,-1,21.213203435596427,14,COMPUTATION,1\n"
+                           "gemm_a,28,29,-1,21.213203435596427,14,COMPUTATION,2\n"
+                           "relu,5,5,5,0,5,COMPUTATION,0\nrelu,5,5,5,0,5,COMPUTATION,1\n"
+                           "relu,5,5,5,0,5,COMPUTATION,2\n"
+                           "Memcpy HtoD (Pageable -> Device),10,10,10,0,10,MEMORY,0\n"
+                           "Memcpy HtoD (Pageable -> Device),10,10,10,0,10,MEMORY,1\n"
+                           "Memcpy HtoD (Pageable -> Device),10,10,10,0,10,MEMORY,2\n");
+    free(t);
+    /* Overlap / merged comm: 10/40 = 25%, 0/30, 5/35 = 14.29%. */
+    t = nnpt_read_in(dir, "comm_comp_overlap.csv");
+    assert_string_equal(t, "rank,comp_comm_overlap_pctg\n0,25\n1,0\n2,14.29\n");
+    free(t);
+    /* cpu = floor(end) - ceil(ts); delay = gpu ts - cpu ts + cpu duration (HTA's code):
+     * 1: 1014-1011 = 3, 29, 1021-1011+3 = 13; 2: 3, 40, 1040-1015+3 = 28; 3: 2, 10, 32;
+     * 4: 5, -1, 12; 5: 60, 5, 130. The launch in the last step (6) is filtered out. */
+    t = nnpt_read_in(dir, "cuda_kernel_launch_stats.csv");
+    assert_non_null(strstr(t, "rank,correlation,cpu_duration,gpu_duration,launch_delay\n"
+                              "0,1,3,29,13\n0,2,3,40,28\n0,3,2,10,32\n0,4,5,-1,12\n0,5,60,5,130\n"
+                              "1,1,3,29,13\n"));
+    free(t);
+    /* Short: cpu <= 50 and gpu < cpu: launch 4; runtime > 50: 5; delay > 100: 5. */
+    t = nnpt_read_in(dir, "cuda_kernel_launch_summary.csv");
+    assert_string_equal(t, "rank,launches,short_gpu_kernels,runtime_outliers,"
+                           "launch_delay_outliers\n0,5,1,1,1\n1,5,1,1,1\n2,5,1,1,1\n");
+    free(t);
+    /* Stream 7 queue: +1 1011, -1 1021, +1 1030, -1 1060, +1 1105, -1 1112, +1 1120, -1
+     * 1190: 1,0,1,0,1,0,1,0: mean 0.5, std sqrt(2/7), quartiles 0, 0.5, 1. Stream 20: 1,0. */
+    t = nnpt_read_in(dir, "queue_length_summary.csv");
+    assert_non_null(strstr(t, "rank,stream,count,mean,std,min,25%,50%,75%,max\n"
+                              "0,7,8,0.5,0.5345224838248488,0,0,0.5,1,1\n"
+                              "0,20,2,0.5,0.7071067811865476,0,0.25,0.5,0.75,1\n"));
+    free(t);
+    /* Iterations 1 and 2 (step 3 is left out) span 1000..1200: 100 µs each. The NCCL
+     * kernels start 0.40, 0.50, 0.45 iterations in; the two latest (ranks 1, 2) are the
+     * potential stragglers. */
+    t = nnpt_read_in(dir, "straggler_metric.csv");
+    assert_string_equal(t, "rank,iteration,stream,name,normalized_start_time,is_straggler\n"
+                           "0,1,20,ncclKernel_AllReduce_RING_LL_Sum_float,0.4,No\n"
+                           "1,1,20,ncclKernel_AllReduce_RING_LL_Sum_float,0.5,Yes\n"
+                           "2,1,20,ncclKernel_AllReduce_RING_LL_Sum_float,0.45,Yes\n");
+    free(t);
+    t = nnpt_read_in(dir, "stragglers.csv");
+    assert_string_equal(t, "rank,straggler_count,potential_straggler\n1,1,Yes\n2,1,Yes\n0,0,No\n");
+    free(t);
+}
+
+/* Our own analyses on the same data: rank 0's step_trace_time.csv measures each step over
+ * its device activity. Windows: step 1 [1020.5, max(1080, 1100)), step 2 [1111.4, 1200),
+ * step 3 [1220, 1305) (the launch-less orphan joins the latest step begun before it).
+ * Computing [1020.5,1050.75] [1111.4,1111.7] [1190,1195] [1220,1230] [1300,1305];
+ * communication [1040,1080]; not overlapped [1050.75,1080]; free [1080,1111.4]
+ * [1111.7,1190] [1195,1220] [1230,1300]; each counted whole in the step holding its start. */
+static void check_ours(const char *out)
+{
+    char dir[4200], *t;
+    snprintf(dir, sizeof(dir), "%s/rank_0/ASCEND_PROFILER_OUTPUT", out);
+    t = nnpt_read_in(dir, "step_trace_time.csv");
+    assert_string_equal(t, "Step,Computing,Communication(Not Overlapped),Overlapped,"
+                           "Communication,Free\n"
+                           "1,30.250,29.250,10.750,40.000,31.400\n"
+                           "2,5.300,0.000,0.000,0.000,103.300\n"
+                           "3,15.000,0.000,0.000,0.000,70.000\n");
+    free(t);
+    /* gemm_a's kernels take the type of the op that launched them (External id 1). */
+    t = nnpt_read_in(out, "op_statistic_0.csv");
+    if (!strstr(t, "aten::mm,KERNEL,1,30.250,30.250,30.250,30.250,"))
+        fail_msg("%s", t);
+    free(t);
+}
+
+static void test_hta_three_ranks(void **state)
+{
+    char *dir = nnpt_mkdtemp(), out[1024];
+    (void)state;
+    write_ranks(dir, false);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
+    check_hta(out);
+    check_ours(out);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* The same traces gzip-compressed: the same results. */
+static void test_gzip_same_results(void **state)
+{
+    char *dir = nnpt_mkdtemp(), out[1024];
+    (void)state;
+    write_ranks(dir, true);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
+    check_hta(out);
+    check_ours(out);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* A .gz cut in the middle of its stream: the events before the cut, and a message naming
+ * the file and zlib's reason. */
+static void test_cut_gzip(void **state)
+{
+    char *dir = nnpt_mkdtemp(), trace[TRACE_CAP], path[4200], *big;
+    size_t len = 0;
+    nnp_model_t m;
+    gzFile z;
+    struct stat st;
+    (void)state;
+    /* A long trace, so that the cut falls among the events. */
+    big = malloc(1 << 20);
+    assert_non_null(big);
+    len = (size_t)snprintf(big, 1 << 20, "{\"traceEvents\": [");
+    for (int i = 0; i < 4000; i++)
+        len += (size_t)snprintf(big + len, (1 << 20) - len,
+                                "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::op%d\","
+                                "\"pid\":1,\"tid\":1,\"ts\":%d.%03d,\"dur\":1}",
+                                i ? "," : "", i % 97, 1000 + i, (i * 7) % 1000);
+    snprintf(big + len, (1 << 20) - len, "]}");
+    snprintf(path, sizeof(path), "%s/cut.pt.trace.json.gz", dir);
+    z = gzopen(path, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzputs(z, big), (int)strlen(big));
+    assert_int_equal(gzclose(z), Z_OK);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(truncate(path, st.st_size / 2), 0);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    nnpt_log_capture();
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_true(m.ops.t.n > 0 && m.ops.t.n < 4000);
+    assert_non_null(strstr(nnpt_log_text(), "cut.pt.trace.json.gz': gzip stream ends early "
+                                            "(unexpected end of file)"));
+    nnpt_log_release();
+    nnp__model_fini(&m);
+    (void)trace;
+    free(big);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Bad events are logged (index, name, key) and skipped; the rest is imported. A plain
+ * file cut inside the array keeps the events before. Not JSON: an error, no crash. */
+static void test_bad_events(void **state)
+{
+    char *dir = nnpt_mkdtemp(), *path;
+    nnp_model_t m;
+    (void)state;
+    path = nnpt_write_file(dir, "b.pt.trace.json",
+                           "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ok\","
+                           "\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"nots\",\"pid\":1,"
+                           "\"tid\":1,\"ts\":\"x\",\"dur\":2},"
+                           "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+                           "\"tid\":7,\"ts\":5,\"dur\":-1},"
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"cut\"");
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    nnpt_log_capture();
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(m.ops.t.n, 1);
+    assert_int_equal(m.kernels.t.n, 0);
+    assert_non_null(strstr(nnpt_log_text(), "event #1 ('nots'): key 'ts' missing or not a time"));
+    assert_non_null(strstr(nnpt_log_text(), "event #2 ('k'): key 'dur' missing, negative"));
+    assert_non_null(
+        strstr(nnpt_log_text(), "is truncated: it ends inside the event array after 3"));
+    nnpt_log_release();
+    nnp__model_fini(&m);
+    free(path);
+    path = nnpt_write_file(dir, "c.pt.trace.json", "not json");
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_not_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* The legacy autograd profiler's array ("CPU functions"), as PyTorch without Kineto
+ * (Debian's 1.13) exports it: ops and ProfilerStep#N steps. */
+static void test_legacy_format(void **state)
+{
+    char *dir = nnpt_mkdtemp(), *path;
+    nnp_foreign_input_t in[2];
+    nnp_model_t m;
+    (void)state;
+    path = nnpt_write_file(
+        dir, "legacy.json",
+        "[{\"name\": \"ProfilerStep#4\", \"ph\": \"X\", \"ts\": 100, \"dur\": 50, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}}, {\"name\": \"aten::add\", \"ph\": \"X\", "
+        "\"ts\": 110, \"dur\": 3, \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]");
+    assert_int_equal(nnp__importer_kineto.find(path, in, 2), 1);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(m.steps.t.n, 1);
+    assert_int_equal(m.steps.id[0], 4);
+    assert_int_equal(m.ops.t.n, 1);
+    assert_int_equal(m.ops.end_ns[0] - m.ops.start_ns[0], 3000);
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* ---- a real trace from torch.profiler (Debian's python3-torch, /usr/bin/python3) ---- */
+
+#define TORCH_PY "/usr/bin/python3"
+/* Writes the trace and, per event name, torch's own key_averages() count. */
+static const char torch_script[] =
+    "import sys, torch, torch.nn as nn\n"
+    "from torch.profiler import profile, ProfilerActivity, record_function\n"
+    "torch.manual_seed(0)\n"
+    "model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))\n"
+    "x = torch.randn(8, 16)\n"
+    "with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:\n"
+    "    for i in range(3):\n"
+    "        with record_function('ProfilerStep#%d' % (i + 1)):\n"
+    "            model(x).sum().backward()\n"
+    "p.export_chrome_trace(sys.argv[1])\n"
+    "with open(sys.argv[2], 'w') as f:\n"
+    "    for e in p.key_averages():\n"
+    "        f.write('%s\\t%d\\n' % (e.key, e.count))\n";
+
+static void test_real_torch_trace(void **state)
+{
+    char *dir = nnpt_mkdtemp(), cmd[4096], trace[1024], counts[1024], *script, *text, *line;
+    char *next;
+    nnp_model_t m;
+    size_t keys = 0;
+    (void)state;
+    if (access(TORCH_PY, X_OK) != 0 || system(TORCH_PY " -c 'import torch' >/dev/null 2>&1") != 0) {
+        fprintf(stderr,
+                "SKIP: PyTorch is not installed for %s (apt-get install "
+                "python3-torch)\n",
+                TORCH_PY);
+        nnpt_rm_rf(dir);
+        free(dir);
+        skip();
+    }
+    script = nnpt_write_file(dir, "gen.py", torch_script);
+    snprintf(trace, sizeof(trace), "%s/torch.pt.trace.json", dir);
+    snprintf(counts, sizeof(counts), "%s/counts.tsv", dir);
+    snprintf(cmd, sizeof(cmd), TORCH_PY " %s %s %s", script, trace, counts);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(trace, &m), NNP_OK);
+    /* Every name torch counts appears as often among our ops, steps and annotations. */
+    text = nnpt_read_text(counts);
+    assert_non_null(text);
+    for (line = text; line && *line; line = next) {
+        char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+        next = nl ? nl + 1 : NULL;
+        if (nl)
+            *nl = '\0';
+        long want, got = 0;
+        assert_non_null(tab);
+        *tab = '\0';
+        want = strtol(tab + 1, NULL, 10);
+        for (size_t i = 0; i < m.ops.t.n; i++)
+            got += strcmp(nnp__model_str(&m, m.ops.name[i]), line) == 0;
+        for (size_t i = 0; i < m.markers.t.n; i++)
+            got += strcmp(nnp__model_str(&m, m.markers.message[i]), line) == 0;
+        /* torch's key_averages groups every ProfilerStep#N under "ProfilerStep*". */
+        if (strcmp(line, "ProfilerStep*") == 0)
+            got += (long)m.steps.t.n;
+        if (got != want)
+            fail_msg("'%s': torch counts %ld, the import %ld", line, want, got);
+        keys++;
+    }
+    assert_true(keys > 10);
+    assert_int_equal(m.steps.t.n, 3);
+    free(text);
+    free(script);
+    nnp__model_fini(&m);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_import_counts),     cmocka_unit_test(test_hta_three_ranks),
+        cmocka_unit_test(test_gzip_same_results), cmocka_unit_test(test_cut_gzip),
+        cmocka_unit_test(test_bad_events),        cmocka_unit_test(test_legacy_format),
+        cmocka_unit_test(test_real_torch_trace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
