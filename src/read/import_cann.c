@@ -609,6 +609,9 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     return rc;
 }
 
+/* The string value every metadata event holds ("ph": "M"). */
+#define META_PH "M"
+
 /* Streams one file twice: names first (a process_name may follow its events), then events.
  * Damage is logged here with the file's name; only out-of-memory stops the import. */
 static int read_file(cann_t *x, const char *path)
@@ -618,7 +621,9 @@ static int read_file(cann_t *x, const char *path)
     x->file = path;
     x->n_bad_events = 0;
     memset(&rep, 0, sizeof(rep));
-    rc = nnp__json_stream_array(path, meta_cb, x, &rep);
+    /* The names pass parses only the elements that can be metadata (they hold the string
+     * "M"): the events pass then reads the file once more in full. */
+    rc = nnp__json_stream_array_if(path, META_PH, meta_cb, x, &rep);
     if (rc == NNP_OK && !rep.no_array)
         rc = nnp__json_stream_array(path, event_cb, x, &rep);
     meta_clear(x);
