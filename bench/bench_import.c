@@ -27,6 +27,9 @@
 #include "nnprof/nnprof.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
+#ifdef NNP_BENCH_HAVE_SIMDJSON
+#include "json_simdjson.h"
+#endif
 
 #define DEFAULT_SIZE_MB 100
 #define DEFAULT_REPS    3
@@ -118,17 +121,58 @@ typedef struct result {
 } result_t;
 
 typedef enum method {
-    M_STREAM, /* our JSON streamer alone */
-    M_IMPORT, /* the importer into a model */
-    M_CLI,    /* nnprof info DIR */
-    M_PYTHON, /* json.load */
-    M_JQ,     /* jq empty */
+    M_STREAM,    /* our JSON streamer alone */
+    M_FIELDS,    /* ... reading every event's fields (the front-end comparison) */
+    M_SIMD_ELEM, /* simdjson on-demand, one cut event at a time (streaming) */
+    M_SIMD_DOC,  /* simdjson on-demand, the whole document in memory */
+    M_IMPORT,    /* the importer into a model */
+    M_CLI,       /* nnprof info DIR */
+    M_PYTHON,    /* json.load */
+    M_JQ,        /* jq empty */
     M_COUNT
 } method_t;
 
 static const char *const method_names[M_COUNT] = {"json_stream alone (split + parse)",
-                                                  "nnprof import (in-process)", "nnprof info (CLI)",
-                                                  "python3 json.load", "jq empty"};
+                                                  "json_stream + every field read",
+                                                  "simdjson per event + every field",
+                                                  "simdjson whole doc + every field",
+                                                  "nnprof import (in-process)",
+                                                  "nnprof info (CLI)",
+                                                  "python3 json.load",
+                                                  "jq empty"};
+
+/* ---- the front-end comparison: the same fields read by each parser ---- */
+
+static void fold(uint64_t *sum, const char *s)
+{
+    for (; *s; s++)
+        *sum = *sum * 31 + (unsigned char)*s;
+}
+
+/* Every member of an object, as json_simdjson.cpp's scan_object reads them. */
+static void fields(const cJSON *o, uint64_t *sum)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o)
+    {
+        fold(sum, v->string ? v->string : "");
+        if (cJSON_IsString(v))
+            fold(sum, v->valuestring);
+        else if (cJSON_IsNumber(v))
+            *sum += (uint64_t)v->valuedouble;
+        else if (cJSON_IsObject(v))
+            fields(v, sum);
+        else
+            fold(sum, cJSON_IsArray(v) ? "array" : "literal");
+    }
+}
+
+static int fields_cb(void *user, const cJSON *elem, uint64_t index)
+{
+    (void)index;
+    fields(elem, user);
+    return 0;
+}
 
 static double cpu_now_s(void)
 {
@@ -149,6 +193,97 @@ static void child_stream(const input_t *in, result_t *r)
     r->cpu_s = cpu_now_s() - c0;
     r->ok = 1;
 }
+
+static void child_fields(const input_t *in, result_t *r)
+{
+    double t0 = now_s(), c0 = cpu_now_s();
+    uint64_t sum = 0;
+    for (int i = 0; i < in->n_files; i++) {
+        nnp_json_stream_report_t rep;
+        if (nnp__json_stream_array(in->files[i], fields_cb, &sum, &rep) != NNP_OK)
+            return;
+        r->events += rep.elements;
+    }
+    r->s = now_s() - t0;
+    r->cpu_s = cpu_now_s() - c0;
+    r->ok = sum != 1; /* uses sum */
+}
+
+#ifdef NNP_BENCH_HAVE_SIMDJSON
+static void child_simd_doc(const input_t *in, result_t *r)
+{
+    double t0 = now_s(), c0 = cpu_now_s();
+    uint64_t sum = 0;
+    for (int i = 0; i < in->n_files; i++) {
+        uint64_t n, s1;
+        if (json_bench_simdjson_doc(in->files[i], &n, &s1) != 0)
+            return;
+        r->events += n;
+        sum += s1;
+    }
+    r->s = now_s() - t0;
+    r->cpu_s = cpu_now_s() - c0;
+    r->ok = sum != 1;
+}
+
+/* Cuts the events of a top-level array (string/escape state and bracket depth, the text
+ * read in blocks) and hands each to simdjson: what a streaming importer built on simdjson
+ * would do. */
+static void child_simd_elem(const input_t *in, result_t *r)
+{
+    double t0 = now_s(), c0 = cpu_now_s();
+    json_bench_parser_t *p = json_bench_parser_new();
+    static char blk[1 << 20];
+    char *ev = malloc(NNP_JSON_STREAM_MAX_ELEM);
+    uint64_t sum = 0;
+    if (!p || !ev)
+        return;
+    for (int i = 0; i < in->n_files; i++) {
+        FILE *f = fopen(in->files[i], "rb");
+        size_t n, len = 0;
+        int depth = 0;
+        bool in_str = false, esc = false;
+        if (!f)
+            return;
+        bool collecting = false;
+        while ((n = fread(blk, 1, sizeof(blk), f)) > 0) {
+            for (size_t k = 0; k < n; k++) {
+                char c = blk[k];
+                if (!collecting && depth == 1 && c == '{') {
+                    collecting = true;
+                    len = 0;
+                }
+                if (collecting && len < NNP_JSON_STREAM_MAX_ELEM)
+                    ev[len++] = c;
+                if (in_str) {
+                    if (esc)
+                        esc = false;
+                    else if (c == '\\')
+                        esc = true;
+                    else if (c == '"')
+                        in_str = false;
+                    continue;
+                }
+                if (c == '"') {
+                    in_str = true;
+                } else if (c == '{' || c == '[') {
+                    depth++;
+                } else if ((c == '}' || c == ']') && --depth == 1 && collecting) {
+                    if (json_bench_element(p, ev, len, &sum) == 0)
+                        r->events++;
+                    collecting = false;
+                }
+            }
+        }
+        fclose(f);
+    }
+    free(ev);
+    json_bench_parser_free(p);
+    r->s = now_s() - t0;
+    r->cpu_s = cpu_now_s() - c0;
+    r->ok = sum != 1;
+}
+#endif
 
 static void child_import(const input_t *in, result_t *r)
 {
@@ -262,6 +397,14 @@ static void measure(method_t m, const input_t *in, result_t *r)
         close(fds[0]);
         if (m == M_STREAM)
             child_stream(in, &c);
+        else if (m == M_FIELDS)
+            child_fields(in, &c);
+#ifdef NNP_BENCH_HAVE_SIMDJSON
+        else if (m == M_SIMD_DOC)
+            child_simd_doc(in, &c);
+        else if (m == M_SIMD_ELEM)
+            child_simd_elem(in, &c);
+#endif
         else
             child_import(in, &c);
         _exit(write(fds[1], &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
@@ -343,6 +486,12 @@ static double bench_input(const input_t *in, int reps, const bool *avail)
         if (ok[M_STREAM])
             printf("; %.2fx our streamer alone", med_cpu[M_STREAM] / med_cpu[M_IMPORT]);
         printf(" (>1: faster)\n");
+        if (ok[M_FIELDS] && (ok[M_SIMD_ELEM] || ok[M_SIMD_DOC]))
+            printf("  front ends, same fields (median CPU): json_stream %.1f MB/CPU-s, "
+                   "simdjson per event %.1f, simdjson whole doc %.1f\n",
+                   in->bytes / BYTES_PER_MB / med_cpu[M_FIELDS],
+                   ok[M_SIMD_ELEM] ? in->bytes / BYTES_PER_MB / med_cpu[M_SIMD_ELEM] : 0.0,
+                   ok[M_SIMD_DOC] ? in->bytes / BYTES_PER_MB / med_cpu[M_SIMD_DOC] : 0.0);
         return in->bytes / BYTES_PER_MB / med_cpu[M_IMPORT];
     }
     return 0;
@@ -401,12 +550,19 @@ int main(int argc, char **argv)
     for (int m = 0; m < M_COUNT; m++)
         avail[m] = true;
     avail[M_CLI] = access(NNP_CLI_PATH, X_OK) == 0;
+#ifndef NNP_BENCH_HAVE_SIMDJSON
+    avail[M_SIMD_DOC] = avail[M_SIMD_ELEM] = false;
+#endif
     avail[M_PYTHON] = have_prog("python3");
     avail[M_JQ] = have_prog("jq");
     printf("bench_import: import speed and peak RSS (each measurement its own process), %d "
            "repetitions interleaved%s%s\n",
            reps, avail[M_PYTHON] ? "" : "; python3 not found", avail[M_JQ] ? "" : "; jq not found");
     print_load("at start");
+#ifdef NNP_BENCH_HAVE_SIMDJSON
+    printf("simdjson %s on-demand kernel (a benchmark peer, not part of nnprof)\n",
+           json_bench_simdjson_kernel());
+#endif
     if (stat(CANN_RANK0, &st) == 0) {
         memset(&in, 0, sizeof(in));
         in.label = "corpus: CANN rank 0 (cann importer)";
