@@ -505,6 +505,48 @@ static void print_load(const char *when)
                load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
 }
 
+/* Gzip input: json_stream on the gzip-compressed file beside `gzip -dc` of it (the
+ * decompression alone), CPU time, same run. */
+static void bench_gzip(const char *json, double bytes, int reps)
+{
+    char gz[PATH_CAP + 8], cmd[CMD_CAP];
+    double ours[MAX_REPS], zcat[MAX_REPS];
+    int n_ok = 0;
+    input_t in;
+    snprintf(gz, sizeof(gz), "%s.gz", json);
+    snprintf(cmd, sizeof(cmd), "gzip -1 -c '%s' > '%s'", json, gz);
+    if (system(cmd) != 0) {
+        printf("\ngzip input: cannot compress %s: skipped\n", json);
+        return;
+    }
+    snprintf(cmd, sizeof(cmd), "gzip -dc '%s' > /dev/null", gz);
+    memset(&in, 0, sizeof(in));
+    in.files[in.n_files++] = gz;
+    for (int r = 0; r < reps; r++) {
+        char *argv[] = {"sh", "-c", cmd, NULL};
+        result_t a, b;
+        measure(M_STREAM, &in, &a);
+        memset(&b, 0, sizeof(b));
+        run_prog(argv, NULL, 0, &b);
+        if (a.ok && b.ok) {
+            ours[n_ok] = a.cpu_s;
+            zcat[n_ok++] = b.cpu_s;
+        }
+    }
+    unlink(gz);
+    if (n_ok == 0) {
+        printf("\ngzip input: failed\n");
+        return;
+    }
+    {
+        double mo = median(ours, n_ok), mz = median(zcat, n_ok);
+        printf("\ngzip input (%s, gzip -1): json_stream %.3f CPU s = %.1f MB/CPU-s of JSON; "
+               "gzip -dc alone %.3f CPU s = %.1f MB/CPU-s; json_stream / decompression = %.2fx "
+               "the time\n",
+               gz, mo, bytes / BYTES_PER_MB / mo, mz, bytes / BYTES_PER_MB / mz, mo / mz);
+    }
+}
+
 /* The folder above path (the PROF_* collection of a device_N folder). */
 static void parent_of(char *out, size_t cap, const char *path)
 {
@@ -601,6 +643,8 @@ int main(int argc, char **argv)
         add_files(&in, tl, "msprof_");
     }
     synth_mbps = bench_input(&in, reps, avail);
+    if (in.n_files == 1)
+        bench_gzip(in.files[0], in.bytes, reps);
     input_free(&in);
     print_load("at end");
     printf("\ntarget (issue 17): msprof JSON import >= %.0f MB per CPU-second (on a 500 MB "
