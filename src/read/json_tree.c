@@ -16,8 +16,9 @@
 
 /* Arena block: large enough for a typical event many times over. */
 #define BLOCK_BYTES (64u * 1024u)
-/* cJSON copies at most 63 characters of a number before strtod (its 64-byte buffer). */
-#define NUMBER_MAX_CHARS 63
+/* Number texts up to this long are copied on the stack for strtod, longer ones into the
+ * arena (cJSON reads numbers of any length). */
+#define NUMBER_SMALL 63
 /* Clinger's fast path: exact below 2^53, powers of ten exact up to 10^22. */
 #define EXACT_MANTISSA_MAX (1ull << 53)
 #define EXACT_POW10_MAX    22
@@ -241,8 +242,9 @@ static char *parse_string(parser_t *ps)
             *o++ = *s++;
             continue;
         }
-        if (q - s < 2)
-            return bad(ps);
+        /* No length check before s[1]: at q - 1 it is the closing quote, which cJSON then
+         * decodes as an escaped quote (a \u escape may end on the scanner's escaping
+         * backslash); s[1] is always inside the input. */
         switch (s[1]) {
         case 'b':
             *o++ = '\b';
@@ -325,21 +327,26 @@ static bool fast_decimal(const char *t, size_t n, double *out)
     return true;
 }
 
-/* cJSON's parse_number: up to 63 number characters, then strtod, which may use fewer;
- * the input moves on by what strtod used. */
+/* cJSON's parse_number (1.7.15 as Debian 12 ships it, with its fix for long numbers):
+ * every number character, then strtod, which may use fewer; the input moves on by what
+ * strtod used. */
 static cJSON *parse_number(parser_t *ps)
 {
-    char tok[NUMBER_MAX_CHARS + 1];
+    char small[NUMBER_SMALL + 1], *tok = small;
     size_t n = 0;
     char *after;
     double v;
     cJSON *node;
-    while (n < NUMBER_MAX_CHARS && ps->p + n < ps->end && is_number_char(ps->p[n])) {
-        tok[n] = ps->p[n];
+    while (ps->p + n < ps->end && is_number_char(ps->p[n]))
         n++;
-    }
-    if (ps->p + n >= ps->end && n < NUMBER_MAX_CHARS && !ps->at_eof)
+    if (ps->p + n >= ps->end && !ps->at_eof)
         return short_input(ps); /* the number may go on in the next block */
+    if (n > NUMBER_SMALL && !(tok = arena_alloc(ps->a, n + 1))) {
+        if (ps->status == NNP_JT_OK)
+            ps->status = NNP_JT_NOMEM;
+        return NULL;
+    }
+    memcpy(tok, ps->p, n);
     tok[n] = '\0';
     if (fast_decimal(tok, n, &v)) {
         after = tok + n;

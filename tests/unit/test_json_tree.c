@@ -98,6 +98,9 @@ static void test_edge_cases(void **state)
         "\"just a string\"",
         "42",
         "-7.5x",
+        "7777777777777777777777777777777777777777777777777777777777777777777777z",
+        "\"90\\ud81\\\\\"", /* a \\u escape ending on the scanner's escaping backslash */
+        "[0.00000000000000000000000000000000000000000000000000000000000000000000001e69]",
         "true",
         "null",
         "[1 2]",
