@@ -60,8 +60,11 @@ typedef struct cann {
     const char *file; /* the file being read, for messages */
     thread_meta_t meta[MAX_THREADS];
     size_t n_meta;
-    uint64_t *seen; /* de-duplication set of event hashes, 0 = empty slot */
+    uint64_t *seen; /* de-duplication set of earlier files' event hashes, 0 = empty slot */
     size_t seen_cap, n_seen;
+    uint64_t *pending; /* this file's event hashes, added to seen when the file ends */
+    size_t n_pending, pending_cap;
+    bool remember; /* a later file follows: this file's events must be remembered */
     uint32_t device_id;
     uint64_t n_bad_events; /* of this file */
     uint64_t n_kernels, n_comms, n_steps, n_skipped_tasks, n_dups;
@@ -388,18 +391,16 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 31);
 }
 
-/* True when key was seen already; else remembers it. A 64-bit hash collision would drop
- * one event: at a million events the odds are about 1 in 3e7. */
-static bool seen_before(cann_t *x, uint64_t key)
+/* Adds key to the set of earlier files' events. false when out of memory (the key is then
+ * not remembered: a later duplicate is kept rather than an event lost). */
+static bool set_put(cann_t *x, uint64_t key)
 {
     size_t mask, i;
-    if (key == 0)
-        key = 1;
     if (2 * (x->n_seen + 1) > x->seen_cap) {
         size_t ncap = x->seen_cap ? x->seen_cap * 2 : SEEN_INITIAL;
         uint64_t *nv = nnp__calloc(ncap, sizeof(*nv));
         if (!nv)
-            return false; /* no memory to remember: keep the event rather than lose it */
+            return false;
         for (size_t k = 0; k < x->seen_cap; k++) {
             if (!x->seen[k])
                 continue;
@@ -417,7 +418,45 @@ static bool seen_before(cann_t *x, uint64_t key)
             return true;
     x->seen[i] = key;
     x->n_seen++;
+    return true;
+}
+
+/* True when key is the hash of an event of an earlier file; else the key is kept for the
+ * files after this one (none when this is the last: a single-file import does no lookup,
+ * where one random probe per event into a table of millions was a sixth of its time). A
+ * 64-bit hash collision would drop one event: at a million events the odds are about 1
+ * in 3e7. */
+static bool seen_before(cann_t *x, uint64_t key)
+{
+    if (key == 0)
+        key = 1;
+    if (x->n_seen) {
+        size_t mask = x->seen_cap - 1;
+        for (size_t i = key & mask; x->seen[i]; i = (i + 1) & mask)
+            if (x->seen[i] == key)
+                return true;
+    }
+    if (!x->remember)
+        return false;
+    if (x->n_pending == x->pending_cap) {
+        size_t ncap = x->pending_cap ? x->pending_cap * 2 : SEEN_INITIAL;
+        uint64_t *nv = nnp__realloc(x->pending, ncap * sizeof(*nv));
+        if (!nv)
+            return false; /* no memory to remember: keep the event rather than lose it */
+        x->pending = nv;
+        x->pending_cap = ncap;
+    }
+    x->pending[x->n_pending++] = key;
     return false;
+}
+
+/* The file ended: its events join the set later files are checked against. */
+static void remember_file(cann_t *x)
+{
+    for (size_t i = 0; i < x->n_pending; i++)
+        if (!set_put(x, x->pending[i]))
+            break;
+    x->n_pending = 0;
 }
 
 /* ---- pass 2: events ---- */
@@ -692,7 +731,9 @@ static int import(const char *input, nnp_model_t *m)
             NNP_LOG_W("cann: path too long, skipped: %s/%s", json_dir, files[i]);
             continue;
         }
+        x->remember = i + 1 < n_files;
         rc = read_file(x, path);
+        remember_file(x);
     }
     if (rc != NNP_OK)
         goto out;
@@ -715,6 +756,7 @@ out:
     free_names(files, n_files);
     meta_clear(x);
     nnp__free(x->seen);
+    nnp__free(x->pending);
     nnp__free(x);
     return rc;
 }
