@@ -102,12 +102,22 @@ bool nnp__foreign_json_int(const cJSON *v, int64_t *out)
     return false;
 }
 
+const cJSON *nnp__foreign_get(const cJSON *o, const char *key)
+{
+    if (!o || !key)
+        return NULL;
+    for (const cJSON *c = o->child; c; c = c->next)
+        if (c->string && c->string[0] == key[0] && strcmp(c->string, key) == 0)
+            return c;
+    return NULL;
+}
+
 /* The first of several spellings of a key (versions differ in case: "Stream Id" in the
  * hardware tasks, "stream id" in HCCL tasks). */
 const cJSON *nnp__foreign_get_any(const cJSON *o, const char *const *keys)
 {
     for (; o && *keys; keys++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
+        const cJSON *v = nnp__foreign_get(o, *keys);
         if (v)
             return v;
     }

@@ -251,7 +251,7 @@ static int read_rank(const char *dev_dir)
     char path[NNP_PATH_MAX];
     cJSON *j = read_small_json(dev_dir, INFO_PREFIX, path, sizeof(path));
     int64_t r = -1;
-    if (j && !nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
+    if (j && !nnp__foreign_json_int(nnp__foreign_get(j, "rank_id"), &r))
         r = -1;
     cJSON_Delete(j);
     return r >= 0 && r <= INT32_MAX ? (int)r : -1;
@@ -283,13 +283,11 @@ static void read_info(cann_t *x, const char *dev_dir)
     if (!j) {
         NNP_LOG_W("cann: %s: no readable info.json*: rank unknown, using 0", dev_dir);
     } else {
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
-            v <= INT32_MAX)
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "rank_id"), &v) && v >= 0 && v <= INT32_MAX)
             info->rank_id = (int)v;
         else
             NNP_LOG_W("cann: %s: key 'rank_id' missing or not a number: using 0", path);
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
-            v <= INT32_MAX)
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "devices"), &v) && v >= 0 && v <= INT32_MAX)
             dev = (int)v;
     }
     cJSON_Delete(j);
@@ -298,10 +296,8 @@ static void read_info(cann_t *x, const char *dev_dir)
     j = read_small_json(dev_dir, START_PREFIX, path, sizeof(path));
     if (j) {
         int64_t begin_us, raw_ns;
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"),
-                                  &begin_us) &&
-            nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"),
-                                  &raw_ns)) {
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "collectionTimeBegin"), &begin_us) &&
+            nnp__foreign_json_int(nnp__foreign_get(j, "clockMonotonicRaw"), &raw_ns)) {
             info->start_wall_us = begin_us;
             info->diff_time_us = begin_us - raw_ns / NS_PER_US;
         }
@@ -337,12 +333,12 @@ static thread_meta_t *meta_find(cann_t *x, double pid, double tid, bool is_proc)
 static int meta_cb(void *user, const cJSON *e, uint64_t index)
 {
     cann_t *x = user;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    const cJSON *val = cJSON_GetObjectItemCaseSensitive(args, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    const cJSON *ph = nnp__foreign_get(e, "ph");
+    const cJSON *name = nnp__foreign_get(e, "name");
+    const cJSON *args = nnp__foreign_get(e, "args");
+    const cJSON *val = nnp__foreign_get(args, "name");
+    const cJSON *pid = nnp__foreign_get(e, "pid");
+    const cJSON *tid = nnp__foreign_get(e, "tid");
     bool is_proc;
     thread_meta_t *t;
     (void)index;
@@ -571,10 +567,9 @@ static int add_step(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     m->steps.start_ns[i] = s;
     m->steps.end_ns[i] = end;
     x->n_steps++;
-    if (add_mark(x, &m->fp, (uint64_t)id, cJSON_GetObjectItemCaseSensitive(args, "FP Start")) !=
-        NNP_OK)
+    if (add_mark(x, &m->fp, (uint64_t)id, nnp__foreign_get(args, "FP Start")) != NNP_OK)
         return NNP_ENOMEM;
-    return add_mark(x, &m->bp, (uint64_t)id, cJSON_GetObjectItemCaseSensitive(args, "BP End"));
+    return add_mark(x, &m->bp, (uint64_t)id, nnp__foreign_get(args, "BP End"));
 }
 
 static bool is_step_thread(const thread_meta_t *t)
@@ -593,11 +588,11 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
 {
     static const char *const type_keys[] = {"Task Type", "task type", "Task type", NULL};
     cann_t *x = user;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *ph = nnp__foreign_get(e, "ph");
+    const cJSON *jn = nnp__foreign_get(e, "name");
+    const cJSON *pid = nnp__foreign_get(e, "pid");
+    const cJSON *tid = nnp__foreign_get(e, "tid");
+    const cJSON *args = nnp__foreign_get(e, "args");
     const cJSON *type;
     const thread_meta_t *proc, *t;
     const char *name;
@@ -615,11 +610,11 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(x, index, name, "key 'pid' missing or not a number");
         return 0;
     }
-    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
+    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "ts"), &s)) {
         bad_event(x, index, name, "key 'ts' missing or not a time in us");
         return 0;
     }
-    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
+    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "dur"), &dur) || dur < 0) {
         bad_event(x, index, name, "key 'dur' missing, negative or not a time in us");
         return 0;
     }
