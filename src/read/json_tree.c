@@ -59,11 +59,10 @@ void nnp__jt_fini(nnp_jt_t *a)
     a->head = a->cur = NULL;
 }
 
-/* n bytes aligned for any object, NULL when out of memory. */
-static void *arena_alloc(nnp_jt_t *a, size_t n)
+/* Out-of-line part of arena_alloc: moves to the next kept block, or makes one. */
+static void *arena_alloc_slow(nnp_jt_t *a, size_t n)
 {
     nnp_jt_block_t *b = a->cur;
-    n = (n + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
     while (b && b->used + n > b->cap) {
         if (!b->next)
             break;
@@ -89,6 +88,18 @@ static void *arena_alloc(nnp_jt_t *a, size_t n)
     }
     b->used += n;
     return b->data + b->used - n;
+}
+
+/* n bytes aligned for any object, NULL when out of memory. */
+static inline void *arena_alloc(nnp_jt_t *a, size_t n)
+{
+    nnp_jt_block_t *b = a->cur;
+    n = (n + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+    if (NNP_LIKELY(b && b->used + n <= b->cap)) {
+        b->used += n;
+        return b->data + b->used - n;
+    }
+    return arena_alloc_slow(a, n);
 }
 
 typedef struct parser {
