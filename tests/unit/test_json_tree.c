@@ -273,12 +273,164 @@ static void test_stream_filter(void **state)
     free(dir);
 }
 
+/* Random elements for the filter: strings of letters, brackets and 'M' of every length
+ * around the 64-byte blocks of the extent scanner, nested containers, escapes now and then,
+ * random spacing so every alignment occurs. */
+#define FILTER_ELEMS 4000
+#define FILTER_FILES 8
+
+static uint64_t rng(void)
+{
+    static uint64_t x = 0x2545F4914F6CDD1Dull; /* a fixed seed: the same text every run */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+}
+
+typedef struct gen {
+    char *p;
+    size_t len, cap;
+    bool want; /* the element holds the string "M" or an escape */
+} gen_t;
+
+static void gen_put(gen_t *g, const char *s, size_t n)
+{
+    if (g->len + n + 1 > g->cap) {
+        g->cap = (g->len + n + 1) * 2;
+        g->p = realloc(g->p, g->cap);
+        assert_non_null(g->p);
+    }
+    memcpy(g->p + g->len, s, n);
+    g->len += n;
+}
+
+static void gen_string(gen_t *g)
+{
+    static const char alphabet[] = "abM{}[]:,  xyz";
+    unsigned pick = (unsigned)(rng() % 8), len;
+    gen_put(g, "\"", 1);
+    if (pick == 0) {
+        gen_put(g, "M", 1);
+        g->want = true;
+    } else if (pick == 1 && rng() % 8 == 0) {
+        bool quote = rng() % 2;
+        gen_put(g, quote ? "a\\\"M" : "\\u004d", quote ? 4 : 6);
+        g->want = true;
+    } else {
+        len = (unsigned)(rng() % (pick < 4 ? 4 : 90));
+        for (unsigned i = 0; i < len; i++)
+            gen_put(g, &alphabet[rng() % (sizeof(alphabet) - 1)], 1);
+        if (len == 1 && g->p[g->len - 1] == 'M')
+            g->want = true;
+    }
+    gen_put(g, "\"", 1);
+}
+
+static void gen_value(gen_t *g, int depth)
+{
+    unsigned pick = (unsigned)(rng() % 6);
+    unsigned n;
+    if (rng() % 3 == 0)
+        gen_put(g, "   ", (size_t)(rng() % 4));
+    if (depth < 4 && pick == 0) {
+        n = (unsigned)(rng() % 5);
+        gen_put(g, "[", 1);
+        for (unsigned i = 0; i < n; i++) {
+            if (i)
+                gen_put(g, ",", 1);
+            gen_value(g, depth + 1);
+        }
+        gen_put(g, "]", 1);
+    } else if (depth < 4 && pick == 1) {
+        n = (unsigned)(rng() % 6);
+        gen_put(g, "{", 1);
+        for (unsigned i = 0; i < n; i++) {
+            if (i)
+                gen_put(g, ",", 1);
+            gen_string(g);
+            gen_put(g, ":", 1);
+            gen_value(g, depth + 1);
+        }
+        gen_put(g, "}", 1);
+    } else if (pick == 2) {
+        gen_put(g, "12345.678", 1 + (size_t)(rng() % 9));
+    } else {
+        gen_string(g);
+    }
+}
+
+static int index_cb(void *user, const cJSON *elem, uint64_t index)
+{
+    uint8_t *seen = user;
+    (void)elem;
+    assert_true(index < FILTER_ELEMS);
+    seen[index]++;
+    return 0;
+}
+
+/* The filtered pass against the generator's own account of which elements hold "M". */
+static void filter_random_once(void)
+{
+    char *dir = nnpt_mkdtemp(), path[NNP_PATH_MAX];
+    gen_t g = {0};
+    uint8_t want[FILTER_ELEMS], seen[FILTER_ELEMS];
+    nnp_json_stream_report_t rep;
+    uint64_t n_want = 0;
+    int fd;
+    gen_put(&g, "[", 1);
+    for (int i = 0; i < FILTER_ELEMS; i++) {
+        unsigned n = (unsigned)(rng() % 12);
+        if (i)
+            gen_put(&g, ",\n", 1 + (size_t)(rng() % 2));
+        g.want = false;
+        gen_put(&g, "{", 1);
+        for (unsigned k = 0; k < n; k++) {
+            if (k)
+                gen_put(&g, ",", 1);
+            gen_string(&g);
+            gen_put(&g, ":", 1);
+            gen_value(&g, 1);
+        }
+        gen_put(&g, "}", 1);
+        want[i] = g.want;
+        n_want += g.want;
+    }
+    gen_put(&g, "]", 1);
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, g.p, g.len), (ssize_t)g.len);
+    close(fd);
+    memset(seen, 0, sizeof(seen));
+    assert_int_equal(nnp__json_stream_array_if(path, "M", index_cb, seen, &rep), NNP_OK);
+    for (int i = 0; i < FILTER_ELEMS; i++)
+        assert_int_equal(seen[i], want[i]);
+    assert_int_equal(rep.elements, n_want);
+    assert_int_equal(rep.skipped, FILTER_ELEMS - n_want);
+    assert_int_equal(rep.bad_elements, 0);
+    free(g.p);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+static void test_stream_filter_random(void **state)
+{
+    (void)state;
+    for (int k = 0; k < FILTER_FILES; k++)
+        filter_random_once();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_edge_cases),  cmocka_unit_test(test_nesting_limit),
-        cmocka_unit_test(test_mutations),   cmocka_unit_test(test_cut_short),
-        cmocka_unit_test(test_number_text), cmocka_unit_test(test_stream_filter),
+        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_cut_short),
+        cmocka_unit_test(test_number_text),
+        cmocka_unit_test(test_stream_filter),
+        cmocka_unit_test(test_stream_filter_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
