@@ -30,7 +30,31 @@ enum { F_SAME = 0, F_DELTA = 1, F_FROM_TS = 2, F_RAW = 3 };
 
 void nnp__pack_reset(nnp_pack_state_t *st)
 {
-    memset(st, 0, sizeof(*st));
+    /* The previous records are zeroed when their kind is first met (prev_of): a chunk
+     * uses a few kinds of 256, and a reset per chunk must not cost 24 KiB of stores. */
+    st->prev_ts = 0;
+    memset(st->seen, 0, sizeof(st->seen));
+}
+
+/* The previous record of kind (all zero before the chunk's first one). */
+static inline nnp_rec_t *prev_of(nnp_pack_state_t *st, uint8_t kind)
+{
+    uint64_t bit = 1ull << (kind & 63);
+    if (!(st->seen[kind >> 6] & bit)) {
+        st->seen[kind >> 6] |= bit;
+        memset(st->prev[kind], 0, sizeof(st->prev[kind]));
+    }
+    return st->prev[kind];
+}
+
+/* Word 0 (kind, n_slots, flags, name), a and b of two slots are the same: only the time
+ * differs, the commonest case by far (a range's begin and end, a counter's samples). */
+static inline bool only_ts_differs(const nnp_rec_t *r, const nnp_rec_t *p)
+{
+    uint64_t w0, p0;
+    memcpy(&w0, r, sizeof(w0));
+    memcpy(&p0, p, sizeof(p0));
+    return w0 == p0 && r->a == p->a && r->b == p->b;
 }
 
 static inline uint64_t zigzag(uint64_t d)
@@ -45,6 +69,10 @@ static inline uint64_t unzigzag(uint64_t z)
 
 static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
 {
+    if (v < CONT_BIT) {
+        *o = (uint8_t)v;
+        return o + 1;
+    }
     while (v >= CONT_BIT) {
         *o++ = (uint8_t)(v | CONT_BIT);
         v >>= BYTE_BITS;
@@ -98,9 +126,19 @@ size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, 
     while (i < n) {
         const nnp_rec_t *r = &slots[i];
         unsigned ns = r->n_slots;
-        nnp_rec_t *prev = st->prev[r->kind];
+        nnp_rec_t *prev = prev_of(st, r->kind);
         uint64_t za = 0, zb = 0;
         unsigned mode, ma, mb;
+        if (ns == 1 && only_ts_differs(r, prev)) {
+            /* Mode 0: one slot, every field but the time as before. */
+            o[0] = r->kind;
+            o[1] = 0;
+            o = put_varint(o + 2, zigzag(r->ts - st->prev_ts));
+            prev->ts = r->ts;
+            st->prev_ts = r->ts;
+            i++;
+            continue;
+        }
         if (ns < 1 || ns > NNP_REC_MAX_SLOTS || ns > n - i) {
             /* Not a whole record: this slot alone, as it is. */
             *o++ = r->kind;
@@ -214,10 +252,22 @@ int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_
             i++;
             continue;
         }
+        if (mode == 0 && rd.p < rd.end && *rd.p < CONT_BIT) {
+            /* The commonest record (see the encoder): the previous one, a new time. */
+            prev = prev_of(st, kind);
+            memcpy(r, prev, sizeof(*r));
+            r->kind = kind;
+            r->n_slots = 1;
+            r->ts = st->prev_ts + unzigzag(*rd.p++);
+            prev->ts = r->ts;
+            st->prev_ts = r->ts;
+            i++;
+            continue;
+        }
         ns = (mode & M_SLOTS_MASK) + 1u;
         if (ns > n_slots - i)
             return -1;
-        prev = st->prev[kind];
+        prev = prev_of(st, kind);
         r->kind = kind;
         r->n_slots = (uint8_t)ns;
         r->flags = prev[0].flags;

@@ -20,6 +20,7 @@
  * chunk from zero: a chunk decodes alone, so a damaged one loses only itself). */
 typedef struct nnp_pack_state {
     uint64_t prev_ts;
+    uint64_t seen[4]; /* kinds met in this chunk (bits); prev of the others reads as zero */
     nnp_rec_t prev[256][NNP_REC_MAX_SLOTS];
 } nnp_pack_state_t;
 
