@@ -1,13 +1,18 @@
-/* bench_analyse.c - analyser performance on a synthetic run (issues #3 and #4).
- * Phase 1 (child process) records N events (default 10 M: ops, steps, communication, host
- * ranges, tensor memory, pipeline queues) with known timestamps through the public API.
- * Phase 2 (another child, so its peak RSS is the analyser's alone) imports the raw data
- * into the model and runs step trace and overlap, then every other analysis in a forked
- * child of its own, printing per analysis its wall time and the peak RSS it added above
- * the model's. Also: events/s per core, model bytes per event, and timeline JSON MB/s
- * beside a plain copy (read/write, like cp) of the same bytes measured in the same run.
- * Usage: bench_analyse [EVENTS] [WORK_DIR]. Prints figures; never fails on targets. */
+/* bench_analyse.c - `nnprof analyse` as the user runs it (issue 17): the CLI binary in a
+ * child process on a synthetic run (default 10 M events: ops, steps, communication, host
+ * ranges, tensor memory, pipeline queues), timed from exec to exit, with its CPU time and
+ * peak RSS from wait4(2). Each repetition removes the previous results first, so every run
+ * writes the same files. Runs: on both cores, and pinned to one core (the goal's "one
+ * core"); at EVENTS/4 as well, to show whether the cost is linear in events. Baseline in
+ * the same run: /bin/cp of the trace_view.json just written (read + write, no fsync on
+ * either side), beside the timeline stage's own MB/s, which the CLI logs at info level
+ * ("analyse: rank R: stage S: T s"). Usage: bench_analyse [EVENTS] [WORK_DIR] [REPS].
+ * Prints figures (min and median of REPS); never fails on targets. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,297 +22,488 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyse/analyse.h"
-#include "model/model.h"
-#include "read/raw_import.h"
+#include <nnprof/nnprof.h>
+
 #include "synth_run.h"
 
+#ifndef NNP_CLI_PATH
+#define NNP_CLI_PATH "nnprof"
+#endif
+
 #define DEFAULT_EVENTS 10000000ull
-#define COPY_BLOCK     (1u << 20)
-/* Targets from issue #3. */
-#define TARGET_EVENTS_PER_SEC_CORE 10e6
-#define TARGET_JSON_MBPS           500.0
-#define TARGET_BYTES_PER_EVENT     64.0
+#define DEFAULT_REPS   3
+#define MAX_REPS       20
+/* The linearity check analyses a run this many times smaller as well. */
+#define SMALL_DIVISOR  4
+#define PATH_CAP       4096
+#define LOG_CAP        (1u << 20)
+#define MAX_STAGES     32
+#define STAGE_NAME_CAP 64
+#define NS_PER_SEC     1e9
+#define BYTES_PER_MB   1e6
+#define PER_MILLION    1e6
+#define KB             1024.0
+#define LOAD_WARN      0.5
+/* Stages shorter than this are not listed (the GPU stages of a CPU run, ...). */
+#define STAGE_PRINT_MIN_S 0.0005
+/* Targets of issue 17. */
+#define TARGET_EVENTS_PER_CPU_S 5e6
+#define TARGET_SECONDS_10M      2.0
+#define TEN_MILLION             1e7
+#define TARGET_BYTES_PER_EVENT  64.0
+#define TARGET_TIMELINE_VS_CP   0.8
+/* Linear: the per-event cost at EVENTS within this factor of the cost at EVENTS/4. */
+#define LINEAR_TOLERANCE 1.25
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_SEC;
 }
 
-static double file_mb(const char *path)
+static uint64_t events_per_step(void)
 {
-    struct stat st;
-    return stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0.0;
+    return nnp_bench_synth_events_per_step();
 }
 
-/* Copies src to dst with read/write blocks (what cp does) and returns MB/s. */
-static double copy_mbps(const char *src, const char *dst)
-{
-    char *buf = malloc(COPY_BLOCK);
-    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    double t0 = now_s(), mb = 0;
-    ssize_t r;
-    if (!buf || in < 0 || out < 0)
-        return 0;
-    while ((r = read(in, buf, COPY_BLOCK)) > 0) {
-        if (write(out, buf, (size_t)r) != r)
-            break;
-        mb += (double)r / 1e6;
-    }
-    fsync(out);
-    close(in);
-    close(out);
-    free(buf);
-    unlink(dst);
-    return mb / (now_s() - t0);
-}
-
-/* Resident set size now, from /proc/self/statm (ru_maxrss only ever grows). */
-static double rss_mb(void)
-{
-    long pages_total = 0, pages_rss = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
-    if (fscanf(f, "%ld %ld", &pages_total, &pages_rss) != 2)
-        pages_rss = 0;
-    fclose(f);
-    return (double)pages_rss * (double)sysconf(_SC_PAGESIZE) / 1e6;
-}
-
-typedef struct bench_ctx {
-    nnp_actx_t c;
-    nnp_step_trace_t st;
-    nnp_overlap_t ov;
-    nnp_findings_t f;
-} bench_ctx_t;
-
-typedef int (*stage_fn)(bench_ctx_t *b);
-
-static int st_ops(bench_ctx_t *b)
-{
-    return nnp__op_stats_write_all(&b->c, &b->st);
-}
-static int st_timeline(bench_ctx_t *b)
-{
-    return nnp__timeline_write(&b->c, &b->st, &b->ov);
-}
-static int st_host(bench_ctx_t *b)
-{
-    return nnp__host_info_write(&b->c);
-}
-static int st_memory(bench_ctx_t *b)
-{
-    return nnp__memory_write(&b->c, &b->st, &b->f);
-}
-static int st_pipeline(bench_ctx_t *b)
-{
-    return nnp__pipeline_write(&b->c, &b->f);
-}
-static int st_cpu(bench_ctx_t *b)
-{
-    return nnp__cpu_write(&b->c, &b->f);
-}
-static int st_flops(bench_ctx_t *b)
-{
-    return nnp__flops_write(&b->c, &b->st, &b->f);
-}
-static int st_shape(bench_ctx_t *b)
-{
-    return nnp__dynamic_shape_write(&b->c, &b->st, &b->f);
-}
-static int st_advisor(bench_ctx_t *b)
-{
-    return nnp__advisor_write(&b->c, &b->f);
-}
-
-static const struct {
-    const char *name;
-    stage_fn fn;
-} stages[] = {
-    {"op statistics", st_ops}, {"timeline", st_timeline},      {"host info", st_host},
-    {"memory", st_memory},     {"data pipeline", st_pipeline}, {"CPU utilisation", st_cpu},
-    {"FLOPs", st_flops},       {"dynamic shape", st_shape},    {"advisor", st_advisor},
-};
-
-/* Runs one analysis in a forked child (its memory is its own) and returns its seconds
- * and the peak RSS it added above the parent's at fork time. */
-static int run_stage(bench_ctx_t *b, size_t k, double *secs, double *extra_mb)
-{
-    int fds[2], status;
-    double res[2] = {0, 0}, base = rss_mb();
-    pid_t p;
-    if (pipe(fds) != 0)
-        return -1;
-    fflush(stdout);
-    p = fork();
-    if (p == 0) {
-        struct rusage ru;
-        double t0 = now_s();
-        int rc = stages[k].fn(b);
-        res[0] = now_s() - t0;
-        getrusage(RUSAGE_SELF, &ru);
-        res[1] = (double)ru.ru_maxrss / 1024.0 * 1.048576 - base;
-        if (write(fds[1], res, sizeof(res)) != (ssize_t)sizeof(res))
-            rc = 1;
-        _exit(rc == NNP_OK ? 0 : 1);
-    }
-    close(fds[1]);
-    if (read(fds[0], res, sizeof(res)) != (ssize_t)sizeof(res))
-        res[0] = res[1] = -1;
-    close(fds[0]);
-    waitpid(p, &status, 0);
-    *secs = res[0];
-    *extra_mb = res[1] > 0 ? res[1] : 0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-static int analyse(const char *out)
-{
-    char prof[4096], raw[4200], rank_dir[4400], tv[4600], cmd[4300];
-    nnp_model_t m;
-    bench_ctx_t b;
-    struct rusage ru;
-    double t0, t_import, t_st, t_ov, t_ops = 0, t_tl = 0, model_mb;
-    uint64_t events;
-    FILE *p;
-
-    snprintf(prof, sizeof(prof), "%s/profiler", out);
-    snprintf(cmd, sizeof(cmd), "ls -d %s/PROF_* | head -1", prof);
-    p = popen(cmd, "r");
-    if (!p || !fgets(raw, sizeof(raw), p))
-        return 1;
-    pclose(p);
-    raw[strcspn(raw, "\n")] = '\0';
-    snprintf(rank_dir, sizeof(rank_dir), "%s/%s", raw, NNP_RANK_OUTPUT_DIR);
-    mkdir(rank_dir, 0700);
-
-    memset(&b, 0, sizeof(b));
-    nnp__model_init(&m);
-    t0 = now_s();
-    if (nnp__import_raw(raw, &m) != NNP_OK) {
-        fprintf(stderr, "import failed: %s\n", nnp_last_error());
-        return 1;
-    }
-    t_import = now_s() - t0;
-    model_mb = rss_mb();
-    events = nnp__model_rows(&m) + m.steps.t.n; /* a step row came from 2 records */
-    b.c.m = &m;
-    b.c.out_dir = prof;
-    b.c.rank_dir = rank_dir;
-    b.c.is_developer = true;
-    b.c.timeline_limit_bytes = m.info.timeline_limit_bytes;
-    b.c.peak_flops = 1e12;
-    b.c.memory_capacity_bytes = 16ull << 30;
-    nnp__findings_init(&b.f);
-
-    t0 = now_s();
-    nnp__step_trace_run(&b.c, &b.st);
-    nnp__step_trace_write(&b.c, &b.st);
-    t_st = now_s() - t0;
-    t0 = now_s();
-    nnp__overlap_run(&b.c, &b.st, &b.ov);
-    nnp__overlap_write(&b.c, &b.ov);
-    t_ov = now_s() - t0;
-    nnp__findings_from_core(&b.f, &b.c, &b.st, &b.ov);
-
-    printf("events in the model        %12llu (%zu steps, %zu ops, %zu memory events)\n",
-           (unsigned long long)events, m.steps.t.n, m.ops.t.n, m.mem.t.n);
-    printf("%-26s %12s %14s\n", "analysis", "seconds", "extra peak MB");
-    printf("%-26s %12.3f %14.1f  (RSS with the model: %.1f MB)\n", "import (read+model)", t_import,
-           model_mb, model_mb);
-    printf("%-26s %12.3f\n", "step trace", t_st);
-    printf("%-26s %12.3f\n", "overlap", t_ov);
-    for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++) {
-        double secs = 0, extra = 0;
-        int rc = run_stage(&b, k, &secs, &extra);
-        printf("%-26s %12.3f %14.1f%s\n", stages[k].name, secs, extra, rc ? "  (failed)" : "");
-        if (k == 0)
-            t_ops = secs;
-        if (k == 1)
-            t_tl = secs;
-    }
-    getrusage(RUSAGE_SELF, &ru);
-
-    snprintf(tv, sizeof(tv), "%s/trace_view.json", rank_dir);
-    {
-        double tl_mb = file_mb(tv), tl_mbps = t_tl > 0 ? tl_mb / t_tl : 0;
-        char copy[4700];
-        double cp_mbps;
-        double rd_rate = (double)events / t_import;
-        double ev_rate = (double)events / (t_import + t_ops);
-        double model_bpe = (double)nnp__model_bytes(&m) / (double)events;
-        double rss_bpe = (double)ru.ru_maxrss * 1024.0 / (double)events;
-        snprintf(copy, sizeof(copy), "%s.copy", tv);
-        cp_mbps = copy_mbps(tv, copy);
-        printf("read (import) rate         %12.2f M events/s/core  (target >= %.0f M)  %s\n",
-               rd_rate / 1e6, TARGET_EVENTS_PER_SEC_CORE / 1e6,
-               rd_rate >= TARGET_EVENTS_PER_SEC_CORE ? "PASS" : "MISS");
-        printf("read+statistics rate       %12.2f M events/s/core  (op statistics include "
-               "writing kernel_details)  %s\n",
-               ev_rate / 1e6, ev_rate >= TARGET_EVENTS_PER_SEC_CORE ? "PASS" : "MISS");
-        printf("model bytes per event      %12.1f B  (target <= %.0f)  %s\n", model_bpe,
-               TARGET_BYTES_PER_EVENT, model_bpe <= TARGET_BYTES_PER_EVENT ? "PASS" : "MISS");
-        printf("peak RSS (import+core)     %12.1f MB = %.1f B/event  (target <= %.0f)  %s\n",
-               (double)ru.ru_maxrss / 1024.0, rss_bpe, TARGET_BYTES_PER_EVENT,
-               rss_bpe <= TARGET_BYTES_PER_EVENT ? "PASS" : "MISS");
-        printf("timeline JSON writing      %12.1f MB/s (%.1f MB)  (target >= %.0f)  %s\n", tl_mbps,
-               tl_mb, TARGET_JSON_MBPS, tl_mbps >= TARGET_JSON_MBPS ? "PASS" : "MISS");
-        printf("cp of the same bytes       %12.1f MB/s  (timeline / cp = %.2f)\n", cp_mbps,
-               cp_mbps > 0 ? tl_mbps / cp_mbps : 0.0);
-    }
-    nnp__overlap_fini(&b.ov);
-    nnp__step_trace_fini(&b.st);
-    nnp__model_fini(&m);
-    return 0;
-}
-
-static int run_child(int (*fn)(const char *, uint64_t), const char *out, uint64_t n)
+static int run_generate(const char *out, uint64_t n)
 {
     int status;
     pid_t p;
     fflush(stdout); /* or the child inherits and prints the parent's buffered text */
     p = fork();
-    if (p == 0) {
-        int rc = fn(out, n);
-        fflush(stdout);
-        _exit(rc);
-    }
-    waitpid(p, &status, 0);
+    if (p == 0)
+        _exit(nnp_bench_synth_run(out, n));
+    if (p < 0 || waitpid(p, &status, 0) != p)
+        return 1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-static int analyse_fn(const char *out, uint64_t n)
+/* ---- files ---- */
+
+static int rm_rf(const char *path)
 {
-    (void)n;
-    return analyse(out);
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        if (!d)
+            return -1;
+        while ((e = readdir(d)) != NULL) {
+            char p[PATH_CAP];
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+            rm_rf(p);
+        }
+        closedir(d);
+        return rmdir(path);
+    }
+    return unlink(path);
+}
+
+/* The one raw directory of out/profiler (PROF_*), into raw. */
+static int find_raw(const char *out, char *raw, size_t cap)
+{
+    char prof[PATH_CAP];
+    struct dirent *e;
+    DIR *d;
+    int found = -1;
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    d = opendir(prof);
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "PROF_", 5) == 0) {
+            int k = snprintf(raw, cap, "%s/%s", prof, e->d_name);
+            found = k > 0 && (size_t)k < cap ? 0 : -1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Removes every analysis result (and .old copy) so the next run writes the same files. */
+static void clean_results(const char *out, const char *raw)
+{
+    char prof[PATH_CAP], p[PATH_CAP + 256];
+    struct dirent *e;
+    DIR *d;
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    d = opendir(prof);
+    if (d) {
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.' || strncmp(e->d_name, "PROF_", 5) == 0)
+                continue;
+            snprintf(p, sizeof(p), "%s/%s", prof, e->d_name);
+            rm_rf(p);
+        }
+        closedir(d);
+    }
+    snprintf(p, sizeof(p), "%s/ASCEND_PROFILER_OUTPUT", raw);
+    rm_rf(p);
+}
+
+static uint64_t g_du;
+
+/* Bytes of every file under path except the raw data (meta.nnp, data_*.nnp, info.json). */
+static void du_results(const char *path, bool top)
+{
+    struct dirent *e;
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char p[PATH_CAP];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (!top && (strcmp(e->d_name, "meta.nnp") == 0 || strcmp(e->d_name, "info.json") == 0 ||
+                     strncmp(e->d_name, "data_", 5) == 0))
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+        if (lstat(p, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            du_results(p, false);
+        else
+            g_du += (uint64_t)st.st_size;
+    }
+    closedir(d);
+}
+
+static double file_mb(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_size / BYTES_PER_MB : 0.0;
+}
+
+/* ---- running a program as a user does ---- */
+
+typedef struct run {
+    double wall_s, cpu_s; /* exec .. exit; user + system of the child */
+    double maxrss_mb;
+    int status;
+} run_t;
+
+/* Runs argv (stderr into log, when given) and waits for it. cpu: pin it to this CPU
+ * (-1: any). */
+static int run_prog(char *const argv[], int cpu, char *log, size_t log_cap, run_t *r)
+{
+    int fds[2] = {-1, -1};
+    struct rusage ru;
+    size_t len = 0;
+    double t0;
+    pid_t pid;
+
+    if (log && pipe(fds) != 0)
+        return -1;
+    t0 = now_s();
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            sched_setaffinity(0, sizeof(set), &set);
+        }
+        if (log) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(fds[1], STDERR_FILENO);
+            if (null >= 0)
+                dup2(null, STDOUT_FILENO); /* the CLI's "results in ..." line */
+            close(fds[0]);
+            close(fds[1]);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (log) {
+        close(fds[1]);
+        for (;;) {
+            ssize_t n = read(fds[0], log + len, log_cap - 1 - len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            len += (size_t)n;
+            if (len + 1 >= log_cap)
+                len = 0; /* keep the tail: the stage lines come last */
+        }
+        close(fds[0]);
+        log[len] = '\0';
+    }
+    if (wait4(pid, &r->status, 0, &ru) != pid)
+        return -1;
+    r->wall_s = now_s() - t0;
+    r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / PER_MILLION +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / PER_MILLION;
+    r->maxrss_mb = (double)ru.ru_maxrss * KB / BYTES_PER_MB;
+    return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 ? 0 : -1;
+}
+
+/* Stage times the CLI logs at info level: "analyse: rank R: stage NAME: T s (CPU C s, ...".
+ * Stages run on two threads, so wall times overlap; CPU times add up. */
+typedef struct stages {
+    char name[MAX_STAGES][STAGE_NAME_CAP];
+    double s[MAX_STAGES][MAX_REPS];
+    double cpu[MAX_STAGES][MAX_REPS];
+    int n;
+} stages_t;
+
+static void parse_stages(const char *log, stages_t *st, int rep)
+{
+    const char *p = log;
+    while ((p = strstr(p, "stage ")) != NULL) {
+        char name[STAGE_NAME_CAP];
+        double sec, cpu = 0;
+        int k;
+        const char *colon;
+        p += strlen("stage ");
+        colon = strstr(p, ": ");
+        if (!colon || colon - p >= STAGE_NAME_CAP || strchr(p, '\n') < colon)
+            continue;
+        memcpy(name, p, (size_t)(colon - p));
+        name[colon - p] = '\0';
+        if (sscanf(colon + 2, "%lf s (CPU %lf s", &sec, &cpu) < 1)
+            continue;
+        for (k = 0; k < st->n && strcmp(st->name[k], name) != 0; k++)
+            ;
+        if (k == st->n) {
+            if (st->n == MAX_STAGES)
+                continue;
+            snprintf(st->name[st->n++], STAGE_NAME_CAP, "%s", name);
+        }
+        st->s[k][rep] = sec;
+        st->cpu[k][rep] = cpu;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v and returns the median; v[0] is then the minimum. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void print_load(const char *when)
+{
+    double load[3];
+    if (getloadavg(load, 3) == 3)
+        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
+               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
+}
+
+/* Results of REPS runs of the CLI on one data set. */
+typedef struct series {
+    double wall[MAX_REPS], cpu[MAX_REPS], rss[MAX_REPS];
+    double wall1[MAX_REPS], cpu1[MAX_REPS];              /* pinned to one core */
+    double tl_mbps[MAX_REPS], cp_mbps[MAX_REPS];         /* per wall second */
+    double tl_cpu_mbps[MAX_REPS], cp_cpu_mbps[MAX_REPS]; /* per CPU-second */
+    double out_mb, tl_mb;
+    stages_t st;
+} series_t;
+
+/* /bin/cp of the timeline to a sibling file, timed: MB per wall and per CPU-second (0 on
+ * failure). */
+static void cp_mbps(const char *tv, double *wall_mbps, double *cpu_mbps)
+{
+    char copy[2 * PATH_CAP];
+    char *argv[] = {"/bin/cp", (char *)tv, copy, NULL};
+    run_t r;
+    double mb = file_mb(tv);
+    int k = snprintf(copy, sizeof(copy), "%s.copy", tv);
+    *wall_mbps = *cpu_mbps = 0;
+    if (k < 0 || (size_t)k >= sizeof(copy) || mb <= 0 || run_prog(argv, -1, NULL, 0, &r) != 0)
+        return;
+    unlink(copy);
+    *wall_mbps = mb / r.wall_s;
+    *cpu_mbps = r.cpu_s > 0 ? mb / r.cpu_s : 0;
+}
+
+static int bench_cli(const char *out, int reps, bool pinned_too, series_t *se)
+{
+    static char log[LOG_CAP];
+    char raw[PATH_CAP], tv[PATH_CAP + 64];
+    char *argv[] = {NNP_CLI_PATH, "analyse", "--quiet", (char *)out, NULL};
+    memset(se, 0, sizeof(*se));
+    if (find_raw(out, raw, sizeof(raw)) != 0) {
+        fprintf(stderr, "bench_analyse: no PROF_* directory under %s/profiler\n", out);
+        return -1;
+    }
+    snprintf(tv, sizeof(tv), "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", raw);
+    setenv("NNPROF_LOG_LEVEL", "info", 1);
+    for (int i = 0; i < reps; i++) {
+        run_t r;
+        double tl_s, tl_cpu;
+        /* Interleaved: two cores, then one core, so drift hits both alike. */
+        for (int pin = 0; pin <= (pinned_too ? 1 : 0); pin++) {
+            clean_results(out, raw);
+            if (run_prog(argv, pin ? 0 : -1, log, sizeof(log), &r) != 0) {
+                fprintf(stderr, "bench_analyse: '%s analyse %s' failed (status %d):\n%s\n",
+                        NNP_CLI_PATH, out, r.status, log);
+                return -1;
+            }
+            if (pin) {
+                se->wall1[i] = r.wall_s;
+                se->cpu1[i] = r.cpu_s;
+                continue;
+            }
+            se->wall[i] = r.wall_s;
+            se->cpu[i] = r.cpu_s;
+            se->rss[i] = r.maxrss_mb;
+            parse_stages(log, &se->st, i);
+            g_du = 0;
+            du_results(out, true);
+            se->out_mb = (double)g_du / BYTES_PER_MB;
+            se->tl_mb = file_mb(tv);
+            tl_s = tl_cpu = 0;
+            for (int k = 0; k < se->st.n; k++) {
+                if (strcmp(se->st.name[k], "timeline") == 0) {
+                    tl_s = se->st.s[k][i];
+                    tl_cpu = se->st.cpu[k][i];
+                }
+            }
+            se->tl_mbps[i] = tl_s > 0 ? se->tl_mb / tl_s : 0;
+            se->tl_cpu_mbps[i] = tl_cpu > 0 ? se->tl_mb / tl_cpu : 0;
+            cp_mbps(tv, &se->cp_mbps[i], &se->cp_cpu_mbps[i]);
+        }
+    }
+    unsetenv("NNPROF_LOG_LEVEL");
+    return 0;
+}
+
+static void report(const series_t *se_in, uint64_t events, int reps, bool pinned_too)
+{
+    series_t se = *se_in; /* median() sorts */
+    double m_wall = median(se.wall, reps), m_cpu = median(se.cpu, reps);
+    double m_rss = median(se.rss, reps), m_tl = median(se.tl_mbps, reps);
+    double m_cp = median(se.cp_mbps, reps), m_tl_cpu = median(se.tl_cpu_mbps, reps);
+    double m_cp_cpu = median(se.cp_cpu_mbps, reps);
+    double bpe = m_rss * BYTES_PER_MB / (double)events;
+    double ev_cpu = (double)events / m_cpu;
+
+    printf("  %-40s min %8.3f  median %8.3f s\n", "wall, 2 cores", se.wall[0], m_wall);
+    printf("  %-40s min %8.3f  median %8.3f s\n", "CPU time (user + system), 2 cores", se.cpu[0],
+           m_cpu);
+    if (pinned_too) {
+        double m1 = median(se.wall1, reps);
+        median(se.cpu1, reps);
+        printf("  %-40s min %8.3f  median %8.3f s  (CPU %.3f s)\n", "wall, pinned to one core",
+               se.wall1[0], m1, se.cpu1[reps / 2]);
+    }
+    printf("  %-40s %8.1f MB = %.1f B/event\n", "peak RSS (median)", m_rss, bpe);
+    printf("  %-40s %8.1f MB (trace_view.json %.1f MB)\n", "results written", se.out_mb, se.tl_mb);
+    printf("  stages (from the CLI's own info log; median of the runs; two threads, so wall "
+           "times overlap):\n    %-36s %8s %8s\n",
+           "", "wall s", "CPU s");
+    for (int k = 0; k < se.st.n; k++) {
+        double m = median(se.st.s[k], reps), c = median(se.st.cpu[k], reps);
+        if (m >= STAGE_PRINT_MIN_S)
+            printf("    %-36s %8.3f %8.3f\n", se.st.name[k], m, c);
+    }
+    printf("  %-40s %8.2f M/s  (events / CPU s)\n", "events per CPU-second", ev_cpu / PER_MILLION);
+    printf("  %-40s %8.1f MB/s  beside cp of the same file: %.1f MB/s (ratio %.2f)\n",
+           "timeline writing, per wall second", m_tl, m_cp, m_cp > 0 ? m_tl / m_cp : 0.0);
+    printf("  %-40s %8.1f MB/s  beside cp of the same file: %.1f MB/s (ratio %.2f)\n",
+           "timeline writing, per CPU-second", m_tl_cpu, m_cp_cpu,
+           m_cp_cpu > 0 ? m_tl_cpu / m_cp_cpu : 0.0);
+}
+
+static const char *verdict(bool ok)
+{
+    return ok ? "PASS" : "MISS";
 }
 
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : DEFAULT_EVENTS;
+    int reps = argc > 3 ? (int)strtol(argv[3], NULL, 10) : DEFAULT_REPS;
     char tmpl[] = "/tmp/nnprof-bench-analyse-XXXXXX";
-    const char *out = argc > 2 ? argv[2] : mkdtemp(tmpl);
-    double t0 = now_s();
-    char cmd[4200];
+    const char *work = argc > 2 ? argv[2] : mkdtemp(tmpl);
+    char big[PATH_CAP], small[PATH_CAP];
+    uint64_t steps_big, steps_small, ev_big, ev_small;
+    series_t sb, ss;
+    struct stat st;
+    double t0;
 
-    nnp_log_set_level(NNP_LOG_ERROR);
-    if (!out || n == 0) {
-        fprintf(stderr, "usage: bench_analyse [EVENTS] [WORK_DIR]\n");
+    if (!work || n < events_per_step() * SMALL_DIVISOR || reps < 1 || reps > MAX_REPS) {
+        fprintf(stderr, "usage: bench_analyse [EVENTS] [WORK_DIR] [REPS 1..%d]\n", MAX_REPS);
         return 2;
     }
-    printf("bench_analyse: %llu synthetic events in %s\n", (unsigned long long)n, out);
-    if (run_child(nnp_bench_synth_run, out, n) != 0)
+    if (access(NNP_CLI_PATH, X_OK) != 0) {
+        fprintf(stderr, "bench_analyse: %s not found (build nnprof_cli)\n", NNP_CLI_PATH);
         return 1;
-    printf("generate (record + write)  %12.3f s\n", now_s() - t0);
-    if (run_child(analyse_fn, out, n) != 0)
-        return 1;
-    if (argc <= 2) {
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", out);
-        if (system(cmd) != 0)
-            return 1;
     }
+    steps_big = n / events_per_step();
+    steps_small = steps_big / SMALL_DIVISOR;
+    ev_big = steps_big * events_per_step();
+    ev_small = steps_small * events_per_step();
+    snprintf(big, sizeof(big), "%s/big", work);
+    snprintf(small, sizeof(small), "%s/small", work);
+    printf("bench_analyse: %s analyse on synthetic runs of %llu and %llu events in %s, %d "
+           "repetitions\n",
+           NNP_CLI_PATH, (unsigned long long)ev_big, (unsigned long long)ev_small, work, reps);
+    printf("cpus online: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+    t0 = now_s();
+    if (mkdir(work, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bench_analyse: cannot create %s: %s\n", work, strerror(errno));
+        return 1;
+    }
+    /* A work directory given twice reuses its data (the generator is deterministic). */
+    if ((stat(big, &st) != 0 && (mkdir(big, 0700) != 0 || run_generate(big, ev_big) != 0)) ||
+        (stat(small, &st) != 0 &&
+         (mkdir(small, 0700) != 0 || run_generate(small, ev_small) != 0))) {
+        fprintf(stderr, "bench_analyse: generating the runs failed\n");
+        return 1;
+    }
+    printf("generate (record + write)  %.3f s\n", now_s() - t0);
+    print_load("before the runs");
+    fflush(stdout);
+    if (bench_cli(small, reps, false, &ss) != 0 || bench_cli(big, reps, true, &sb) != 0)
+        return 1;
+    print_load("after the runs");
+
+    printf("\n%llu events:\n", (unsigned long long)ev_small);
+    report(&ss, ev_small, reps, false);
+    printf("\n%llu events:\n", (unsigned long long)ev_big);
+    report(&sb, ev_big, reps, true);
+    {
+        series_t a = sb, b = ss;
+        double cpu_big = median(a.cpu, reps), cpu_small = median(b.cpu, reps);
+        double wall1 = median(a.wall1, reps), rss = median(a.rss, reps);
+        double per_big = cpu_big / (double)ev_big, per_small = cpu_small / (double)ev_small;
+        double ev_rate = (double)ev_big / cpu_big, bpe = rss * BYTES_PER_MB / (double)ev_big;
+        double tl = median(a.tl_mbps, reps), cp = median(a.cp_mbps, reps);
+        double tlc = median(a.tl_cpu_mbps, reps), cpc = median(a.cp_cpu_mbps, reps);
+        printf("\ntargets (issue 17)\n");
+        printf("  %-46s %8.2f M/s %s\n", ">= 5 M events per CPU-second", ev_rate / PER_MILLION,
+               verdict(ev_rate >= TARGET_EVENTS_PER_CPU_S));
+        printf("  %-46s %8.3f s  %s\n", "10 M events <= 2 s on one core (pinned, scaled)",
+               wall1 * TEN_MILLION / (double)ev_big,
+               verdict(wall1 * TEN_MILLION / (double)ev_big <= TARGET_SECONDS_10M));
+        printf("  %-46s %8.1f B  %s\n", "peak RSS <= 64 B/event", bpe,
+               verdict(bpe <= TARGET_BYTES_PER_EVENT));
+        printf("  %-46s %8.2fx   %s  (CPU ns/event %.1f at %llu, %.1f at %llu)\n",
+               "linear: ns/event at N / at N/4 <= 1.25", per_big / per_small,
+               verdict(per_big / per_small <= LINEAR_TOLERANCE), per_small * NS_PER_SEC,
+               (unsigned long long)ev_small, per_big * NS_PER_SEC, (unsigned long long)ev_big);
+        printf("  %-46s %8.2fx   %s  (per CPU-second: %.2fx)\n", "timeline writing >= 0.8x cp",
+               cp > 0 ? tl / cp : 0.0, verdict(cp > 0 && tl / cp >= TARGET_TIMELINE_VS_CP),
+               cpc > 0 ? tlc / cpc : 0.0);
+    }
+    if (argc <= 2)
+        rm_rf(work);
     return 0;
 }

@@ -1,8 +1,11 @@
 /* bench_writer.c - throughput of the writer thread: 8 threads record a known volume under
- * the block policy (nothing drops), and the time from nnp_session_start to the return of
- * nnp_session_stop (which flushes) gives raw MB/s, beside plain write() of the same number
- * of bytes to a file in the same directory, measured in the same run (STYLE 7.10). Also
- * bytes on disk per event and the compression ratio. Never fails on a figure. */
+ * the block policy (nothing drops); the writer thread's CPU time gives raw MB and events it
+ * drains per CPU-second. Baseline doing the same work in the same process (STYLE 7.10):
+ * the record bytes the writer compressed (read back from its chunks) compressed again
+ * with the same zstd level in the same chunk sizes and written with write() to a file in
+ * the same directory, on one thread (no fsync on either side). Repetitions: min and
+ * median. Also bytes on disk per event and the compression ratio. Usage:
+ * bench_writer [REPS]. Never fails on a figure. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +20,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <nnprof/nnprof.h>
+
+/* The on-disk format (a plain header of structs): the baseline reads the chunks back. */
+#include "format/raw_format.h"
 
 #define N_THREADS         8
 #define EVENTS_PER_THREAD 2000000u
@@ -29,10 +36,14 @@
  * constant) ids. */
 #define N_NAMES   16u
 #define N_STREAMS 4u
-/* Timed repetitions (median shown); each is a fresh session in a fresh directory. */
-#define REPS 3
-/* The baseline writes in pieces of the writer's largest raw chunk (8192 slots x 32 B). */
-#define BASELINE_CHUNK_BYTES (256u * 1024u)
+/* Timed repetitions (min and median shown); each is a fresh session in a fresh
+ * directory. */
+#define DEFAULT_REPS 5
+#define MAX_REPS     50
+/* zstd level of the writer's live path (src/record/writer.c ZSTD_LEVEL). */
+#define BASELINE_ZSTD_LEVEL 1
+/* Goal of issue 17: one writer core drains at least 50 M events/s. */
+#define TARGET_EVENTS_PER_WRITER_CPU_S 50e6
 /* A 1-minute load average above this many runnable tasks means other work competed. */
 #define LOAD_WARN 0.5
 /* /proc/<pid>/task/<tid>/stat: utime is field 14, stime 15 (proc(5)). */
@@ -41,8 +52,6 @@
 #define NS_PER_SEC       1e9
 #define BYTES_PER_MB     1e6
 #define PER_MILLION      1e6
-/* Any odd step gives a byte pattern with no runs; the content does not matter to write(). */
-#define PATTERN_STEP 131u
 
 static nnp_host_tag_t g_tags[N_NAMES];
 static nnp_op_t g_ops[N_NAMES];
@@ -170,42 +179,187 @@ static double thread_cpu_sec(long tid)
 }
 
 typedef struct sample {
-    double wall_s;        /* nnp_session_start .. nnp_session_stop returned */
-    double cpu_s;         /* process CPU time over the same interval */
-    double base_s;        /* plain write() of bytes_raw bytes */
+    double wall_s;     /* nnp_session_start .. nnp_session_stop returned */
+    double cpu_s;      /* process CPU time over the same interval */
+    double base_s;     /* baseline: zstd + write() of the same record bytes, wall */
+    double base_cpu_s; /* ... and its thread's CPU time */
+    uint64_t base_raw_bytes, base_zbytes; /* bytes it compressed, and their zstd size */
     double writer_cpu_s;  /* the writer thread's CPU over the same interval, < 0 if unknown */
     uint64_t files_bytes; /* every file of the raw directory after stop */
     nnp_stats_t st;
 } sample_t;
 
-/* Writes `bytes` bytes with write() into dir/baseline.bin; returns seconds or < 0. */
-static double baseline_write(const char *dir, uint64_t bytes)
-{
-    static unsigned char buf[BASELINE_CHUNK_BYTES];
-    char path[NNP_PATH_MAX];
-    double t0, t;
-    int fd;
+/* The record payloads of every RECORDS chunk of a raw directory's data files, as the
+ * writer handed them to zstd (decompressed again here). */
+typedef struct pieces {
+    unsigned char **p;
+    size_t *n;
+    size_t count, cap;
+    uint64_t bytes;
+} pieces_t;
 
-    for (size_t i = 0; i < sizeof(buf); i++)
-        buf[i] = (unsigned char)(i * PATTERN_STEP);
+static void pieces_free(pieces_t *ps)
+{
+    for (size_t i = 0; i < ps->count; i++)
+        free(ps->p[i]);
+    free(ps->p);
+    free(ps->n);
+    memset(ps, 0, sizeof(*ps));
+}
+
+static int pieces_add(pieces_t *ps, unsigned char *p, size_t n)
+{
+    if (ps->count == ps->cap) {
+        size_t ncap = ps->cap ? ps->cap * 2 : 1024;
+        unsigned char **np = realloc(ps->p, ncap * sizeof(*np));
+        size_t *nn = np ? realloc(ps->n, ncap * sizeof(*nn)) : NULL;
+        if (np)
+            ps->p = np;
+        if (!np || !nn)
+            return -1;
+        ps->n = nn;
+        ps->cap = ncap;
+    }
+    ps->p[ps->count] = p;
+    ps->n[ps->count++] = n;
+    ps->bytes += n;
+    return 0;
+}
+
+/* Reads one data file and appends the raw payload of each of its RECORDS chunks. */
+static int load_file(const char *path, pieces_t *ps)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf;
+    long size;
+    size_t off = sizeof(nnp_raw_file_header_t);
+    int rc = 0;
+
+    if (!f)
+        return -1;
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(buf = malloc((size_t)size + 1))) {
+        fclose(f);
+        return -1;
+    }
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size)
+        rc = -1;
+    fclose(f);
+    while (rc == 0 && off + sizeof(nnp_chunk_header_t) <= (size_t)size) {
+        nnp_chunk_header_t h;
+        unsigned char *raw;
+        memcpy(&h, buf + off, sizeof(h));
+        off += sizeof(h);
+        if (h.magic != NNP_CHUNK_MAGIC || off + h.payload_bytes > (size_t)size) {
+            rc = -1;
+            break;
+        }
+        if (h.type == NNP_CHUNK_RECORDS) {
+            raw = malloc(h.raw_bytes ? h.raw_bytes : 1);
+            if (!raw) {
+                rc = -1;
+                break;
+            }
+            if (h.codec == NNP_CODEC_ZSTD) {
+                size_t z = ZSTD_decompress(raw, h.raw_bytes, buf + off, h.payload_bytes);
+                if (ZSTD_isError(z) || z != h.raw_bytes)
+                    rc = -1;
+            } else if (h.codec == NNP_CODEC_NONE && h.payload_bytes == h.raw_bytes) {
+                memcpy(raw, buf + off, h.raw_bytes);
+            } else {
+                rc = -1;
+            }
+            if (rc != 0 || pieces_add(ps, raw, h.raw_bytes) != 0) {
+                free(raw);
+                rc = -1;
+            }
+        }
+        off += h.payload_bytes;
+    }
+    free(buf);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every data_*.nnp of raw_dir, in file order. */
+static int load_pieces(const char *raw_dir, pieces_t *ps)
+{
+    char *names[4096];
+    size_t n = 0;
+    struct dirent *e;
+    DIR *d = opendir(raw_dir);
+    int rc = 0;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL && n < sizeof(names) / sizeof(names[0]))
+        if (strncmp(e->d_name, "data_", 5) == 0)
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, n, sizeof(names[0]), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char path[NNP_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", raw_dir, names[i]);
+        if (rc == 0 && load_file(path, ps) != 0) {
+            fprintf(stderr, "bench_writer: cannot read back %s\n", path);
+            rc = -1;
+        }
+        free(names[i]);
+    }
+    return rc;
+}
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_SEC;
+}
+
+/* The baseline: compresses each piece with zstd at the writer's level and writes it to
+ * dir/baseline.bin, on this thread. Fills its CPU and wall seconds; < 0 on error. */
+static int baseline_run(const char *dir, const pieces_t *ps, double *cpu_s, double *wall_s,
+                        uint64_t *zbytes)
+{
+    char path[NNP_PATH_MAX];
+    ZSTD_CCtx *z = ZSTD_createCCtx();
+    size_t cap = 0;
+    void *zbuf = NULL;
+    double t0, c0;
+    int fd, rc = 0;
+
+    for (size_t i = 0; i < ps->count; i++)
+        if (ZSTD_compressBound(ps->n[i]) > cap)
+            cap = ZSTD_compressBound(ps->n[i]);
+    zbuf = malloc(cap ? cap : 1);
     snprintf(path, sizeof(path), "%s/baseline.bin", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    t0 = now_sec();
-    while (bytes > 0) {
-        size_t n = bytes < sizeof(buf) ? (size_t)bytes : sizeof(buf);
-        ssize_t w = write(fd, buf, n);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        bytes -= (uint64_t)w;
+    if (!z || !zbuf || fd < 0) {
+        rc = -1;
+        goto out;
     }
-    t = now_sec() - t0;
-    close(fd);
-    unlink(path);
-    return t;
+    *zbytes = 0;
+    t0 = now_sec();
+    c0 = thread_cpu_now();
+    for (size_t i = 0; i < ps->count && rc == 0; i++) {
+        size_t n = ZSTD_compressCCtx(z, zbuf, cap, ps->p[i], ps->n[i], BASELINE_ZSTD_LEVEL);
+        if (ZSTD_isError(n) || write(fd, zbuf, n) != (ssize_t)n)
+            rc = -1;
+        *zbytes += n;
+    }
+    *cpu_s = thread_cpu_now() - c0;
+    *wall_s = now_sec() - t0;
+out:
+    if (fd >= 0) {
+        close(fd);
+        unlink(path);
+    }
+    free(zbuf);
+    ZSTD_freeCCtx(z);
+    return rc;
 }
 
 static int one_rep(sample_t *out)
@@ -261,10 +415,15 @@ static int one_rep(sample_t *out)
     g_du_bytes = 0;
     nftw(nnp_session_raw_dir(s), du_entry, FOPEN_MAX, FTW_PHYS);
     out->files_bytes = g_du_bytes;
-    out->base_s = baseline_write(dir, out->st.bytes_raw);
-    if (out->base_s < 0) {
-        fprintf(stderr, "bench_writer: baseline write in %s: %s\n", dir, strerror(errno));
-        rc = NNP_EIO;
+    {
+        pieces_t ps = {0};
+        if (load_pieces(nnp_session_raw_dir(s), &ps) != 0 ||
+            baseline_run(dir, &ps, &out->base_cpu_s, &out->base_s, &out->base_zbytes) != 0) {
+            fprintf(stderr, "bench_writer: baseline in %s failed: %s\n", dir, strerror(errno));
+            rc = NNP_EIO;
+        }
+        out->base_raw_bytes = ps.bytes;
+        pieces_free(&ps);
     }
     nnp_session_destroy(s);
     nftw(dir, remove_entry, FOPEN_MAX, FTW_DEPTH | FTW_PHYS);
@@ -276,75 +435,114 @@ fail:
     return -1;
 }
 
-static int cmp_wall(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
-    double x = ((const sample_t *)a)->wall_s, y = ((const sample_t *)b)->wall_s;
+    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static int cmp_base(const void *a, const void *b)
+/* Sorts v[0..n) and prints its minimum, median and maximum. */
+static void print_spread(const char *what, double *v, int n, const char *unit)
 {
-    double x = ((const sample_t *)a)->base_s, y = ((const sample_t *)b)->base_s;
-    return (x > y) - (x < y);
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    printf("  %-44s min %9.2f  median %9.2f  max %9.2f %s\n", what, v[0],
+           n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[n - 1], unit);
 }
 
 /* Other work on the machine inflates every figure: say how busy it was. */
-static void print_load(void)
+static void print_load(const char *when)
 {
-    double load[1];
-    if (getloadavg(load, 1) == 1)
-        printf("load average (1 min) at start: %.2f%s\n", load[0],
+    double load[3];
+    if (getloadavg(load, 3) == 3)
+        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
                load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    sample_t smp[REPS];
-    const sample_t *m;
-    double base_s, raw_mbs, base_mbs;
+    static sample_t smp[MAX_REPS];
+    static double wmb[MAX_REPS], wev[MAX_REPS], bmb[MAX_REPS], ratio[MAX_REPS], e2e[MAX_REPS];
+    static double bwall[MAX_REPS], wall[MAX_REPS];
     uint64_t expected = (uint64_t)N_THREADS * EVENTS_PER_THREAD;
+    int reps = DEFAULT_REPS, n_cpu = 0;
 
+    if (argc > 1) {
+        char *end;
+        long v = strtol(argv[1], &end, DECIMAL);
+        if (*end != '\0' || v < 1 || v > MAX_REPS) {
+            fprintf(stderr, "usage: bench_writer [REPS]  (1..%d, default %d)\n", MAX_REPS,
+                    DEFAULT_REPS);
+            return 2;
+        }
+        reps = (int)v;
+    }
     printf("bench_writer: writer throughput of libnnprof.so %s\n", nnp_version());
     printf("cpus online: %ld; %d threads x %u events (range begin, counter, 2-slot op, range "
-           "end), block policy, default buffer and writer period; median of %d runs\n",
-           sysconf(_SC_NPROCESSORS_ONLN), N_THREADS, EVENTS_PER_THREAD, REPS);
-    print_load();
+           "end), block policy, default buffer and writer period; %d runs\n",
+           sysconf(_SC_NPROCESSORS_ONLN), N_THREADS, EVENTS_PER_THREAD, reps);
+    printf("baseline: the same record bytes (read back from the chunks), zstd level %d in the "
+           "same chunks + write(), one thread, same process\n",
+           BASELINE_ZSTD_LEVEL);
+    print_load("at start");
     fflush(stdout);
-    for (int i = 0; i < REPS; i++) {
-        if (one_rep(&smp[i]) != 0)
+    printf("\n%4s %9s %9s %10s %11s %11s %11s %9s\n", "run", "wall s", "writer s", "MB/wrCPU-s",
+           "Mev/wrCPU-s", "base CPU s", "base MB/s", "wr/base");
+    for (int i = 0; i < reps; i++) {
+        sample_t *r = &smp[i];
+        double mb;
+        if (one_rep(r) != 0)
             return 1;
+        mb = (double)r->st.bytes_raw / BYTES_PER_MB;
+        wall[i] = r->wall_s;
+        e2e[i] = mb / r->wall_s;
+        bmb[i] = (double)r->base_raw_bytes / BYTES_PER_MB / r->base_cpu_s;
+        bwall[i] = r->base_s;
+        if (r->writer_cpu_s > 0) {
+            wmb[n_cpu] = mb / r->writer_cpu_s;
+            wev[n_cpu] = (double)r->st.events_recorded / r->writer_cpu_s / PER_MILLION;
+            ratio[n_cpu] = wmb[n_cpu] / bmb[i];
+            n_cpu++;
+        }
+        printf("%4d %9.3f %9.2f %10.1f %11.2f %11.3f %11.1f %8.2fx\n", i + 1, r->wall_s,
+               r->writer_cpu_s, r->writer_cpu_s > 0 ? mb / r->writer_cpu_s : 0.0,
+               r->writer_cpu_s > 0 ? (double)r->st.events_recorded / r->writer_cpu_s / 1e6 : 0.0,
+               r->base_cpu_s, bmb[i], r->writer_cpu_s > 0 ? ratio[n_cpu - 1] : 0.0);
+        fflush(stdout);
     }
-    /* The run with the median wall time gives every nnprof figure; the baseline's median
-     * is taken on its own. */
-    qsort(smp, REPS, sizeof(smp[0]), cmp_base);
-    base_s = smp[REPS / 2].base_s;
-    qsort(smp, REPS, sizeof(smp[0]), cmp_wall);
-    m = &smp[REPS / 2];
-    raw_mbs = (double)m->st.bytes_raw / BYTES_PER_MB / m->wall_s;
-    base_mbs = (double)m->st.bytes_raw / BYTES_PER_MB / base_s;
-
-    printf("\nevents recorded       %llu of %llu (dropped %llu)\n",
-           (unsigned long long)m->st.events_recorded, (unsigned long long)expected,
-           (unsigned long long)m->st.events_dropped);
-    printf("wall time             %.3f s (start .. stop returned; process CPU %.3f s)\n", m->wall_s,
-           m->cpu_s);
-    printf("raw bytes             %llu (%.1f bytes/event raw)\n",
-           (unsigned long long)m->st.bytes_raw,
-           (double)m->st.bytes_raw / (double)m->st.events_recorded);
-    printf("chunk bytes written   %llu (%.2f bytes/event), compression %.2fx\n",
-           (unsigned long long)m->st.bytes_written,
-           (double)m->st.bytes_written / (double)m->st.events_recorded,
-           (double)m->st.bytes_raw / (double)m->st.bytes_written);
-    printf("files on disk         %llu bytes (raw dir, meta and info.json included)\n",
-           (unsigned long long)m->files_bytes);
-    printf("events/s              %.2f M\n",
-           (double)m->st.events_recorded / m->wall_s / PER_MILLION);
-    if (m->writer_cpu_s > 0)
-        printf("writer thread CPU     %.2f s: %.1f MB of raw data per writer CPU-second\n",
-               m->writer_cpu_s, (double)m->st.bytes_raw / BYTES_PER_MB / m->writer_cpu_s);
-    printf("\n%-28s %10s\n", "throughput (raw data)", "MB/s");
-    printf("%-28s %10.1f\n", "nnprof record+write", raw_mbs);
-    printf("%-28s %10.1f\n", "plain write() baseline", base_mbs);
-    printf("%-28s %10.2fx\n", "nnprof / baseline", raw_mbs / base_mbs);
+    print_load("at end");
+    {
+        const sample_t *m = &smp[0];
+        printf("\nevents recorded       %llu of %llu (dropped %llu)\n",
+               (unsigned long long)m->st.events_recorded, (unsigned long long)expected,
+               (unsigned long long)m->st.events_dropped);
+        printf("raw bytes             %llu (%.1f bytes/event raw)\n",
+               (unsigned long long)m->st.bytes_raw,
+               (double)m->st.bytes_raw / (double)m->st.events_recorded);
+        printf("chunk bytes written   %llu (%.2f bytes/event), compression %.2fx (baseline's zstd: "
+               "%.2f bytes/event)\n",
+               (unsigned long long)m->st.bytes_written,
+               (double)m->st.bytes_written / (double)m->st.events_recorded,
+               (double)m->st.bytes_raw / (double)m->st.bytes_written,
+               (double)m->base_zbytes / (double)m->st.events_recorded);
+        printf("files on disk         %llu bytes (raw dir, meta and info.json included)\n",
+               (unsigned long long)m->files_bytes);
+    }
+    printf("\nover %d runs:\n", reps);
+    print_spread("record+write wall time (start .. stop)", wall, reps, "s");
+    print_spread("record+write raw data per wall second", e2e, reps, "MB/s");
+    print_spread("baseline (zstd + write) wall time", bwall, reps, "s");
+    print_spread("baseline raw data per CPU-second", bmb, reps, "MB/s");
+    if (n_cpu > 0) {
+        double med_ev;
+        print_spread("writer: raw data per writer CPU-second", wmb, n_cpu, "MB/s");
+        print_spread("writer / baseline, per CPU-second", ratio, n_cpu, "x");
+        print_spread("writer: events drained per CPU-second", wev, n_cpu, "M/s");
+        med_ev = wev[n_cpu / 2];
+        printf("\ntarget: one writer core drains >= %.0f M events/s: median %.2f M/s %s\n",
+               TARGET_EVENTS_PER_WRITER_CPU_S / PER_MILLION, med_ev,
+               med_ev * PER_MILLION >= TARGET_EVENTS_PER_WRITER_CPU_S ? "PASS" : "MISS");
+    } else {
+        printf("writer thread CPU time unreadable (/proc): no per-CPU figures\n");
+    }
     return 0;
 }

@@ -6,9 +6,11 @@
  * bad step. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +27,8 @@
 /* Exit status a child uses to say "analysis failed" (its message went to the log). */
 #define CHILD_FAILED   1
 #define PROGRESS_WIDTH 30
+#define NS_PER_S       1e9
+#define KIB_PER_MIB    1024
 /* Stages of one rank's analysis, for the progress bar. */
 #define STAGES 14
 
@@ -119,6 +123,43 @@ static void progress(const nnp_analyse_options_t *o, const char *what, int done,
     fflush(stderr);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_S;
+}
+
+/* When a stage started: wall and this thread's CPU clock. */
+typedef struct stage_clock {
+    double wall_s, cpu_s;
+} stage_clock_t;
+
+static stage_clock_t stage_start(void)
+{
+    return (stage_clock_t){mono_s(), thread_cpu_s()};
+}
+
+/* Logs a stage's wall and CPU time at info level, in the form bench/bench_analyse.c
+ * reads, with the process's peak RSS so far (where the memory goes). */
+static void stage_time(int rank, const char *name, stage_clock_t t0)
+{
+    struct rusage ru;
+    if (!nnp__log_enabled(NNP_LOG_INFO))
+        return;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        ru.ru_maxrss = 0;
+    NNP_LOG_I("analyse: rank %d: stage %s: %.3f s (CPU %.3f s, peak RSS so far %ld MiB)", rank,
+              name, mono_s() - t0.wall_s, thread_cpu_s() - t0.cpu_s, ru.ru_maxrss / KIB_PER_MIB);
+}
+
 /* Runs one stage; logs (and keeps) its first error so later stages still run. */
 static void stage(int *first_rc, int rc, const char *name, const char *src)
 {
@@ -179,6 +220,46 @@ static int stop_rank(int rc, bool log, const char *what)
     return rc;
 }
 
+/* The analyses that run on a second thread beside the others (issue 17: on 2 cores the
+ * CLI's wall time is nearly halved): op statistics, the timeline and FLOPs, about half
+ * of the writing of a large run. They only read the model and the step trace and overlap
+ * results, write their own files and fill only their own findings (FLOPs), so nothing
+ * they touch is written by the main thread meanwhile. */
+typedef struct side_job {
+    const nnp_actx_t *c;
+    const nnp_step_trace_t *st;
+    const nnp_overlap_t *ov;
+    nnp_findings_t *f;
+    const char *path;
+    int first; /* the first error, logged on this thread (its last-error text is its own) */
+} side_job_t;
+
+static void side_stage(side_job_t *j, int rc, const char *name, stage_clock_t t0)
+{
+    stage(&j->first, rc, name, j->path);
+    stage_time(j->c->rank, name, t0);
+}
+
+static void *side_main(void *arg)
+{
+    side_job_t *j = arg;
+    stage_clock_t t0 = stage_start();
+    side_stage(j, nnp__op_stats_write_all(j->c, j->st), "operator statistics", t0);
+    t0 = stage_start();
+    side_stage(j, nnp__timeline_write(j->c, j->st, j->ov), "timeline", t0);
+    t0 = stage_start();
+    side_stage(j, nnp__flops_write(j->c, j->st, j->f), "FLOPs", t0);
+    return NULL;
+}
+
+/* One analysis of analyse_one: runs call, keeps its first error, logs its time. */
+#define RUN_STAGE(name, call)                                                                      \
+    do {                                                                                           \
+        stage_clock_t t_stage_ = stage_start();                                                    \
+        stage(&first, (call), (name), in->path);                                                   \
+        stage_time(c.rank, (name), t_stage_);                                                      \
+    } while (0)
+
 static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
                        const nnp_analyse_options_t *o, bool log, one_result_t *res)
 {
@@ -191,6 +272,10 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     nnp_findings_t findings;
     char rank_dir[NNP_PATH_MAX];
     time_t t_start = time(NULL);
+    side_job_t side;
+    pthread_t side_thread;
+    bool has_side;
+    stage_clock_t t0;
     int rc, first = NNP_OK;
 
     res->rank = -1;
@@ -201,12 +286,14 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
+    t0 = stage_start();
     rc = nnp__input_import(ins, idx, &m);
     if (rc != NNP_OK) {
         snprintf(what, sizeof(what), "%s: cannot import", in->path);
         nnp__model_fini(&m);
         return stop_rank(rc, log, what);
     }
+    stage_time(m.info.rank_id, "import", t0);
     if (o->rank >= 0 && m.info.rank_id != o->rank) {
         nnp__model_fini(&m); /* --rank: not the rank asked for (known only after import) */
         return NNP_OK;
@@ -266,45 +353,54 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     c.rank_dir = rank_dir;
     nnp__findings_init(&findings);
     progress(o, "step trace", 0, STAGES);
+    t0 = stage_start();
     rc = nnp__step_trace_run(&c, &st);
     stage(&first, rc, "step trace", in->path);
-    if (rc == NNP_OK) {
+    if (rc == NNP_OK)
         stage(&first, nnp__step_trace_write(&c, &st), "step trace output", in->path);
+    stage_time(c.rank, "step trace", t0);
+    if (rc == NNP_OK) {
         progress(o, "overlap", 1, STAGES);
+        t0 = stage_start();
         rc = nnp__overlap_run(&c, &st, &ov);
         stage(&first, rc, "overlap analysis", in->path);
         if (rc == NNP_OK)
             stage(&first, nnp__overlap_write(&c, &ov), "overlap output", in->path);
+        stage_time(c.rank, "overlap", t0);
     }
-    progress(o, "operator statistics", 2, STAGES);
-    stage(&first, nnp__op_stats_write_all(&c, &st), "operator statistics", in->path);
-    stage(&first, nnp__op_shapes_write(&c), "op shapes", in->path);
     nnp__findings_from_core(&findings, &c, &st, &ov);
-    progress(o, "timeline", 3, STAGES);
-    stage(&first, nnp__timeline_write(&c, &st, &ov), "timeline", in->path);
+    side = (side_job_t){&c, &st, &ov, &findings, in->path, NNP_OK};
+    /* Without a second thread (pthread_create failed) the same analyses run here. */
+    has_side = pthread_create(&side_thread, NULL, side_main, &side) == 0;
+    if (!has_side)
+        side_main(&side);
     progress(o, "host info", 4, STAGES);
-    stage(&first, nnp__host_info_write(&c), "host info", in->path);
-    stage(&first, nnp__host_ranges_write(&c), "host ranges", in->path);
-    stage(&first, nnp__hccl_raw_write(&c), "hccl_raw", in->path);
+    RUN_STAGE("op shapes", nnp__op_shapes_write(&c));
+    RUN_STAGE("host info", nnp__host_info_write(&c));
+    RUN_STAGE("host ranges", nnp__host_ranges_write(&c));
+    RUN_STAGE("hccl_raw", nnp__hccl_raw_write(&c));
     progress(o, "memory", 5, STAGES);
-    stage(&first, nnp__memory_write(&c, &st, &findings), "memory", in->path);
+    RUN_STAGE("memory", nnp__memory_write(&c, &st, &findings));
     progress(o, "data pipeline", 6, STAGES);
-    stage(&first, nnp__pipeline_write(&c, &findings), "data pipeline", in->path);
-    stage(&first, nnp__queue_steps_write(&c, &st), "data queues per step", in->path);
+    RUN_STAGE("data pipeline", nnp__pipeline_write(&c, &findings));
+    RUN_STAGE("data queues per step", nnp__queue_steps_write(&c, &st));
     progress(o, "CPU utilisation", 7, STAGES);
-    stage(&first, nnp__cpu_write(&c, &findings), "CPU utilisation", in->path);
-    progress(o, "FLOPs", 8, STAGES);
-    stage(&first, nnp__flops_write(&c, &st, &findings), "FLOPs", in->path);
+    RUN_STAGE("CPU utilisation", nnp__cpu_write(&c, &findings));
     progress(o, "dynamic shape", 9, STAGES);
-    stage(&first, nnp__dynamic_shape_write(&c, &st, &findings), "dynamic shape", in->path);
+    RUN_STAGE("dynamic shape", nnp__dynamic_shape_write(&c, &st, &findings));
     progress(o, "GPU operators", 10, STAGES);
-    stage(&first, nnp__gpu_write(&c, &st, &findings), "GPU operators", in->path);
+    RUN_STAGE("GPU operators", nnp__gpu_write(&c, &st, &findings));
     progress(o, "GPU timeline", 11, STAGES);
-    stage(&first, nnp__gpu_timeline_write(&c), "GPU timeline", in->path);
+    RUN_STAGE("GPU timeline", nnp__gpu_timeline_write(&c));
+    progress(o, "operator statistics, timeline, FLOPs", 11, STAGES);
+    if (has_side)
+        pthread_join(side_thread, NULL);
+    if (first == NNP_OK)
+        first = side.first;
     progress(o, "advisor", 12, STAGES);
-    stage(&first, nnp__advisor_write(&c, &findings), "advisor", in->path);
+    RUN_STAGE("advisor", nnp__advisor_write(&c, &findings));
     progress(o, "profiler info", 13, STAGES);
-    stage(&first, nnp__profiler_info_write(&c, t_start, time(NULL)), "profiler info", in->path);
+    RUN_STAGE("profiler info", nnp__profiler_info_write(&c, t_start, time(NULL)));
     progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);

@@ -139,6 +139,10 @@ int nnp__step_spans_init(const nnp_step_trace_t *st, nnp_step_spans_t *s);
 void nnp__step_spans_fini(nnp_step_spans_t *s);
 /* Index of the step row holding t, or SIZE_MAX when none. */
 size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t);
+/* The same for instants that mostly come in time order (a table's rows): *hint (0 at
+ * first) keeps where the last search ended, so the next one usually moves a row or two
+ * instead of a binary search over every step. Any order of t stays correct. */
+size_t nnp__step_spans_find_near(const nnp_step_spans_t *s, int64_t t, size_t *hint);
 
 /* Summed kernel time per correlation id (one entry per id, sorted by id). */
 typedef struct nnp_ktime {

@@ -103,33 +103,96 @@ static int cmp_dyn_name(const void *a, const void *b)
     return strcmp(((const dyn_op_t *)a)->name_s, ((const dyn_op_t *)b)->name_s);
 }
 
-/* Every op execution that starts in an analysed step and has a known time. */
+/* Whether op row i counts: it starts in an analysed step (*r) and has a known time. */
+static bool counted(const nnp_actx_t *c, const nnp_kindex_t *ki, const nnp_step_spans_t *sp,
+                    size_t i, size_t *hint, const nnp_step_row_t **r, int64_t *dur)
+{
+    size_t k = nnp__step_spans_find_near(sp, c->m->ops.start_ns[i], hint);
+    *r = k == SIZE_MAX ? NULL : &sp->rows[k];
+    return *r && nnp__op_compute_time(c->m, ki, i, dur);
+}
+
+/* dyn[] flags per string id. */
+enum { DYN_NAME = 1, DYN_TYPE = 2 };
+
+/* Pass 1: marks in dyn (one byte per string id) the op names with two distinct recorded
+ * shapes among their counted executions (DYN_NAME). Ops without shapes cost one test each, so a run
+ * that records no shapes (most) costs no step lookup and no memory per op. Returns how
+ * many names it marked. */
+static size_t mark_dynamic(const nnp_actx_t *c, const nnp_kindex_t *ki, const nnp_step_spans_t *sp,
+                           uint32_t *first, uint8_t *dyn)
+{
+    const nnp_ops_t *o = &c->m->ops;
+    size_t n = 0, hint = 0;
+    for (size_t i = 0; i < o->t.n; i++) {
+        const nnp_step_row_t *r;
+        uint32_t name = o->name[i];
+        int64_t dur;
+        if (!o->shapes[i] || name >= c->m->n_strs || (dyn[name] & DYN_NAME) ||
+            (first[name] == o->shapes[i]) || !counted(c, ki, sp, i, &hint, &r, &dur))
+            continue;
+        if (first[name] == 0) {
+            first[name] = o->shapes[i];
+        } else {
+            dyn[name] |= DYN_NAME;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Marks the types of the dynamic ops (DYN_TYPE): their per-type averages take every op of
+ * the type. Returns whether op row i is needed (its name or its type is marked). */
+static bool wanted(const nnp_model_t *m, const uint8_t *dyn, size_t i)
+{
+    uint32_t name = m->ops.name[i], type = m->ops.type[i];
+    return (name < m->n_strs && (dyn[name] & DYN_NAME)) ||
+           (type < m->n_strs && (dyn[type] & DYN_TYPE));
+}
+
+/* Every execution of a dynamic op (pass 1), or of an op of a dynamic op's type, that
+ * starts in an analysed step and has a known time. */
 static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
 {
     const nnp_ops_t *o = &c->m->ops;
+    size_t n_strs = c->m->n_strs ? c->m->n_strs : 1, n_items = 0, hint = 0;
+    uint32_t *first = nnp__calloc(n_strs, sizeof(uint32_t));
+    uint8_t *dyn = nnp__calloc(n_strs, 1);
     nnp_kindex_t ki;
     nnp_step_spans_t sp;
-    int rc = nnp__kindex_build(c->m, &ki);
-    if (rc == NNP_OK)
-        rc = nnp__step_spans_init(st, &sp);
-    else
+    int rc = first && dyn ? nnp__kindex_build(c->m, &ki)
+                          : nnp__fail(NNP_ENOMEM, "out of memory in dynamic shape analysis");
+    if (rc != NNP_OK) {
+        nnp__free(first);
+        nnp__free(dyn);
+        return rc;
+    }
+    rc = nnp__step_spans_init(st, &sp);
+    if (rc != NNP_OK)
         memset(&sp, 0, sizeof(sp));
-    if (rc == NNP_OK) {
-        x->items = nnp__malloc(o->t.n * sizeof(item_t));
-        x->scratch = nnp__malloc(o->t.n * sizeof(uint32_t));
+    if (rc == NNP_OK && mark_dynamic(c, &ki, &sp, first, dyn) > 0) {
+        for (size_t i = 0; i < o->t.n; i++)
+            if (o->name[i] < c->m->n_strs && (dyn[o->name[i]] & DYN_NAME) &&
+                o->type[i] < c->m->n_strs)
+                dyn[o->type[i]] |= DYN_TYPE;
+        for (size_t i = 0; i < o->t.n; i++)
+            n_items += wanted(c->m, dyn, i);
+        x->items = nnp__malloc(n_items * sizeof(item_t));
+        x->scratch = nnp__malloc(n_items * sizeof(uint32_t));
         if (!x->items || !x->scratch)
             rc = nnp__fail(NNP_ENOMEM, "out of memory in dynamic shape analysis");
-    }
-    for (size_t i = 0; rc == NNP_OK && i < o->t.n; i++) {
-        size_t k = nnp__step_spans_find(&sp, o->start_ns[i]);
-        const nnp_step_row_t *r = k == SIZE_MAX ? NULL : &sp.rows[k];
-        int64_t dur;
-        if (x->items && r && nnp__op_compute_time(c->m, &ki, i, &dur))
-            x->items[x->n_items++] =
-                (item_t){o->name[i], o->type[i], o->shapes[i], r->step_id, dur, i};
+        for (size_t i = 0; rc == NNP_OK && i < o->t.n; i++) {
+            const nnp_step_row_t *r;
+            int64_t dur;
+            if (wanted(c->m, dyn, i) && counted(c, &ki, &sp, i, &hint, &r, &dur))
+                x->items[x->n_items++] =
+                    (item_t){o->name[i], o->type[i], o->shapes[i], r->step_id, dur, i};
+        }
     }
     nnp__kindex_fini(&ki);
     nnp__step_spans_fini(&sp);
+    nnp__free(first);
+    nnp__free(dyn);
     return rc;
 }
 
@@ -369,7 +432,7 @@ int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nn
     /* Shapes can only change "between steps" when there are steps and ops. */
     if (st && st->n && c->m->ops.t.n) {
         rc = collect(c, st, &x);
-        if (rc == NNP_OK)
+        if (rc == NNP_OK && x.n_items)
             rc = find_dynamic(&x);
     }
     if (rc == NNP_OK && x.n_ops == 0)

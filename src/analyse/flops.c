@@ -30,6 +30,8 @@
 #define FRACTION_DECIMALS 6
 /* Room for a number: sign, 20 integer digits, point, decimals, NUL. */
 #define NUM_BUF 64
+/* First room for per-name groups; names are few (a model's ops), executions millions. */
+#define GROUPS_INITIAL 64
 
 /* ---- the time of one op execution ---- */
 
@@ -56,25 +58,12 @@ static void sums_add(sums_t *s, uint64_t matrix, uint64_t vector, int64_t dur)
     s->time_ns += dur;
 }
 
-/* One counted op execution with FLOPs. */
-typedef struct item {
-    uint32_t name;
-    uint64_t matrix, vector;
-    int64_t dur_ns;
-} item_t;
-
 /* One flops_{rank}.txt row: an op full name over all its counted executions. */
 typedef struct group {
     uint32_t name;
     const char *name_s;
     sums_t s;
 } group_t;
-
-static int cmp_item_name(const void *a, const void *b)
-{
-    const item_t *x = a, *y = b;
-    return (x->name > y->name) - (x->name < y->name);
-}
 
 /* Most FLOPs first (what is worth optimising), ties by name so the order is stable. */
 static int cmp_group(const void *a, const void *b)
@@ -88,10 +77,10 @@ static int cmp_group(const void *a, const void *b)
 
 /* Everything the writers need. */
 typedef struct result {
-    item_t *items;
-    size_t n_items;
+    size_t n_items;     /* counted executions */
+    uint32_t *group_of; /* per string id: its group + 1, 0 = none yet */
     group_t *groups;
-    size_t n_groups;
+    size_t n_groups, groups_cap;
     sums_t total;
     sums_t *steps; /* parallel to the step trace rows */
     size_t n_steps;
@@ -100,19 +89,46 @@ typedef struct result {
 
 static void result_fini(result_t *r)
 {
-    nnp__free(r->items);
+    nnp__free(r->group_of);
     nnp__free(r->groups);
     nnp__free(r->steps);
 }
 
-/* Collects every counted op execution with FLOPs into r: under --steps only those that
- * start in an analysed step (as op statistics count). */
+/* Adds one execution to its op name's group (made on its first execution). */
+static int add_to_group(const nnp_model_t *m, result_t *r, uint32_t name, uint64_t matrix,
+                        uint64_t vector, int64_t dur)
+{
+    uint32_t g = name < m->n_strs ? r->group_of[name] : 0;
+    if (g == 0) {
+        if (r->n_groups == r->groups_cap) {
+            size_t nc = r->groups_cap ? r->groups_cap * 2 : GROUPS_INITIAL;
+            group_t *ng = nnp__realloc(r->groups, nc * sizeof(group_t));
+            if (!ng)
+                return nnp__fail(NNP_ENOMEM, "out of memory in FLOPs analysis");
+            r->groups = ng;
+            r->groups_cap = nc;
+        }
+        memset(&r->groups[r->n_groups], 0, sizeof(group_t));
+        r->groups[r->n_groups].name = name;
+        r->groups[r->n_groups].name_s = nnp__model_str(m, name);
+        g = (uint32_t)++r->n_groups;
+        if (name < m->n_strs)
+            r->group_of[name] = g;
+    }
+    sums_add(&r->groups[g - 1].s, matrix, vector, dur);
+    return NNP_OK;
+}
+
+/* Collects every counted op execution with FLOPs into r, grouped by op full name as it
+ * goes (no list of executions: memory is per name): under --steps only those that start
+ * in an analysed step (as op statistics count). */
 static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, result_t *r)
 {
     const nnp_model_t *m = c->m;
     const nnp_ops_t *o = &m->ops;
     nnp_kindex_t ki;
     nnp_step_spans_t sp;
+    size_t hint = 0;
     int rc;
     memset(r, 0, sizeof(*r));
     if (!o->flops_matrix || o->t.n == 0)
@@ -130,8 +146,8 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, result_t *r)
         r->step_rows = sp.rows;
     }
     if (rc == NNP_OK) {
-        r->items = nnp__malloc(o->t.n * sizeof(item_t));
-        if (!r->items)
+        r->group_of = nnp__calloc(m->n_strs ? m->n_strs : 1, sizeof(uint32_t));
+        if (!r->group_of)
             rc = nnp__fail(NNP_ENOMEM, "out of memory in FLOPs analysis");
     }
     for (size_t i = 0; rc == NNP_OK && i < o->t.n; i++) {
@@ -139,10 +155,11 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, result_t *r)
         int64_t dur;
         if (o->flops_matrix[i] == 0 && o->flops_vector[i] == 0)
             continue;
-        k = nnp__step_spans_find(&sp, o->start_ns[i]);
-        if (!r->items || (c->has_steps && k == SIZE_MAX) || !nnp__op_compute_time(m, &ki, i, &dur))
+        k = nnp__step_spans_find_near(&sp, o->start_ns[i], &hint);
+        if ((c->has_steps && k == SIZE_MAX) || !nnp__op_compute_time(m, &ki, i, &dur))
             continue;
-        r->items[r->n_items++] = (item_t){o->name[i], o->flops_matrix[i], o->flops_vector[i], dur};
+        r->n_items++;
+        rc = add_to_group(m, r, o->name[i], o->flops_matrix[i], o->flops_vector[i], dur);
         sums_add(&r->total, o->flops_matrix[i], o->flops_vector[i], dur);
         if (k != SIZE_MAX)
             sums_add(&r->steps[k], o->flops_matrix[i], o->flops_vector[i], dur);
@@ -152,28 +169,12 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, result_t *r)
     return rc;
 }
 
-/* Groups the items by op full name, in output order. */
+/* Puts the groups in output order. */
 static int group_by_name(const nnp_model_t *m, result_t *r)
 {
-    size_t k = 0;
-    if (r->n_items == 0)
-        return NNP_OK;
-    qsort(r->items, r->n_items, sizeof(item_t), cmp_item_name);
-    r->groups = nnp__malloc(r->n_items * sizeof(group_t));
-    if (!r->groups)
-        return nnp__fail(NNP_ENOMEM, "out of memory in FLOPs analysis");
-    for (size_t i = 0; i < r->n_items; i++) {
-        const item_t *it = &r->items[i];
-        if (k == 0 || r->groups[k - 1].name != it->name) {
-            memset(&r->groups[k], 0, sizeof(group_t));
-            r->groups[k].name = it->name;
-            r->groups[k].name_s = nnp__model_str(m, it->name);
-            k++;
-        }
-        sums_add(&r->groups[k - 1].s, it->matrix, it->vector, it->dur_ns);
-    }
-    r->n_groups = k;
-    qsort(r->groups, k, sizeof(group_t), cmp_group);
+    (void)m;
+    if (r->n_groups > 1)
+        qsort(r->groups, r->n_groups, sizeof(group_t), cmp_group);
     return NNP_OK;
 }
 

@@ -30,9 +30,9 @@ void nnp__step_spans_fini(nnp_step_spans_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t)
+/* The number of rows that begin at or before t, searched in rows [lo, hi). */
+static size_t rows_begun(const nnp_step_spans_t *s, int64_t t, size_t lo, size_t hi)
 {
-    size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->rows[mid].begin_ns <= t)
@@ -40,13 +40,43 @@ size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t)
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The step holding t among the first `begun` rows (those that begin at or before t). */
+static size_t holder(const nnp_step_spans_t *s, int64_t t, size_t begun)
+{
     /* Rows are sorted by begin; max_end[k] is the latest end of rows 0..k, so the backward
      * scan stops early even when steps of several graphs overlap. */
-    for (size_t k = lo; k-- > 0 && s->max_end[k] > t;) {
+    for (size_t k = begun; k-- > 0 && s->max_end[k] > t;) {
         if (s->rows[k].end_ns > t)
             return k;
     }
     return SIZE_MAX;
+}
+
+size_t nnp__step_spans_find(const nnp_step_spans_t *s, int64_t t)
+{
+    return holder(s, t, rows_begun(s, t, 0, s->n));
+}
+
+/* Rows a near search steps over one by one before it falls back to a binary search. */
+#define NEAR_STEPS 4
+
+size_t nnp__step_spans_find_near(const nnp_step_spans_t *s, int64_t t, size_t *hint)
+{
+    size_t lo = *hint;
+    if (lo > s->n || (lo > 0 && s->rows[lo - 1].begin_ns > t)) {
+        lo = rows_begun(s, t, 0, s->n); /* t went back in time */
+    } else {
+        size_t k = 0;
+        while (lo < s->n && s->rows[lo].begin_ns <= t && k++ < NEAR_STEPS)
+            lo++;
+        if (lo < s->n && s->rows[lo].begin_ns <= t)
+            lo = rows_begun(s, t, lo, s->n);
+    }
+    *hint = lo;
+    return holder(s, t, lo);
 }
 
 static int cmp_ktime(const void *a, const void *b)

@@ -243,28 +243,27 @@ static void finish_samples(mem_run_t *x, uint64_t last_total)
 /* ns as µs with exactly 3 decimals, from integers. */
 const char *nnp__mem_fmt_us(char *b, size_t cap, int64_t ns)
 {
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, ns < 0 ? "-" : "", a / NS_PER_US, US_DECIMALS,
-             a % NS_PER_US);
-    return b;
+    return nnp__fmt_ns_as_us(b, cap, ns);
 }
 
 /* bytes as KB with 3 decimals, rounded half up; negative when is_neg (a release whose
- * allocation fell outside the window, CANN's rule). */
-static const char *fmt_kb(char *b, size_t cap, uint64_t bytes, bool is_neg)
+ * allocation fell outside the window, CANN's rule). b holds NNP_FMT_NUM_MAX bytes;
+ * returns the length (no printf: two of these are in every row of two per-event files). */
+static size_t fmt_kb_n(char *b, uint64_t bytes, bool is_neg)
 {
     uint64_t whole = bytes / BYTES_PER_KB;
     /* The remainder is at most 1023 bytes = 0.99902 KB, so rounding never carries. */
     uint64_t milli = ((bytes % BYTES_PER_KB) * KB_MILLI + BYTES_PER_KB / 2) / BYTES_PER_KB;
-    snprintf(b, cap, "%s%" PRIu64 ".%03" PRIu64, is_neg && bytes ? "-" : "", whole, milli);
-    return b;
-}
-
-/* Tensor name for the Name column: its name, else the op that allocated it. */
-static const char *tensor_label(const nnp_model_t *m, size_t row)
-{
-    uint32_t id = m->mem.name[row] ? m->mem.name[row] : m->mem.owner_op[row];
-    return nnp__model_str(m, id);
+    size_t n = 0;
+    if (is_neg && bytes)
+        b[n++] = '-';
+    n += nnp__fmt_u64(b + n, whole);
+    b[n++] = '.';
+    b[n++] = (char)('0' + milli / 100);
+    b[n++] = (char)('0' + milli / 10 % 10);
+    b[n++] = (char)('0' + milli % 10);
+    b[n] = '\0';
+    return n;
 }
 
 /* The op executing at t in execution order: the last op (ops are sorted by start) that
@@ -306,23 +305,41 @@ static int csv_open(const nnp_actx_t *c, const char *prefix, csv_out_t *o,
     return rc;
 }
 
+/* "CPU:<dev>" (no character that needs quotes). */
 static void csv_device(nnp_csv_t *w, uint32_t dev)
 {
     char b[NUM_BUF];
-    snprintf(b, sizeof(b), "%s%" PRIu32, DEVICE_PREFIX, dev);
-    nnp__csv_str(w, b);
+    size_t n = sizeof(DEVICE_PREFIX) - 1;
+    memcpy(b, DEVICE_PREFIX, n);
+    n += nnp__fmt_u64(b + n, dev);
+    nnp__csv_raw(w, b, n);
+}
+
+/* A KB column written twice (Total Allocated, Total Reserved). */
+static void csv_kb_twice(nnp_csv_t *w, uint64_t bytes)
+{
+    char b[NUM_BUF];
+    size_t n = fmt_kb_n(b, bytes, false);
+    nnp__csv_raw(w, b, n);
+    nnp__csv_raw(w, b, n);
+}
+
+/* The Name column: the tensor's name, else the op that allocated it (quoted when it must
+ * be). */
+static void csv_label(nnp_csv_t *w, const nnp_model_t *m, size_t row)
+{
+    uint32_t id = m->mem.name[row] ? m->mem.name[row] : m->mem.owner_op[row];
+    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
 }
 
 /* memory_record: one row per event with the running total after it. We know of no pool
  * reserving more than it hands out, so Total Reserved = Total Allocated. */
 static void record_row(nnp_csv_t *w, int64_t ts, uint64_t total, uint32_t dev)
 {
-    char b[NUM_BUF];
     nnp__csv_uint(w, dev);
-    nnp__csv_str(w, COMPONENT);
-    nnp__csv_str(w, nnp__mem_fmt_us(b, sizeof(b), ts));
-    nnp__csv_str(w, fmt_kb(b, sizeof(b), total, false));
-    nnp__csv_str(w, b);
+    nnp__csv_raw(w, COMPONENT, sizeof(COMPONENT) - 1);
+    nnp__csv_fixed_int(w, ts, NS_PER_US, US_DECIMALS);
+    csv_kb_twice(w, total);
     csv_device(w, dev);
     nnp__csv_end_row(w);
 }
@@ -337,21 +354,19 @@ static void tensor_row(nnp_csv_t *w, const nnp_model_t *m, const live_t *t, int6
     size_t row = t->row - 1;
     int64_t alloc_ns = m->mem.ts_ns[row];
     nnp__csv_uint(w, m->mem.device_id[row]);
-    nnp__csv_str(w, tensor_label(m, row));
-    nnp__csv_str(w, fmt_kb(b, sizeof(b), m->mem.bytes[row], false));
-    nnp__csv_str(w, nnp__mem_fmt_us(b, sizeof(b), alloc_ns));
+    csv_label(w, m, row);
+    nnp__csv_raw(w, b, fmt_kb_n(b, m->mem.bytes[row], false));
+    nnp__csv_fixed_int(w, alloc_ns, NS_PER_US, US_DECIMALS);
     if (free_ns == NNP_OPEN_END)
         nnp__csv_empty(w);
     else
-        nnp__csv_str(w, nnp__mem_fmt_us(b, sizeof(b), free_ns - alloc_ns));
-    nnp__csv_str(w, fmt_kb(b, sizeof(b), t->total_bytes, false));
-    nnp__csv_str(w, b);
+        nnp__csv_fixed_int(w, free_ns - alloc_ns, NS_PER_US, US_DECIMALS);
+    csv_kb_twice(w, t->total_bytes);
     if (free_ns == NNP_OPEN_END) {
         nnp__csv_empty(w);
         nnp__csv_empty(w);
     } else {
-        nnp__csv_str(w, fmt_kb(b, sizeof(b), release_total, false));
-        nnp__csv_str(w, b);
+        csv_kb_twice(w, release_total);
     }
     csv_device(w, m->mem.device_id[row]);
     nnp__csv_end_row(w);
@@ -363,14 +378,13 @@ static void outside_row(nnp_csv_t *w, const nnp_model_t *m, size_t row, uint64_t
 {
     char b[NUM_BUF];
     nnp__csv_uint(w, m->mem.device_id[row]);
-    nnp__csv_str(w, tensor_label(m, row));
-    nnp__csv_str(w, fmt_kb(b, sizeof(b), m->mem.bytes[row], true));
+    csv_label(w, m, row);
+    nnp__csv_raw(w, b, fmt_kb_n(b, m->mem.bytes[row], true));
     nnp__csv_empty(w); /* Allocation Time */
     nnp__csv_empty(w); /* Duration */
     nnp__csv_empty(w); /* Allocation Total Allocated */
     nnp__csv_empty(w); /* Allocation Total Reserved */
-    nnp__csv_str(w, fmt_kb(b, sizeof(b), total, false));
-    nnp__csv_str(w, b);
+    csv_kb_twice(w, total);
     csv_device(w, m->mem.device_id[row]);
     nnp__csv_end_row(w);
 }

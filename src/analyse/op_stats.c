@@ -53,17 +53,18 @@ static int spans_init(const nnp_actx_t *c, const nnp_step_trace_t *st, spans_t *
     return nnp__step_spans_init(st, &s->s);
 }
 
-/* The step an op starting at t belongs to, NULL when none. */
-static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t)
+/* The step an op starting at t belongs to, NULL when none. *hint: see
+ * nnp__step_spans_find_near (rows are visited in time order). */
+static const nnp_step_row_t *spans_find(const spans_t *s, int64_t t, size_t *hint)
 {
-    size_t k = nnp__step_spans_find(&s->s, t);
+    size_t k = nnp__step_spans_find_near(&s->s, t, hint);
     return k == SIZE_MAX ? NULL : &s->s.rows[k];
 }
 
-/* Whether an op or kernel starting at t is counted. */
-static bool spans_keep(const spans_t *s, int64_t t)
+/* Whether an op starting at t is counted. */
+static bool spans_keep(const spans_t *s, int64_t t, size_t *hint)
 {
-    return !s->filter || spans_find(s, t) != NULL;
+    return !s->filter || spans_find(s, t, hint) != NULL;
 }
 
 /* What every analysis of this file needs, built once. */
@@ -234,106 +235,123 @@ static int rehash_groups(const group_t *g, size_t k, bool by_name, uint32_t **ta
     return 0;
 }
 
-/* Groups items into *out (by name too when by_name), in output order. One pass with a
- * hash of the groups: O(items), where sorting the items was O(items log items). */
-static int aggregate(const nnp_model_t *m, item_t *v, size_t n, bool by_name, group_t **out,
-                     size_t *n_out)
+/* Groups items one at a time (by name too when by_name): a hash of the groups, so a run
+ * costs O(items) and no per-item memory (issue 17: the item array was 75 MB at 3 M ops). */
+typedef struct agg {
+    bool by_name;
+    group_t *g;
+    uint32_t *tab; /* group index + 1, 0 = empty slot */
+    size_t k, g_cap, tab_cap;
+} agg_t;
+
+static int agg_init(agg_t *a, bool by_name)
 {
-    group_t *g = NULL;
-    uint32_t *tab = NULL;
-    size_t k = 0, g_cap = 0, tab_cap = GROUP_HASH_INITIAL;
-    *out = NULL;
-    *n_out = 0;
-    if (n == 0)
-        return NNP_OK;
-    if (rehash_groups(NULL, 0, by_name, &tab, tab_cap) != 0)
+    memset(a, 0, sizeof(*a));
+    a->by_name = by_name;
+    a->tab_cap = GROUP_HASH_INITIAL;
+    if (rehash_groups(NULL, 0, by_name, &a->tab, a->tab_cap) != 0)
         return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < n; i++) {
-        size_t j = group_hash(&v[i], by_name) & (tab_cap - 1);
-        group_t *cur = NULL;
-        for (; tab[j]; j = (j + 1) & (tab_cap - 1)) {
-            if (same_group(&g[tab[j] - 1], &v[i], by_name)) {
-                cur = &g[tab[j] - 1];
-                break;
-            }
-        }
-        if (!cur) {
-            if (k == g_cap) {
-                size_t nc = g_cap ? g_cap * 2 : 64;
-                group_t *ng = nnp__realloc(g, nc * sizeof(group_t));
-                if (!ng)
-                    goto oom;
-                g = ng;
-                g_cap = nc;
-            }
-            cur = &g[k];
-            cur->side = v[i].side;
-            cur->type = v[i].type;
-            cur->core = v[i].core;
-            cur->name = by_name ? v[i].name : 0;
-            cur->name_s = nnp__model_str(m, cur->name);
-            cur->type_s = nnp__model_str(m, cur->type);
-            cur->core_s = core_str(m, cur->core);
-            cur->count = 0;
-            cur->total_ns = 0;
-            cur->min_ns = cur->max_ns = v[i].dur_ns;
-            cur->no_minmax = false;
-            cur->pct = NAN;
-            tab[j] = (uint32_t)++k;
-            if (k * 2 > tab_cap) {
-                tab_cap *= 2;
-                if (rehash_groups(g, k, by_name, &tab, tab_cap) != 0)
-                    goto oom;
-            }
-        }
-        cur->count++;
-        cur->total_ns += v[i].dur_ns;
-        cur->min_ns = v[i].dur_ns < cur->min_ns ? v[i].dur_ns : cur->min_ns;
-        cur->max_ns = v[i].dur_ns > cur->max_ns ? v[i].dur_ns : cur->max_ns;
-    }
-    nnp__free(tab);
-    qsort(g, k, sizeof(group_t), cmp_group);
-    *out = g;
-    *n_out = k;
     return NNP_OK;
-oom:
-    nnp__free(tab);
-    nnp__free(g);
-    return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
 }
 
-/* Every host op and kernel that counts (inside an analysed step under --steps). */
-static int collect(const ctx_t *x, item_t **out, size_t *n_out, int64_t side_total[SIDE_COUNT])
+static void agg_fini(agg_t *a)
+{
+    nnp__free(a->tab);
+    nnp__free(a->g);
+    memset(a, 0, sizeof(*a));
+}
+
+static int agg_add(agg_t *a, const nnp_model_t *m, const item_t *it)
+{
+    size_t j = group_hash(it, a->by_name) & (a->tab_cap - 1);
+    group_t *cur = NULL;
+    for (; a->tab[j]; j = (j + 1) & (a->tab_cap - 1)) {
+        if (same_group(&a->g[a->tab[j] - 1], it, a->by_name)) {
+            cur = &a->g[a->tab[j] - 1];
+            break;
+        }
+    }
+    if (!cur) {
+        if (a->k == a->g_cap) {
+            size_t nc = a->g_cap ? a->g_cap * 2 : 64;
+            group_t *ng = nnp__realloc(a->g, nc * sizeof(group_t));
+            if (!ng)
+                return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+            a->g = ng;
+            a->g_cap = nc;
+        }
+        cur = &a->g[a->k];
+        cur->side = it->side;
+        cur->type = it->type;
+        cur->core = it->core;
+        cur->name = a->by_name ? it->name : 0;
+        cur->name_s = nnp__model_str(m, cur->name);
+        cur->type_s = nnp__model_str(m, cur->type);
+        cur->core_s = core_str(m, cur->core);
+        cur->count = 0;
+        cur->total_ns = 0;
+        cur->min_ns = cur->max_ns = it->dur_ns;
+        cur->no_minmax = false;
+        cur->pct = NAN;
+        a->tab[j] = (uint32_t)++a->k;
+        if (a->k * 2 > a->tab_cap) {
+            a->tab_cap *= 2;
+            if (rehash_groups(a->g, a->k, a->by_name, &a->tab, a->tab_cap) != 0)
+                return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
+        }
+    }
+    cur->count++;
+    cur->total_ns += it->dur_ns;
+    cur->min_ns = it->dur_ns < cur->min_ns ? it->dur_ns : cur->min_ns;
+    cur->max_ns = it->dur_ns > cur->max_ns ? it->dur_ns : cur->max_ns;
+    return NNP_OK;
+}
+
+/* Hands the groups over in output order (*out NULL when there are none). */
+static void agg_take(agg_t *a, group_t **out, size_t *n_out)
+{
+    if (a->k)
+        qsort(a->g, a->k, sizeof(group_t), cmp_group);
+    *out = a->k ? a->g : NULL;
+    *n_out = a->k;
+    if (!a->k)
+        nnp__free(a->g);
+    a->g = NULL;
+    a->k = a->g_cap = 0;
+}
+
+/* Every host op and kernel that counts (inside an analysed step under --steps), grouped
+ * by (type, core) into types and by (name, type, core) into names. */
+static int collect(const ctx_t *x, agg_t *types, agg_t *names, int64_t side_total[SIDE_COUNT])
 {
     const nnp_model_t *m = x->m;
-    size_t n = 0, cap = m->ops.t.n + m->kernels.t.n;
-    item_t *v;
-    *out = NULL;
-    *n_out = 0;
-    if (cap == 0)
-        return NNP_OK;
-    v = nnp__malloc(cap * sizeof(item_t));
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory in op statistics");
-    for (size_t i = 0; i < m->ops.t.n; i++) {
+    size_t hint = 0;
+    int rc = NNP_OK;
+    for (size_t i = 0; i < m->ops.t.n && rc == NNP_OK; i++) {
         int64_t dur;
-        if (!spans_keep(&x->spans, m->ops.start_ns[i]) || !op_dur(&m->ops, i, &dur))
+        item_t it;
+        if (!spans_keep(&x->spans, m->ops.start_ns[i], &hint) || !op_dur(&m->ops, i, &dur))
             continue;
-        v[n++] = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
+        it = (item_t){m->ops.name[i], m->ops.type[i], CORE_HOST, SIDE_HOST, dur};
         side_total[SIDE_HOST] += dur;
+        rc = agg_add(types, m, &it);
+        if (rc == NNP_OK)
+            rc = agg_add(names, m, &it);
     }
-    for (size_t i = 0; i < m->kernels.t.n; i++) {
+    for (size_t i = 0; i < m->kernels.t.n && rc == NNP_OK; i++) {
         size_t op;
         int64_t dur = kernel_dur(&m->kernels, i);
+        item_t it;
         if (!kernel_keep(x, i))
             continue;
-        v[n++] = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i),
-                          SIDE_DEVICE, dur};
+        it = (item_t){m->kernels.name[i], kernel_type(x, i, &op), kernel_core(x, i), SIDE_DEVICE,
+                      dur};
         side_total[SIDE_DEVICE] += dur;
+        rc = agg_add(types, m, &it);
+        if (rc == NNP_OK)
+            rc = agg_add(names, m, &it);
     }
-    *out = v;
-    *n_out = n;
-    return NNP_OK;
+    return rc;
 }
 
 /* ---- writing ---- */
@@ -462,14 +480,19 @@ static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
     return csv_close(&f, &w);
 }
 
-/* The Step Id cell: the analysed step the row starts in, empty when none. */
-static void csv_step(nnp_csv_t *w, const ctx_t *x, int64_t t)
+/* The Step Id cell: the row's step, empty when none. */
+static void csv_step(nnp_csv_t *w, const nnp_step_row_t *r)
 {
-    const nnp_step_row_t *r = x->spans.s.n ? spans_find(&x->spans, t) : NULL;
     if (r)
         nnp__csv_uint(w, r->step_id);
     else
         nnp__csv_empty(w);
+}
+
+/* A model string as a field (no strlen: the model keeps lengths). */
+static void csv_mstr(nnp_csv_t *w, const nnp_model_t *m, uint32_t id)
+{
+    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
 }
 
 /* Every kernel in start order (every host op when the run has no kernels: a CPU-only
@@ -482,7 +505,7 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
     const nnp_model_t *m = x->m;
     nnp_outfile_t f;
     nnp_csv_t w;
-    char b[NUM_BUF];
+    size_t hint = 0;
     int rc = csv_open(c, "kernel_details", &f, &w);
     if (rc != NNP_OK)
         return rc;
@@ -495,30 +518,34 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
         if (x->spans.filter && !r)
             continue;
         type = kernel_type(x, i, &op);
-        if (r)
-            nnp__csv_uint(&w, r->step_id);
-        else
-            nnp__csv_empty(&w);
-        nnp__csv_str(&w, nnp__model_str(m, m->kernels.name[i]));
-        nnp__csv_str(&w, nnp__model_str(m, type));
+        csv_step(&w, r);
+        csv_mstr(&w, m, m->kernels.name[i]);
+        csv_mstr(&w, m, type);
         nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
         nnp__csv_uint(&w, m->kernels.stream_id[i]);
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), kernel_dur(&m->kernels, i)));
-        nnp__csv_str(&w, op != SIZE_MAX ? nnp__model_str(m, m->ops.name[op]) : "");
+        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
+        nnp__csv_fixed_int(&w, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
+        if (op != SIZE_MAX)
+            csv_mstr(&w, m, m->ops.name[op]);
+        else
+            nnp__csv_empty(&w);
         nnp__csv_end_row(&w);
     }
     for (size_t i = 0; m->kernels.t.n == 0 && i < m->ops.t.n; i++) {
         int64_t dur, t = m->ops.start_ns[i];
-        if (!spans_keep(&x->spans, t) || !op_dur(&m->ops, i, &dur))
+        const nnp_step_row_t *r;
+        if (!op_dur(&m->ops, i, &dur))
             continue;
-        csv_step(&w, x, t);
-        nnp__csv_str(&w, nnp__model_str(m, m->ops.name[i]));
-        nnp__csv_str(&w, nnp__model_str(m, m->ops.type[i]));
-        nnp__csv_str(&w, CORE_HOST_NAME);
+        r = x->spans.s.n ? spans_find(&x->spans, t, &hint) : NULL;
+        if (x->spans.filter && !r)
+            continue;
+        csv_step(&w, r);
+        csv_mstr(&w, m, m->ops.name[i]);
+        csv_mstr(&w, m, m->ops.type[i]);
+        nnp__csv_raw(&w, CORE_HOST_NAME, sizeof(CORE_HOST_NAME) - 1);
         nnp__csv_uint(&w, m->ops.stream_id[i]);
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), t));
-        nnp__csv_str(&w, fmt_us(b, sizeof(b), dur));
+        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
+        nnp__csv_fixed_int(&w, dur, NS_PER_US, US_DECIMALS);
         nnp__csv_empty(&w);
         nnp__csv_end_row(&w);
     }
@@ -618,13 +645,19 @@ static int totals_groups(const nnp_model_t *m, bool by_name, group_t **out, size
 int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
 {
     ctx_t x;
-    item_t *items = NULL;
+    agg_t by_type, by_name;
     group_t *types = NULL, *names = NULL;
-    size_t n_items = 0, n_types = 0, n_names = 0;
+    size_t n_types = 0, n_names = 0;
     int64_t side_total[SIDE_COUNT] = {0, 0};
     int rc = ctx_init(c, st, &x);
+    memset(&by_type, 0, sizeof(by_type));
+    memset(&by_name, 0, sizeof(by_name));
     if (rc == NNP_OK)
-        rc = collect(&x, &items, &n_items, side_total);
+        rc = agg_init(&by_type, false);
+    if (rc == NNP_OK)
+        rc = agg_init(&by_name, true);
+    if (rc == NNP_OK)
+        rc = collect(&x, &by_type, &by_name, side_total);
     /* A tool's own per-type totals (MindSpore's intermediate files) are what its operator
      * page shows: they make the type and op tables, unless --steps asks for steps, which
      * totals cannot be cut by. */
@@ -632,12 +665,12 @@ int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
         rc = totals_groups(c->m, false, &types, &n_types);
         if (rc == NNP_OK)
             rc = totals_groups(c->m, true, &names, &n_names);
-    } else {
-        if (rc == NNP_OK)
-            rc = aggregate(c->m, items, n_items, false, &types, &n_types);
-        if (rc == NNP_OK)
-            rc = aggregate(c->m, items, n_items, true, &names, &n_names);
+    } else if (rc == NNP_OK) {
+        agg_take(&by_type, &types, &n_types);
+        agg_take(&by_name, &names, &n_names);
     }
+    agg_fini(&by_type);
+    agg_fini(&by_name);
     if (rc == NNP_OK)
         rc = write_statistic(c, types, n_types, side_total);
     if (rc == NNP_OK)
@@ -646,7 +679,6 @@ int nnp__op_stats_write_all(const nnp_actx_t *c, const nnp_step_trace_t *st)
         rc = write_kernel_details(c, &x);
     if (rc == NNP_OK)
         rc = write_top(c, types, n_types, side_total);
-    nnp__free(items);
     nnp__free(types);
     nnp__free(names);
     ctx_fini(&x);

@@ -125,10 +125,14 @@ static int list_subtract(const nnp_interval_list_t *a, const nnp_interval_list_t
     return NNP_OK;
 }
 
-/* out = a union b (both normalised): a merge of two sorted lists, coalescing as it goes. */
-static int list_union(const nnp_interval_list_t *a, const nnp_interval_list_t *b,
-                      nnp_interval_list_t *out)
+/* out = [lo, hi] minus (a union b), both normalised and clipped to [lo, hi]: the idle gaps,
+ * including the head and tail gaps (MSP section_calculator: Free has head and tail). One
+ * merge of the two sorted lists; the union itself is never built (at 3 M ops it was as
+ * large as the compute list). */
+static int list_gaps(const nnp_interval_list_t *a, const nnp_interval_list_t *b, int64_t lo,
+                     int64_t hi, nnp_interval_list_t *out)
 {
+    int64_t cur = lo;
     size_t i = 0, j = 0;
     while (i < a->n || j < b->n) {
         nnp_interval_t x;
@@ -136,52 +140,65 @@ static int list_union(const nnp_interval_list_t *a, const nnp_interval_list_t *b
             x = a->v[i++];
         else
             x = b->v[j++];
-        if (out->n > 0 && x.start_ns <= out->v[out->n - 1].end_ns) {
-            if (x.end_ns > out->v[out->n - 1].end_ns)
-                out->v[out->n - 1].end_ns = x.end_ns;
-            continue;
-        }
-        int rc = list_push(out, x.start_ns, x.end_ns);
-        if (rc != NNP_OK)
-            return rc;
-    }
-    return NNP_OK;
-}
-
-/* out = [lo, hi] minus busy (busy normalised and clipped to [lo, hi]): the idle gaps,
- * including the head and tail gaps (MSP section_calculator: Free has head and tail). */
-static int list_gaps(const nnp_interval_list_t *busy, int64_t lo, int64_t hi,
-                     nnp_interval_list_t *out)
-{
-    int64_t cur = lo;
-    for (size_t i = 0; i < busy->n; i++) {
-        if (busy->v[i].start_ns > cur) {
-            int rc = list_push(out, cur, busy->v[i].start_ns);
+        if (x.start_ns > cur) {
+            int rc = list_push(out, cur, x.start_ns);
             if (rc != NNP_OK)
                 return rc;
         }
-        if (busy->v[i].end_ns > cur)
-            cur = busy->v[i].end_ns;
+        if (x.end_ns > cur)
+            cur = x.end_ns;
     }
     if (cur < hi)
         return list_push(out, cur, hi);
     return NNP_OK;
 }
 
-/* ---- measuring a list inside a window in O(log n) ---- */
+/* Gives back a list's spare capacity: the lists live on until the timeline is written. */
+static void list_shrink(nnp_interval_list_t *l)
+{
+    nnp_interval_t *v;
+    if (l->n == 0 || l->n == l->cap)
+        return;
+    v = nnp__realloc(l->v, l->n * sizeof(*v));
+    if (v) {
+        l->v = v;
+        l->cap = l->n;
+    }
+}
 
-/* cum[i] = total length of intervals 0..i-1, so any run of whole intervals costs two
- * lookups; only the two edge intervals need clipping. */
+/* ---- measuring a list inside a window in O(log n + CUM_STRIDE) ---- */
+
+/* Intervals per prefix-sum entry: a sum for every interval would cost 8 bytes per
+ * interval (a list has one per op of a CPU-only run); one per 16 costs 0.5 and at most
+ * 2 x 16 interval lengths per measurement. */
+#define CUM_STRIDE 16
+
+/* cum[b] = total length of intervals 0..b*CUM_STRIDE-1, so any run of whole intervals
+ * costs two lookups and two short sums; only the two edge intervals need clipping. */
 static int prefix_sums(const nnp_interval_list_t *l, int64_t **out)
 {
-    int64_t *cum = nnp__malloc((l->n + 1) * sizeof(*cum));
+    size_t nb = l->n / CUM_STRIDE + 1;
+    int64_t *cum = nnp__malloc(nb * sizeof(*cum)), sum = 0;
     if (!cum)
         return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
-    cum[0] = 0;
-    for (size_t i = 0; i < l->n; i++)
-        cum[i + 1] = cum[i] + (l->v[i].end_ns - l->v[i].start_ns);
+    for (size_t i = 0; i < l->n; i++) {
+        if (i % CUM_STRIDE == 0)
+            cum[i / CUM_STRIDE] = sum;
+        sum += l->v[i].end_ns - l->v[i].start_ns;
+    }
+    if (l->n % CUM_STRIDE == 0)
+        cum[l->n / CUM_STRIDE] = sum;
     *out = cum;
     return NNP_OK;
+}
+
+/* Total length of intervals 0..x-1. */
+static int64_t sum_before(const nnp_interval_list_t *l, const int64_t *cum, size_t x)
+{
+    int64_t sum = cum[x / CUM_STRIDE];
+    for (size_t k = x / CUM_STRIDE * CUM_STRIDE; k < x; k++)
+        sum += l->v[k].end_ns - l->v[k].start_ns;
+    return sum;
 }
 
 /* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
@@ -211,7 +228,7 @@ static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t
     j = a;
     if (i >= j)
         return 0;
-    total = cum[j] - cum[i];
+    total = sum_before(l, cum, j) - sum_before(l, cum, i);
     if (l->v[i].start_ns < lo)
         total -= lo - l->v[i].start_ns;
     if (l->v[j - 1].end_ns > hi)
@@ -603,7 +620,6 @@ static void lists_to_ns(const ticks_t *tk, nnp_overlap_t *ov)
 
 int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overlap_t *out)
 {
-    nnp_interval_list_t busy = {0};
     sums_t sums = {0};
     size_t n_steps = st ? st->n : 0;
     int64_t lo = 0, hi = 0;
@@ -628,15 +644,17 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
         list_clip(&out->communication, lo, hi);
         rc = list_subtract(&out->communication, &out->computing, &out->comm_not_overlapped);
         if (rc == NNP_OK)
-            rc = list_union(&out->computing, &out->communication, &busy);
-        if (rc == NNP_OK)
-            rc = list_gaps(&busy, lo, hi, &out->free);
+            rc = list_gaps(&out->computing, &out->communication, lo, hi, &out->free);
         if (rc != NNP_OK)
             goto out;
     } else {
         out->computing.n = out->communication.n = 0;
     }
 
+    list_shrink(&out->computing);
+    list_shrink(&out->communication);
+    list_shrink(&out->comm_not_overlapped);
+    list_shrink(&out->free);
     rows = nnp__calloc(n_steps + 1, sizeof(*rows));
     out->rows = nnp__calloc(n_steps + 1, sizeof(*out->rows));
     if (!rows || !out->rows) {
@@ -669,7 +687,6 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
 
 out:
     nnp__free(rows);
-    list_fini(&busy);
     nnp__free(sums.computing);
     nnp__free(sums.communication);
     nnp__free(sums.not_overlapped);

@@ -24,25 +24,53 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Graph ids kept by a scan before the sort of every row takes over: runs have a handful
+ * of graphs, and the scan must not turn quadratic when some run has thousands. */
+#define SCAN_IDS_MAX 64
+
+/* Adds id to the distinct ids v[0..*n) unless already there; false when that would make
+ * more than SCAN_IDS_MAX. Rows repeat the same id in runs, so the last one is tried first. */
+static bool add_id(uint32_t *v, size_t *n, uint32_t id)
+{
+    if (*n && v[*n - 1] == id)
+        return true;
+    for (size_t k = 0; k < *n; k++)
+        if (v[k] == id)
+            return true;
+    if (*n == SCAN_IDS_MAX)
+        return false;
+    v[(*n)++] = id;
+    return true;
+}
+
 /* Distinct graph ids of the steps and ops, sorted. Returns a count; *out is allocated. */
 static size_t graph_ids(const nnp_model_t *m, uint32_t **out)
 {
     size_t n = m->steps.t.n + m->ops.t.n, k = 0;
     uint32_t *v = n ? nnp__malloc(n * sizeof(uint32_t)) : NULL;
+    bool ok = true;
     *out = v;
     if (!v)
         return 0;
-    for (size_t i = 0; i < m->steps.t.n; i++)
-        v[k++] = m->steps.graph_id[i];
-    for (size_t i = 0; i < m->ops.t.n; i++)
-        v[k++] = m->ops.graph_id[i];
-    qsort(v, k, sizeof(uint32_t), cmp_u32);
-    n = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (n == 0 || v[n - 1] != v[i])
-            v[n++] = v[i];
+    for (size_t i = 0; i < m->steps.t.n && ok; i++)
+        ok = add_id(v, &k, m->steps.graph_id[i]);
+    for (size_t i = 0; i < m->ops.t.n && ok; i++)
+        ok = add_id(v, &k, m->ops.graph_id[i]);
+    if (!ok) { /* many graphs: sort every row's id and keep the distinct ones */
+        k = 0;
+        for (size_t i = 0; i < m->steps.t.n; i++)
+            v[k++] = m->steps.graph_id[i];
+        for (size_t i = 0; i < m->ops.t.n; i++)
+            v[k++] = m->ops.graph_id[i];
+        qsort(v, k, sizeof(uint32_t), cmp_u32);
+        n = 0;
+        for (size_t i = 0; i < k; i++)
+            if (n == 0 || v[n - 1] != v[i])
+                v[n++] = v[i];
+        return n;
     }
-    return n;
+    qsort(v, k, sizeof(uint32_t), cmp_u32);
+    return k;
 }
 
 size_t nnp__model_events(const nnp_model_t *m)

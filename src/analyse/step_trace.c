@@ -34,6 +34,7 @@ typedef struct detect {
     uint32_t fp_id, bp_id;         /* override op names, 0 = absent from the model */
     bool has_fp_over, has_bp_over; /* an override was given */
     bool fp_missed, bp_missed;     /* some step lacked the override op */
+    uint8_t *fetch;                /* per string id: the text holds DATA_FETCH_TAG */
 } detect_t;
 
 /* First index i with v[i] >= x in a sorted array (n when none). */
@@ -111,29 +112,39 @@ static bool mark_lookup(const mark_t *v, size_t n, uint64_t step, bool latest, i
     return true;
 }
 
-static bool is_data_fetch(const nnp_model_t *m, size_t i)
+/* Marks the strings holding DATA_FETCH_TAG, once per model: the fp search tests every op
+ * of every step, and a strstr per op name was a tenth of the step trace. */
+static uint8_t *fetch_strings(const nnp_model_t *m)
 {
-    return strstr(nnp__model_str(m, m->ops.type[i]), DATA_FETCH_TAG) != NULL ||
-           strstr(nnp__model_str(m, m->ops.name[i]), DATA_FETCH_TAG) != NULL;
+    uint8_t *v = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
+    for (size_t id = 0; v && id < m->n_strs; id++)
+        v[id] = strstr(m->strs[id], DATA_FETCH_TAG) != NULL;
+    return v;
+}
+
+static bool is_data_fetch(const detect_t *d, size_t i)
+{
+    uint32_t type = d->m->ops.type[i], name = d->m->ops.name[i];
+    return (type < d->m->n_strs && d->fetch[type]) || (name < d->m->n_strs && d->fetch[name]);
 }
 
 /* Auto fp (formats.md 2.2): the first op starting once the step's first data-fetch op has
  * finished (not itself a fetch); with no fetch op, or nothing after it, the first op. */
-static size_t auto_fp(const nnp_model_t *m, range_t ops)
+static size_t auto_fp(const detect_t *d, range_t ops)
 {
-    const nnp_ops_t *o = &m->ops;
+    const nnp_ops_t *o = &d->m->ops;
     size_t g = SIZE_MAX;
     int64_t ready;
     if (ops.lo == ops.hi)
         return SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
-        if (is_data_fetch(m, i))
+        if (is_data_fetch(d, i))
             g = i;
     if (g == SIZE_MAX)
         return ops.lo;
     ready = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
     for (size_t i = g + 1; i < ops.hi; i++)
-        if (o->start_ns[i] >= ready && !is_data_fetch(m, i))
+        if (o->start_ns[i] >= ready && !is_data_fetch(d, i))
             return i;
     return ops.lo;
 }
@@ -175,7 +186,7 @@ static void detect_fp(detect_t *d, range_t ops, nnp_step_row_t *r)
         d->fp_missed |= i == SIZE_MAX;
     }
     if (i == SIZE_MAX)
-        i = auto_fp(d->m, ops);
+        i = auto_fp(d, ops);
     if (i != SIZE_MAX) {
         r->fp_ns = o->start_ns[i];
         r->fp_op = o->name[i];
@@ -307,6 +318,8 @@ int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
     rc = marks_sorted(&m->fp, &d.fp, &d.n_fp);
     if (rc == NNP_OK)
         rc = marks_sorted(&m->bp, &d.bp, &d.n_bp);
+    if (rc == NNP_OK && !(d.fetch = fetch_strings(m)))
+        rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     if (rc != NNP_OK)
         goto out;
 
@@ -364,6 +377,7 @@ out:
     nnp__free(order);
     nnp__free(d.fp);
     nnp__free(d.bp);
+    nnp__free(d.fetch);
     if (rc != NNP_OK)
         nnp__step_trace_fini(out);
     return rc;

@@ -11,8 +11,12 @@
 /* Rows from which tables grow by 1.25x instead of 2x. */
 #define LARGE_TABLE_ROWS (1u << 20)
 #define INITIAL_STRS     256
-#define FNV_OFFSET       2166136261u
-#define FNV_PRIME        16777619u
+/* Rows zero-filled at a time ahead of pushes: one memset per column per this many rows,
+ * where a memset per column per row was a tenth of importing, and only rows about to be
+ * used are touched (growing capacity ahead costs no resident memory). */
+#define ZERO_BATCH_ROWS 4096
+#define FNV_OFFSET      2166136261u
+#define FNV_PRIME       16777619u
 
 static void col(nnp_table_t *t, void *colp, size_t width)
 {
@@ -30,7 +34,7 @@ static void table_fini(nnp_table_t *t)
         nnp__free(*t->cols[i]);
         *t->cols[i] = NULL;
     }
-    t->n = t->cap = 0;
+    t->n = t->cap = t->zeroed = 0;
 }
 
 size_t nnp__table_push(nnp_table_t *t)
@@ -54,8 +58,12 @@ size_t nnp__table_push(nnp_table_t *t)
         }
         t->cap = ncap;
     }
-    for (unsigned i = 0; i < t->n_cols; i++)
-        memset((char *)*t->cols[i] + t->n * t->widths[i], 0, t->widths[i]);
+    if (t->n >= t->zeroed) {
+        size_t end = t->n + ZERO_BATCH_ROWS < t->cap ? t->n + ZERO_BATCH_ROWS : t->cap;
+        for (unsigned i = 0; i < t->n_cols; i++)
+            memset((char *)*t->cols[i] + t->n * t->widths[i], 0, (end - t->n) * t->widths[i]);
+        t->zeroed = end;
+    }
     return t->n++;
 }
 
@@ -528,6 +536,7 @@ static int apply_perm(nnp_table_t *t, const uint32_t *perm)
             return NNP_ENOMEM;
         for (size_t i = 0; i < t->n; i++)
             memcpy(dst + i * w, src + (size_t)perm[i] * w, w);
+        memset(dst + t->n * w, 0, (t->cap - t->n) * w); /* rows past n stay zero */
         nnp__free(src);
         *t->cols[c] = dst;
     }
@@ -546,7 +555,7 @@ static void shrink_to_fit(nnp_table_t *t)
         else if (*t->cols[c])
             return; /* keep the larger block: still valid, only less compact */
     }
-    t->cap = t->n;
+    t->cap = t->zeroed = t->n;
 }
 
 int nnp__model_finish(nnp_model_t *m)

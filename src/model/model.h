@@ -27,6 +27,7 @@
 #define NNP_TABLE_MAX_COLS 16
 typedef struct nnp_table {
     size_t n, cap;
+    size_t zeroed; /* rows n..zeroed-1 are zero-filled, ready to push */
     unsigned n_cols;
     void **cols[NNP_TABLE_MAX_COLS];
     size_t widths[NNP_TABLE_MAX_COLS];
@@ -348,6 +349,12 @@ uint32_t nnp__model_intern(nnp_model_t *m, const char *s, size_t len);
 uint32_t nnp__model_intern_cstr(nnp_model_t *m, const char *s);
 /* The string of an id ("" for 0 or an unknown id). Valid for the model's life. */
 const char *nnp__model_str(const nnp_model_t *m, uint32_t id);
+/* Length of an id's string (0 for 0 or an unknown id): writers of per-row files use it to
+ * skip a strlen per field. */
+static inline size_t nnp__model_strlen(const nnp_model_t *m, uint32_t id)
+{
+    return id < m->n_strs ? m->str_len[id] : 0;
+}
 /* Looks a string up without interning it: its id, or 0 when absent. */
 uint32_t nnp__model_find(const nnp_model_t *m, const char *s);
 

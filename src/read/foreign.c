@@ -32,6 +32,33 @@ bool nnp__foreign_us_text_ns(const char *s, int64_t *out)
     return nnp__parse_decimal_ns(s, US_DECIMALS, out);
 }
 
+/* %.15g writes no exponent for magnitudes in [1e-4, 1e15) (C11 7.21.6.1, the g style). */
+#define G15_MIN 1e-4
+#define G15_MAX 1e15
+
+/* A plain decimal text ("-12.345": no exponent) with at most DBL_MIN_DIGITS significant
+ * digits, of a value %.15g prints without an exponent. */
+static bool short_plain_decimal(const char *s, double v)
+{
+    int digits = 0;
+    bool leading = true;
+    if (v != 0.0 && (fabs(v) < G15_MIN || fabs(v) >= G15_MAX))
+        return false;
+    if (*s == '-')
+        s++;
+    for (; *s; s++) {
+        if (*s == '.')
+            continue;
+        if (*s < '0' || *s > '9')
+            return false;
+        if (leading && *s == '0')
+            continue;
+        leading = false;
+        digits++;
+    }
+    return digits <= DBL_MIN_DIGITS;
+}
+
 bool nnp__foreign_json_us_ns(const cJSON *v, int64_t *out)
 {
     char buf[NUM_TEXT_MAX];
@@ -39,6 +66,11 @@ bool nnp__foreign_json_us_ns(const cJSON *v, int64_t *out)
         return nnp__foreign_us_text_ns(v->valuestring, out);
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > MAX_US)
         return false;
+    /* The number's own text (json_tree.h keeps it for streamed events) gives the same ns
+     * as the shortest round-trip text below when it has at most 15 significant digits and
+     * %.15g would not use an exponent: then that text is its value, without printf. */
+    if (v->valuestring && short_plain_decimal(v->valuestring, v->valuedouble))
+        return nnp__foreign_us_text_ns(v->valuestring, out);
     for (int p = DBL_MIN_DIGITS; p <= DBL_MAX_DIGITS; p++) {
         snprintf(buf, sizeof(buf), "%.*g", p, v->valuedouble);
         if (strtod(buf, NULL) == v->valuedouble || p == DBL_MAX_DIGITS)
@@ -70,12 +102,22 @@ bool nnp__foreign_json_int(const cJSON *v, int64_t *out)
     return false;
 }
 
+const cJSON *nnp__foreign_get(const cJSON *o, const char *key)
+{
+    if (!o || !key)
+        return NULL;
+    for (const cJSON *c = o->child; c; c = c->next)
+        if (c->string && c->string[0] == key[0] && strcmp(c->string, key) == 0)
+            return c;
+    return NULL;
+}
+
 /* The first of several spellings of a key (versions differ in case: "Stream Id" in the
  * hardware tasks, "stream id" in HCCL tasks). */
 const cJSON *nnp__foreign_get_any(const cJSON *o, const char *const *keys)
 {
     for (; o && *keys; keys++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
+        const cJSON *v = nnp__foreign_get(o, *keys);
         if (v)
             return v;
     }

@@ -15,6 +15,10 @@ bool nnp__foreign_us_text_ns(const char *s, int64_t *out);
 bool nnp__foreign_json_us_ns(const cJSON *v, int64_t *out);
 /* An integer from a number or a decimal string ("N/A" and others are false). */
 bool nnp__foreign_json_int(const cJSON *v, int64_t *out);
+/* An object's member as cJSON_GetObjectItemCaseSensitive finds it (the first with that exact
+ * key, NULL for a NULL or non-object o), comparing first bytes before calling strcmp: an
+ * importer looks up several keys of every one of millions of events. */
+const cJSON *nnp__foreign_get(const cJSON *o, const char *key);
 /* The first of several spellings of a key, NULL when none is present. */
 const cJSON *nnp__foreign_get_any(const cJSON *o, const char *const *keys);
 /* Kind (nnp_comm_kind_t) of a communication op from its name, case-insensitively. */

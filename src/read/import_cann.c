@@ -60,8 +60,11 @@ typedef struct cann {
     const char *file; /* the file being read, for messages */
     thread_meta_t meta[MAX_THREADS];
     size_t n_meta;
-    uint64_t *seen; /* de-duplication set of event hashes, 0 = empty slot */
+    uint64_t *seen; /* de-duplication set of earlier files' event hashes, 0 = empty slot */
     size_t seen_cap, n_seen;
+    uint64_t *pending; /* this file's event hashes, added to seen when the file ends */
+    size_t n_pending, pending_cap;
+    bool remember; /* a later file follows: this file's events must be remembered */
     uint32_t device_id;
     uint64_t n_bad_events; /* of this file */
     uint64_t n_kernels, n_comms, n_steps, n_skipped_tasks, n_dups;
@@ -248,7 +251,7 @@ static int read_rank(const char *dev_dir)
     char path[NNP_PATH_MAX];
     cJSON *j = read_small_json(dev_dir, INFO_PREFIX, path, sizeof(path));
     int64_t r = -1;
-    if (j && !nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &r))
+    if (j && !nnp__foreign_json_int(nnp__foreign_get(j, "rank_id"), &r))
         r = -1;
     cJSON_Delete(j);
     return r >= 0 && r <= INT32_MAX ? (int)r : -1;
@@ -280,13 +283,11 @@ static void read_info(cann_t *x, const char *dev_dir)
     if (!j) {
         NNP_LOG_W("cann: %s: no readable info.json*: rank unknown, using 0", dev_dir);
     } else {
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "rank_id"), &v) && v >= 0 &&
-            v <= INT32_MAX)
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "rank_id"), &v) && v >= 0 && v <= INT32_MAX)
             info->rank_id = (int)v;
         else
             NNP_LOG_W("cann: %s: key 'rank_id' missing or not a number: using 0", path);
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "devices"), &v) && v >= 0 &&
-            v <= INT32_MAX)
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "devices"), &v) && v >= 0 && v <= INT32_MAX)
             dev = (int)v;
     }
     cJSON_Delete(j);
@@ -295,10 +296,8 @@ static void read_info(cann_t *x, const char *dev_dir)
     j = read_small_json(dev_dir, START_PREFIX, path, sizeof(path));
     if (j) {
         int64_t begin_us, raw_ns;
-        if (nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "collectionTimeBegin"),
-                                  &begin_us) &&
-            nnp__foreign_json_int(cJSON_GetObjectItemCaseSensitive(j, "clockMonotonicRaw"),
-                                  &raw_ns)) {
+        if (nnp__foreign_json_int(nnp__foreign_get(j, "collectionTimeBegin"), &begin_us) &&
+            nnp__foreign_json_int(nnp__foreign_get(j, "clockMonotonicRaw"), &raw_ns)) {
             info->start_wall_us = begin_us;
             info->diff_time_us = begin_us - raw_ns / NS_PER_US;
         }
@@ -334,12 +333,12 @@ static thread_meta_t *meta_find(cann_t *x, double pid, double tid, bool is_proc)
 static int meta_cb(void *user, const cJSON *e, uint64_t index)
 {
     cann_t *x = user;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    const cJSON *val = cJSON_GetObjectItemCaseSensitive(args, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    const cJSON *ph = nnp__foreign_get(e, "ph");
+    const cJSON *name = nnp__foreign_get(e, "name");
+    const cJSON *args = nnp__foreign_get(e, "args");
+    const cJSON *val = nnp__foreign_get(args, "name");
+    const cJSON *pid = nnp__foreign_get(e, "pid");
+    const cJSON *tid = nnp__foreign_get(e, "tid");
     bool is_proc;
     thread_meta_t *t;
     (void)index;
@@ -388,18 +387,16 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 31);
 }
 
-/* True when key was seen already; else remembers it. A 64-bit hash collision would drop
- * one event: at a million events the odds are about 1 in 3e7. */
-static bool seen_before(cann_t *x, uint64_t key)
+/* Adds key to the set of earlier files' events. false when out of memory (the key is then
+ * not remembered: a later duplicate is kept rather than an event lost). */
+static bool set_put(cann_t *x, uint64_t key)
 {
     size_t mask, i;
-    if (key == 0)
-        key = 1;
     if (2 * (x->n_seen + 1) > x->seen_cap) {
         size_t ncap = x->seen_cap ? x->seen_cap * 2 : SEEN_INITIAL;
         uint64_t *nv = nnp__calloc(ncap, sizeof(*nv));
         if (!nv)
-            return false; /* no memory to remember: keep the event rather than lose it */
+            return false;
         for (size_t k = 0; k < x->seen_cap; k++) {
             if (!x->seen[k])
                 continue;
@@ -417,7 +414,45 @@ static bool seen_before(cann_t *x, uint64_t key)
             return true;
     x->seen[i] = key;
     x->n_seen++;
+    return true;
+}
+
+/* True when key is the hash of an event of an earlier file; else the key is kept for the
+ * files after this one (none when this is the last: a single-file import does no lookup,
+ * where one random probe per event into a table of millions was a sixth of its time). A
+ * 64-bit hash collision would drop one event: at a million events the odds are about 1
+ * in 3e7. */
+static bool seen_before(cann_t *x, uint64_t key)
+{
+    if (key == 0)
+        key = 1;
+    if (x->n_seen) {
+        size_t mask = x->seen_cap - 1;
+        for (size_t i = key & mask; x->seen[i]; i = (i + 1) & mask)
+            if (x->seen[i] == key)
+                return true;
+    }
+    if (!x->remember)
+        return false;
+    if (x->n_pending == x->pending_cap) {
+        size_t ncap = x->pending_cap ? x->pending_cap * 2 : SEEN_INITIAL;
+        uint64_t *nv = nnp__realloc(x->pending, ncap * sizeof(*nv));
+        if (!nv)
+            return false; /* no memory to remember: keep the event rather than lose it */
+        x->pending = nv;
+        x->pending_cap = ncap;
+    }
+    x->pending[x->n_pending++] = key;
     return false;
+}
+
+/* The file ended: its events join the set later files are checked against. */
+static void remember_file(cann_t *x)
+{
+    for (size_t i = 0; i < x->n_pending; i++)
+        if (!set_put(x, x->pending[i]))
+            break;
+    x->n_pending = 0;
 }
 
 /* ---- pass 2: events ---- */
@@ -532,10 +567,9 @@ static int add_step(cann_t *x, const cJSON *args, const thread_meta_t *t, const 
     m->steps.start_ns[i] = s;
     m->steps.end_ns[i] = end;
     x->n_steps++;
-    if (add_mark(x, &m->fp, (uint64_t)id, cJSON_GetObjectItemCaseSensitive(args, "FP Start")) !=
-        NNP_OK)
+    if (add_mark(x, &m->fp, (uint64_t)id, nnp__foreign_get(args, "FP Start")) != NNP_OK)
         return NNP_ENOMEM;
-    return add_mark(x, &m->bp, (uint64_t)id, cJSON_GetObjectItemCaseSensitive(args, "BP End"));
+    return add_mark(x, &m->bp, (uint64_t)id, nnp__foreign_get(args, "BP End"));
 }
 
 static bool is_step_thread(const thread_meta_t *t)
@@ -554,11 +588,11 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
 {
     static const char *const type_keys[] = {"Task Type", "task type", "Task type", NULL};
     cann_t *x = user;
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *ph = nnp__foreign_get(e, "ph");
+    const cJSON *jn = nnp__foreign_get(e, "name");
+    const cJSON *pid = nnp__foreign_get(e, "pid");
+    const cJSON *tid = nnp__foreign_get(e, "tid");
+    const cJSON *args = nnp__foreign_get(e, "args");
     const cJSON *type;
     const thread_meta_t *proc, *t;
     const char *name;
@@ -576,11 +610,11 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(x, index, name, "key 'pid' missing or not a number");
         return 0;
     }
-    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"), &s)) {
+    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "ts"), &s)) {
         bad_event(x, index, name, "key 'ts' missing or not a time in us");
         return 0;
     }
-    if (!nnp__foreign_json_us_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"), &dur) || dur < 0) {
+    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "dur"), &dur) || dur < 0) {
         bad_event(x, index, name, "key 'dur' missing, negative or not a time in us");
         return 0;
     }
@@ -609,6 +643,9 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     return rc;
 }
 
+/* The string value every metadata event holds ("ph": "M"). */
+#define META_PH "M"
+
 /* Streams one file twice: names first (a process_name may follow its events), then events.
  * Damage is logged here with the file's name; only out-of-memory stops the import. */
 static int read_file(cann_t *x, const char *path)
@@ -618,7 +655,9 @@ static int read_file(cann_t *x, const char *path)
     x->file = path;
     x->n_bad_events = 0;
     memset(&rep, 0, sizeof(rep));
-    rc = nnp__json_stream_array(path, meta_cb, x, &rep);
+    /* The names pass parses only the elements that can be metadata (they hold the string
+     * "M"): the events pass then reads the file once more in full. */
+    rc = nnp__json_stream_array_if(path, META_PH, meta_cb, x, &rep);
     if (rc == NNP_OK && !rep.no_array)
         rc = nnp__json_stream_array(path, event_cb, x, &rep);
     meta_clear(x);
@@ -687,7 +726,9 @@ static int import(const char *input, nnp_model_t *m)
             NNP_LOG_W("cann: path too long, skipped: %s/%s", json_dir, files[i]);
             continue;
         }
+        x->remember = i + 1 < n_files;
         rc = read_file(x, path);
+        remember_file(x);
     }
     if (rc != NNP_OK)
         goto out;
@@ -710,6 +751,7 @@ out:
     free_names(files, n_files);
     meta_clear(x);
     nnp__free(x->seen);
+    nnp__free(x->pending);
     nnp__free(x);
     return rc;
 }

@@ -1,32 +1,50 @@
-/* json_stream.c - see json_stream.h. A byte-level scanner tracks string/escape state and
- * bracket depth to cut a document into values; only one value's text is buffered at a time.
- * Input goes through zlib's gz* reader, which reads a gzip file (Kineto's .pt.trace.json.gz)
- * and a plain one alike, so every caller gets gzip for free. */
+/* json_stream.c - see json_stream.h. The text is read into a window (a few MiB at a time);
+ * each event is parsed in place by json_tree.c into arena nodes, with no copy and no malloc
+ * per node (issue 17: copying every event into a buffer byte by byte and handing it to
+ * cJSON was most of an import). An element that does not parse is cut out by a byte scanner
+ * that tracks string/escape state and bracket depth, as before, and counted as bad. Input
+ * goes through zlib's gz* reader, which reads a gzip file (Kineto's .pt.trace.json.gz) and
+ * a plain one alike, so every caller gets gzip for free. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "nnprof/nnprof.h"
 #include "read/json_stream.h"
+#include "read/json_tree.h"
 #include "util/util.h"
 
 #define BLOCK_BYTES  (1u << 20)
 #define ELEM_INITIAL 4096
+/* The window starts at a few blocks; one read fills at most READ_BLOCKS of them. */
+#define WINDOW_INITIAL (8u * BLOCK_BYTES)
+#define READ_BLOCKS    4u
 /* The member holding the event array of a Chrome-trace object document. */
 #define TRACE_EVENTS_KEY "traceEvents"
 /* Longest top-level key kept (Kineto's keys are short words); longer ones are skipped. */
 #define KEY_MAX 256
-#define NO_BYTE (-2)
 
+/* The window: text offset..offset+len of the (decompressed) document, pos the next byte.
+ * It grows (up to an element's limit plus a block) when one value spans refills. */
 typedef struct scan {
-    gzFile f;
-    unsigned char *blk;
-    size_t len, pos;
-    uint64_t offset; /* offset (in the decompressed text) of blk[0] */
-    int back;        /* one pushed-back byte, NO_BYTE when none */
+    gzFile f; /* a gzip file, or NULL */
+    int fd;   /* a plain file (read directly: zlib's transparent mode copies twice) */
+    unsigned char *win;
+    size_t cap, len, pos;
+    uint64_t offset; /* offset (in the decompressed text) of win[0] */
+    bool eof;        /* the reader has returned everything */
     const char *path;
     nnp_json_stream_report_t *rep;
+    /* nnp__json_stream_array_if: parse only the elements holding this string value */
+    const char *needle;
+    size_t needle_len;
 } scan_t;
 
 /* A growing buffer for one value's text, capped at NNP_JSON_STREAM_MAX_ELEM. */
@@ -36,50 +54,91 @@ typedef struct vbuf {
     bool too_big, oom;
 } vbuf_t;
 
-static int next_byte(scan_t *s)
+/* Reads more text into the window after dropping the bytes before keep (they move to the
+ * front). Returns the bytes added, 0 at the end of the input or on a read error (which is
+ * reported once). */
+static size_t refill(scan_t *s, size_t keep)
 {
+    unsigned room;
     int n;
-    if (s->back != NO_BYTE) {
-        int c = s->back;
-        s->back = NO_BYTE;
-        return c;
+    if (s->eof)
+        return 0;
+    if (keep > 0) {
+        memmove(s->win, s->win + keep, s->len - keep);
+        s->offset += keep;
+        s->len -= keep;
+        s->pos -= keep;
     }
-    if (s->pos == s->len) {
-        s->offset += s->len;
-        s->pos = s->len = 0;
-        n = gzread(s->f, s->blk, BLOCK_BYTES);
-        if (n <= 0) {
-            int err = Z_OK;
-            const char *msg = gzerror(s->f, &err);
-            /* A gzip stream cut short or damaged: report it once (partial results stay). */
-            if ((n < 0 || (err != Z_OK && err != Z_STREAM_END)) && !s->rep->read_error) {
-                size_t plen = strlen(s->path);
-                s->rep->read_error = 1;
-                /* zlib prefixes its message with "<path>: "; callers name the file. */
-                if (msg && strncmp(msg, s->path, plen) == 0 && strncmp(msg + plen, ": ", 2) == 0)
-                    msg += plen + 2;
-                snprintf(s->rep->error, sizeof(s->rep->error), "%s",
-                         err == Z_ERRNO ? strerror(errno)
-                         : msg          ? msg
-                                        : "read error");
-            }
-            return EOF;
+    if (s->cap - s->len < BLOCK_BYTES) {
+        /* A value longer than the window: room for it, up to the element limit. */
+        size_t ncap = s->cap * 2;
+        unsigned char *nw;
+        if (ncap > NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES)
+            ncap = NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES;
+        if (ncap - s->len < BLOCK_BYTES || !(nw = nnp__realloc(s->win, ncap)))
+            return 0; /* cannot grow: the caller sees the value as cut short */
+        s->win = nw;
+        s->cap = ncap;
+    }
+    room = s->cap - s->len < READ_BLOCKS * BLOCK_BYTES ? (unsigned)(s->cap - s->len)
+                                                       : READ_BLOCKS * BLOCK_BYTES;
+    if (s->f) {
+        n = gzread(s->f, s->win + s->len, room);
+    } else {
+        ssize_t r;
+        do {
+            r = read(s->fd, s->win + s->len, room);
+        } while (r < 0 && errno == EINTR);
+        if (r < 0 && !s->rep->read_error) {
+            s->rep->read_error = 1;
+            snprintf(s->rep->error, sizeof(s->rep->error), "%s", strerror(errno));
         }
-        s->len = (size_t)n;
+        if (r <= 0) {
+            s->eof = true;
+            return 0;
+        }
+        n = (int)r;
     }
-    return s->blk[s->pos++];
+    if (n <= 0) {
+        int err = Z_OK;
+        const char *msg = gzerror(s->f, &err);
+        s->eof = true;
+        /* A gzip stream cut short or damaged: report it once (partial results stay). */
+        if ((n < 0 || (err != Z_OK && err != Z_STREAM_END)) && !s->rep->read_error) {
+            size_t plen = strlen(s->path);
+            s->rep->read_error = 1;
+            /* zlib prefixes its message with "<path>: "; callers name the file. */
+            if (msg && strncmp(msg, s->path, plen) == 0 && strncmp(msg + plen, ": ", 2) == 0)
+                msg += plen + 2;
+            snprintf(s->rep->error, sizeof(s->rep->error), "%s",
+                     err == Z_ERRNO ? strerror(errno)
+                     : msg          ? msg
+                                    : "read error");
+        }
+        return 0;
+    }
+    s->len += (size_t)n;
+    return (size_t)n;
 }
 
+static int next_byte(scan_t *s)
+{
+    if (s->pos == s->len && refill(s, s->pos) == 0)
+        return EOF;
+    return s->win[s->pos++];
+}
+
+/* Gives back the byte next_byte just returned (it is still in the window). */
 static void push_back(scan_t *s, int c)
 {
     if (c != EOF)
-        s->back = c;
+        s->pos--;
 }
 
 /* Offset of the next byte to be read. */
 static uint64_t where(const scan_t *s)
 {
-    return s->offset + s->pos - (s->back != NO_BYTE);
+    return s->offset + s->pos;
 }
 
 static bool is_ws(int c)
@@ -96,17 +155,21 @@ static int skip_ws(scan_t *s)
     return c;
 }
 
-static void vbuf_add(vbuf_t *b, int c)
+/* Appends n bytes (a value over the limit keeps none of what follows: it is never
+ * parsed). */
+static void vbuf_append(vbuf_t *b, const void *p, size_t n)
 {
-    if (b->too_big || b->oom)
+    if (b->too_big || b->oom || n == 0)
         return;
-    if (b->len + 2 > b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : ELEM_INITIAL;
+    if (b->len + n > NNP_JSON_STREAM_MAX_ELEM) {
+        b->too_big = true;
+        return;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t ncap = b->cap ? b->cap : ELEM_INITIAL;
         char *np;
-        if (b->len + 2 > NNP_JSON_STREAM_MAX_ELEM + 2) {
-            b->too_big = true;
-            return;
-        }
+        while (ncap < b->len + n + 1)
+            ncap *= 2;
         if (ncap > NNP_JSON_STREAM_MAX_ELEM + 2)
             ncap = NNP_JSON_STREAM_MAX_ELEM + 2;
         np = nnp__realloc(b->p, ncap);
@@ -117,7 +180,227 @@ static void vbuf_add(vbuf_t *b, int c)
         b->p = np;
         b->cap = ncap;
     }
-    b->p[b->len++] = (char)c;
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+/* Bytes the extent scanner stops at; everything else (most of the text) is one table
+ * load and a predictable branch. */
+enum { C_PLAIN = 0, C_QUOTE, C_ESC, C_OPEN, C_CLOSE };
+static const unsigned char byte_class[256] = {
+    ['"'] = C_QUOTE, ['\\'] = C_ESC,  ['{'] = C_OPEN,
+    ['['] = C_OPEN,  ['}'] = C_CLOSE, [']'] = C_CLOSE,
+};
+
+/* Where the extent scanner stands inside a container or string value; with want set it
+ * also notes whether the value holds the JSON string want (or any escape, which could spell
+ * it): hit. */
+typedef struct extent {
+    int depth;
+    bool in_str, esc;
+    const char *want;
+    size_t want_len;
+    size_t str_at; /* index (in the scanned block) of the open string's first byte */
+    bool hit;
+} extent_t;
+
+/* Scans p[0..n) for the end of the value being cut; returns the bytes up to and including
+ * its last byte, or n (with *complete false) when it goes on past p + n. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight bytes at a time (SWAR): most of an event's text is plain, and testing a word for the
+ * few bytes the scanner stops at takes a handful of operations where a byte loop takes a
+ * load, a table lookup and a branch per byte. */
+#define SWAR_ONES  0x0101010101010101ull
+#define SWAR_HIGHS 0x8080808080808080ull
+#define SWAR_LOWER 0x2020202020202020ull
+
+/* High bit set in each byte of v that is zero; the lowest set bit marks the first one. */
+static inline uint64_t zero_bytes(uint64_t v)
+{
+    return (v - SWAR_ONES) & ~v & SWAR_HIGHS;
+}
+
+/* Index of the first byte the scanner must look at in p[i..n) (n when none), for the
+ * bytes that matter inside a string ('"', '\\') or outside ('"' and brackets). */
+static size_t skip_plain(const unsigned char *p, size_t i, size_t n, bool in_str)
+{
+    for (; i + sizeof(uint64_t) <= n; i += sizeof(uint64_t)) {
+        uint64_t w, m;
+        memcpy(&w, p + i, sizeof(w));
+        m = zero_bytes(w ^ ('"' * SWAR_ONES));
+        if (in_str) {
+            m |= zero_bytes(w ^ ('\\' * SWAR_ONES));
+        } else {
+            uint64_t lw = w | SWAR_LOWER; /* '[' ']' become '{' '}' */
+            m |= zero_bytes(lw ^ ('{' * SWAR_ONES)) | zero_bytes(lw ^ ('}' * SWAR_ONES));
+        }
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / 8;
+    }
+    return i;
+}
+#else
+static size_t skip_plain(const unsigned char *p, size_t i, size_t n, bool in_str)
+{
+    (void)p;
+    (void)n;
+    (void)in_str;
+    return i;
+}
+#endif
+
+#if defined(__SSE2__)
+/* 64 bytes at a time with bit masks (simdjson's stage 1, cut down): one bit per byte for
+ * quotes and brackets, the in-string state of every byte from a prefix XOR of the quote
+ * bits, then only the brackets outside strings are looked at one by one - a few per event,
+ * where the byte loop stops at every quote. A block holding a backslash, and a value that is
+ * not a container, go to the byte loop (escapes are rare in traces). */
+#define BLOCK 64
+
+/* Bit i set where block byte i equals c. */
+static inline uint64_t eq_mask(__m128i b0, __m128i b1, __m128i b2, __m128i b3, char c)
+{
+    __m128i v = _mm_set1_epi8(c);
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, v)) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, v)) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b2, v)) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b3, v)) << 48;
+}
+
+/* Bit i = XOR of bits 0..i: set for the bytes after an odd number of quotes. */
+static inline uint64_t prefix_xor(uint64_t m)
+{
+    for (unsigned k = 1; k < BLOCK; k <<= 1)
+        m ^= m << k;
+    return m;
+}
+
+/* Scans whole blocks of p[*at..n) while inside a container (x->depth > 0); stops at the
+ * value's end (returns true, *at past its last byte), at a block with a backslash, or when
+ * fewer than BLOCK bytes are left, with x as the byte loop would leave it there (str_at
+ * included). Sets x->hit as the byte loop does for strings equal to x->want. */
+static bool scan_blocks(const unsigned char *p, size_t *at, size_t n, extent_t *x)
+{
+    const __m128i lower = _mm_set1_epi8(0x20); /* '[' ']' become '{' '}' */
+    size_t i = *at, wl = x->want ? x->want_len : 0;
+    bool check = x->want && !x->hit && wl + 2 <= BLOCK;
+    if (x->want && wl + 2 > BLOCK)
+        return false; /* a needle longer than a block: the byte loop */
+    for (; i + BLOCK <= n; i += BLOCK) {
+        __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 16));
+        __m128i b2 = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 32));
+        __m128i b3 = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 48));
+        uint64_t quote, in_str, brackets, opens, open_q;
+        size_t end = BLOCK + 1; /* past the value's end, when it is in this block */
+        if (eq_mask(b0, b1, b2, b3, '\\'))
+            break;
+        quote = eq_mask(b0, b1, b2, b3, '"');
+        in_str = prefix_xor(quote) ^ (x->in_str ? ~0ull : 0);
+        b0 = _mm_or_si128(b0, lower);
+        b1 = _mm_or_si128(b1, lower);
+        b2 = _mm_or_si128(b2, lower);
+        b3 = _mm_or_si128(b3, lower);
+        opens = eq_mask(b0, b1, b2, b3, '{') & ~in_str;
+        brackets = opens | (eq_mask(b0, b1, b2, b3, '}') & ~in_str);
+        while (brackets) {
+            unsigned k = (unsigned)__builtin_ctzll(brackets);
+            brackets &= brackets - 1;
+            if (opens >> k & 1) {
+                x->depth++;
+            } else if (--x->depth == 0) {
+                end = k + 1u;
+                break;
+            }
+        }
+        open_q = quote & in_str;
+        if (check) {
+            /* A string open at the block's start ends at its first quote; the others are
+             * found by their closing quote wl + 1 bytes after the opening one. */
+            uint64_t cand = quote & ~in_str & (open_q << (wl + 1));
+            if (x->in_str && quote) {
+                size_t k = i + (size_t)__builtin_ctzll(quote);
+                if (k - x->str_at == wl && memcmp(p + x->str_at, x->want, wl) == 0)
+                    x->hit = true;
+            }
+            if (end < BLOCK)
+                cand &= (1ull << end) - 1; /* quotes of this value only */
+            while (cand && !x->hit) {
+                size_t k = i + (size_t)__builtin_ctzll(cand);
+                cand &= cand - 1;
+                if (memcmp(p + k - wl, x->want, wl) == 0)
+                    x->hit = true;
+            }
+            check = !x->hit;
+        }
+        if (end <= BLOCK) {
+            *at = i + end;
+            return true;
+        }
+        x->in_str = in_str >> (BLOCK - 1);
+        if (x->in_str && open_q) /* the byte after the last opening quote */
+            x->str_at = i + (size_t)(BLOCK - __builtin_clzll(open_q));
+    }
+    *at = i;
+    return false;
+}
+#endif
+
+static size_t scan_extent(const unsigned char *p, size_t n, extent_t *x, bool *complete)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    size_t bytes_until = 0; /* the byte loop's end before blocks are tried again */
+#endif
+    *complete = false;
+    while (i < n) {
+        unsigned char k;
+#if defined(__SSE2__)
+        if (x->depth > 0 && !x->esc && i >= bytes_until) {
+            if (scan_blocks(p, &i, n, x)) {
+                *complete = true;
+                return i;
+            }
+            bytes_until = i + BLOCK; /* a block with a backslash, or the last bytes */
+            if (i >= n)
+                break;
+        }
+#endif
+        if (!x->esc)
+            i = skip_plain(p, i, n, x->in_str);
+        if (i >= n)
+            break;
+        k = byte_class[p[i++]];
+        if (k == C_PLAIN) {
+            x->esc = false;
+            continue;
+        }
+        if (x->in_str) {
+            if (x->esc)
+                x->esc = false;
+            else if (k == C_ESC)
+                x->esc = x->hit = true;
+            else if (k == C_QUOTE) {
+                x->in_str = false;
+                if (x->want && i - 1 - x->str_at == x->want_len &&
+                    memcmp(p + x->str_at, x->want, x->want_len) == 0)
+                    x->hit = true;
+                if (x->depth == 0) { /* a string value */
+                    *complete = true;
+                    return i;
+                }
+            }
+        } else if (k == C_QUOTE) {
+            x->in_str = true;
+            x->str_at = i;
+        } else if (k == C_OPEN) {
+            x->depth++;
+        } else if (k == C_CLOSE && --x->depth == 0) {
+            *complete = true;
+            return i;
+        }
+    }
+    return i;
 }
 
 /* Reads one JSON value whose first byte is c into b (b's previous text is dropped): a
@@ -126,8 +409,6 @@ static void vbuf_add(vbuf_t *b, int c)
  * it. The text is NUL-terminated when it fits. */
 static bool read_value(scan_t *s, int c, vbuf_t *b)
 {
-    int depth = 0;
-    bool in_str = false, esc = false;
     b->len = 0;
     b->too_big = false;
     if (c != '{' && c != '[' && c != '"') {
@@ -137,7 +418,8 @@ static bool read_value(scan_t *s, int c, vbuf_t *b)
         if (c == ']' || c == '}' || c == ':')
             goto done;
         while (c != EOF && c != ',' && c != ']' && c != '}' && !is_ws(c)) {
-            vbuf_add(b, c);
+            char ch = (char)c;
+            vbuf_append(b, &ch, 1);
             c = next_byte(s);
         }
         if (c == EOF)
@@ -145,27 +427,23 @@ static bool read_value(scan_t *s, int c, vbuf_t *b)
         push_back(s, c);
         goto done;
     }
-    for (; c != EOF; c = next_byte(s)) {
-        vbuf_add(b, c);
-        if (in_str) {
-            if (esc)
-                esc = false;
-            else if (c == '\\')
-                esc = true;
-            else if (c == '"') {
-                in_str = false;
-                if (depth == 0)
-                    goto done; /* a string value */
-            }
-        } else if (c == '"') {
-            in_str = true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if ((c == '}' || c == ']') && --depth == 0) {
-            goto done;
+    {
+        /* A container or a string, scanned in the window (c is the byte before s->pos),
+         * the scanned part copied a window at a time. */
+        extent_t x = {0, false, false, NULL, 0, 0, false};
+        size_t seg = s->pos - 1;
+        for (;;) {
+            bool complete;
+            size_t used = scan_extent(s->win + seg, s->len - seg, &x, &complete);
+            vbuf_append(b, s->win + seg, used);
+            s->pos = seg + used;
+            if (complete)
+                goto done;
+            if (refill(s, s->len) == 0)
+                return false;
+            seg = s->pos;
         }
     }
-    return false;
 done:
     if (b->p && b->len < b->cap)
         b->p[b->len] = '\0';
@@ -174,44 +452,148 @@ done:
     return true;
 }
 
-/* Streams the elements of the array whose '[' was just read. Returns the callback's stop
- * code, NNP_ENOMEM, or NNP_OK; *closed tells whether the closing ']' was seen. */
-static int stream_array(scan_t *s, nnp_json_elem_cb cb, void *user, vbuf_t *b, const char *path,
-                        bool *closed)
+/* Whether text p[0..n) holds the JSON string want (its quoted bytes), or a backslash. */
+static bool holds_string(const char *p, size_t n, const char *want, size_t want_len)
+{
+    const char *q = p, *end = p + n;
+    if (memchr(p, '\\', n))
+        return true;
+    while ((q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+        if ((size_t)(end - q) >= want_len + 2 && memcmp(q + 1, want, want_len) == 0 &&
+            q[want_len + 1] == '"')
+            return true;
+        q++;
+    }
+    return false;
+}
+
+/* Parses the cut text of one element (read_value); NULL when it is not JSON. */
+static const cJSON *parse_cut(scan_t *s, vbuf_t *b, nnp_jt_t *jt, int *nomem)
+{
+    const char *stop;
+    const cJSON *j;
+    int st;
+    *nomem = 0;
+    if (b->too_big)
+        return NULL;
+    nnp__jt_reset(jt);
+    j = nnp__jt_parse(jt, b->p, b->p + b->len, 1, &stop, &st);
+    (void)s;
+    *nomem = st == NNP_JT_NOMEM;
+    return j;
+}
+
+/* Hands one element (its first byte c at window index s->pos - 1) to cb: a container is
+ * parsed in place (json_tree.c), the window refilled while it runs past its end; anything
+ * else, or a container that does not parse, is cut out as read_value does and parsed from
+ * the cut. Returns the callback's code, NNP_ENOMEM or NNP_OK; *ended when the input ended
+ * inside the element. */
+static int one_element(scan_t *s, int c, nnp_json_elem_cb cb, void *user, vbuf_t *b, nnp_jt_t *jt,
+                       uint64_t index, bool *ended)
 {
     nnp_json_stream_report_t *rep = s->rep;
+    size_t start = s->pos - 1;
+    const cJSON *j = NULL;
+    int st = NNP_JT_BAD, nomem = 0;
+    *ended = false;
+    if ((c == '{' || c == '[') && !s->needle) {
+        for (;;) {
+            const char *stop;
+            nnp__jt_reset(jt);
+            j = nnp__jt_parse(jt, (const char *)s->win + start, (const char *)s->win + s->len,
+                              s->eof, &stop, &st);
+            if (st == NNP_JT_OK) {
+                s->pos = (size_t)((const unsigned char *)stop - s->win);
+                break;
+            }
+            if (st != NNP_JT_MORE || s->len - start > NNP_JSON_STREAM_MAX_ELEM)
+                break; /* invalid, too large, or out of memory: cut out below */
+            s->pos = start;
+            if (refill(s, start) == 0)
+                s->eof = true; /* nothing more will come: the next parse says so */
+            start = s->pos;
+        }
+        if (st == NNP_JT_NOMEM)
+            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+    }
+    if (s->needle && (c == '{' || c == '[')) {
+        /* A filtered pass: an element inside the window is looked at where it lies. */
+        extent_t x = {0, false, false, s->needle, s->needle_len, 0, false};
+        bool complete;
+        size_t used = scan_extent(s->win + start, s->len - start, &x, &complete);
+        if (complete) {
+            const unsigned char *p = s->win + start;
+            const char *stop;
+            s->pos = start + used;
+            if (!x.hit) {
+                rep->skipped++;
+                return NNP_OK;
+            }
+            nnp__jt_reset(jt);
+            j = nnp__jt_parse(jt, (const char *)p, (const char *)p + used, 1, &stop, &st);
+            if (st == NNP_JT_NOMEM)
+                return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+            if (!j) {
+                if (!rep->bad_elements++)
+                    rep->first_bad_offset = s->offset + start;
+                return NNP_OK;
+            }
+            rep->elements++;
+            return cb(user, j, index);
+        }
+    }
+    if (st != NNP_JT_OK) {
+        uint64_t at = s->offset + start;
+        s->pos = start + 1;
+        if (!read_value(s, c, b)) {
+            *ended = true;
+            return NNP_OK; /* the file ends inside this element */
+        }
+        if (b->oom)
+            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+        /* A filtered pass skips what cannot be wanted without checking it. */
+        if (s->needle && !b->too_big && !holds_string(b->p, b->len, s->needle, s->needle_len)) {
+            rep->skipped++;
+            return NNP_OK;
+        }
+        /* A container that did not parse in place stays bad; the rest parse from the cut. */
+        j = (c == '{' || c == '[') && !s->needle ? NULL : parse_cut(s, b, jt, &nomem);
+        if (!j && nomem)
+            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+        if (!j) {
+            if (!rep->bad_elements++)
+                rep->first_bad_offset = at;
+            return NNP_OK;
+        }
+    }
+    rep->elements++;
+    return cb(user, j, index);
+}
+
+/* Streams the elements of the array whose '[' was just read. Returns the callback's stop
+ * code, NNP_ENOMEM, or NNP_OK; *closed tells whether the closing ']' was seen. */
+static int stream_array(scan_t *s, nnp_json_elem_cb cb, void *user, vbuf_t *b, bool *closed)
+{
     uint64_t index = 0;
-    int c;
+    nnp_jt_t jt;
+    int c, rc = NNP_OK;
     *closed = false;
+    nnp__jt_init(&jt);
     while ((c = skip_ws(s)) != EOF) {
-        uint64_t start;
-        cJSON *j;
-        int rc;
+        bool ended;
         if (c == ',')
             continue;
         if (c == ']') {
             *closed = true;
-            return NNP_OK;
+            break;
         }
-        start = where(s) - 1;
-        if (!read_value(s, c, b))
-            return NNP_OK; /* the file ends inside this element */
-        if (b->oom)
-            return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-        j = b->too_big ? NULL : cJSON_ParseWithLength(b->p, b->len);
-        if (!j) {
-            if (!rep->bad_elements++)
-                rep->first_bad_offset = start;
-        } else {
-            rep->elements++;
-            rc = cb(user, j, index);
-            cJSON_Delete(j);
-            if (rc != NNP_OK)
-                return rc;
-        }
+        rc = one_element(s, c, cb, user, b, &jt, index, &ended);
+        if (rc != NNP_OK || ended)
+            break;
         index++;
     }
-    return NNP_OK;
+    nnp__jt_fini(&jt);
+    return rc;
 }
 
 /* Reads a string whose opening quote was just read into key (cut at cap - 1 bytes; *cut
@@ -259,7 +641,7 @@ static int stream_object(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
         if (!cut && c == '[' && !rep->has_array && strcmp(key, array_key) == 0) {
             bool closed;
             rep->has_array = 1;
-            rc = stream_array(s, cb, user, b, path, &closed);
+            rc = stream_array(s, cb, user, b, &closed);
             if (rc != NNP_OK)
                 return rc;
             if (!closed) {
@@ -289,8 +671,10 @@ static int stream_object(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
     return NNP_OK;
 }
 
-int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_cb cb,
-                         nnp_json_member_cb mcb, void *user, nnp_json_stream_report_t *rep)
+/* The body of every entry point: needle NULL parses every element. */
+static int stream_doc(const char *path, const char *array_key, const char *needle,
+                      nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
+                      nnp_json_stream_report_t *rep)
 {
     scan_t s;
     vbuf_t b;
@@ -299,28 +683,41 @@ int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_
     memset(rep, 0, sizeof(*rep));
     memset(&s, 0, sizeof(s));
     memset(&b, 0, sizeof(b));
-    s.back = NO_BYTE;
     s.rep = rep;
     s.path = path;
+    s.needle = needle && *needle ? needle : NULL;
+    s.needle_len = s.needle ? strlen(s.needle) : 0;
+    s.fd = -1;
     errno = 0;
     s.f = gzopen(path, "rb");
     if (!s.f) {
         int e = errno ? errno : ENOMEM;
         return nnp__fail(nnp__from_errno(e), "cannot open '%s': %s", path, strerror(e));
     }
-    s.blk = nnp__malloc(BLOCK_BYTES);
-    if (!s.blk) {
-        gzclose(s.f);
+    rep->gzip = !gzdirect(s.f);
+    if (!rep->gzip) { /* plain text: read it ourselves, straight into the window */
+        s.fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (s.fd >= 0) {
+            gzclose(s.f);
+            s.f = NULL;
+        }
+    }
+    s.cap = WINDOW_INITIAL;
+    s.win = nnp__malloc(s.cap);
+    if (!s.win) {
+        if (s.f)
+            gzclose(s.f);
+        else
+            close(s.fd);
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
     }
-    rep->gzip = !gzdirect(s.f);
     do { /* whitespace and a UTF-8 byte order mark */
         c = next_byte(&s);
     } while (is_ws(c) || c == 0xEF || c == 0xBB || c == 0xBF);
     if (c == '[') {
         bool closed;
         rep->has_array = 1;
-        rc = stream_array(&s, cb, user, &b, path, &closed);
+        rc = stream_array(&s, cb, user, &b, &closed);
         if (rc == NNP_OK && !closed)
             rep->truncated = 1;
     } else if (c == '{') {
@@ -330,13 +727,28 @@ int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_
     rep->no_array = !rep->has_array;
     rep->bytes = where(&s);
     nnp__free(b.p);
-    nnp__free(s.blk);
-    gzclose(s.f);
+    nnp__free(s.win);
+    if (s.f)
+        gzclose(s.f);
+    else
+        close(s.fd);
     return rc;
+}
+
+int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_cb cb,
+                         nnp_json_member_cb mcb, void *user, nnp_json_stream_report_t *rep)
+{
+    return stream_doc(path, array_key, NULL, cb, mcb, user, rep);
 }
 
 int nnp__json_stream_array(const char *path, nnp_json_elem_cb cb, void *user,
                            nnp_json_stream_report_t *rep)
 {
-    return nnp__json_stream_doc(path, TRACE_EVENTS_KEY, cb, NULL, user, rep);
+    return stream_doc(path, TRACE_EVENTS_KEY, NULL, cb, NULL, user, rep);
+}
+
+int nnp__json_stream_array_if(const char *path, const char *needle, nnp_json_elem_cb cb, void *user,
+                              nnp_json_stream_report_t *rep)
+{
+    return stream_doc(path, TRACE_EVENTS_KEY, needle, cb, NULL, user, rep);
 }

@@ -1,8 +1,9 @@
 /* json_stream.h - streams the elements of a big JSON array one at a time: a Chrome-trace
  * file (a top-level array, or an object whose "traceEvents" member is the array, the other
  * top-level members handed over one by one). The file may be gzip-compressed. It is read in
- * blocks; each element is handed to cJSON alone, so memory is bounded by the largest
- * element, never the document. Damage is counted and located, not fatal. */
+ * blocks; each element is parsed alone (json_tree.h: read-only cJSON nodes in an arena that
+ * the next element reuses), so memory is bounded by the largest element, never the
+ * document. Damage is counted and located, not fatal. */
 #ifndef NNP_JSON_STREAM_H
 #define NNP_JSON_STREAM_H
 
@@ -14,6 +15,7 @@
 
 typedef struct nnp_json_stream_report {
     uint64_t elements;     /* delivered to the callback */
+    uint64_t skipped;      /* nnp__json_stream_array_if: without the string, not parsed */
     uint64_t bad_elements; /* skipped: not valid JSON, or too large */
     uint64_t first_bad_offset;
     uint64_t bytes;       /* bytes read */
@@ -29,7 +31,8 @@ typedef struct nnp_json_stream_report {
 } nnp_json_stream_report_t;
 
 /* Return non-zero from the callback to stop (that value is returned). elem is valid only
- * during the call. index counts elements from 0, bad ones included. */
+ * during the call and read-only: never give it to cJSON_Delete or change it (copy it with
+ * cJSON_Duplicate to keep it). index counts elements from 0, bad ones included. */
 typedef int (*nnp_json_elem_cb)(void *user, const cJSON *elem, uint64_t index);
 
 /* A top-level member of an object document other than the event array (e.g. Kineto's
@@ -46,5 +49,13 @@ int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_
  * NNP_ENOENT/NNP_EIO when the file cannot be read, or the callback's non-zero value. */
 int nnp__json_stream_array(const char *path, nnp_json_elem_cb cb, void *user,
                            nnp_json_stream_report_t *rep);
+
+/* The same, but an element that holds neither the JSON string value (as "value" with
+ * its quotes, anywhere in it) nor a backslash (which could escape those bytes) is stepped
+ * over without being parsed or checked (counted in rep->skipped): a pre-pass that wants
+ * only some events (metadata, "ph":"M": value "M") then costs a scan of the text, not a
+ * parse. */
+int nnp__json_stream_array_if(const char *path, const char *needle, nnp_json_elem_cb cb, void *user,
+                              nnp_json_stream_report_t *rep);
 
 #endif /* NNP_JSON_STREAM_H */

@@ -8,9 +8,6 @@
 
 #include "util.h"
 
-/* ns in one us: nnp__fmt_ns_as_us. */
-#define NS_PER_US 1000u
-
 /* 0 = no failure planned; otherwise the number of allocations left before one fails. */
 static _Atomic uint64_t fail_countdown;
 
@@ -94,30 +91,6 @@ bool nnp__strlcpy(char *dst, const char *src, size_t cap)
     return true;
 }
 
-size_t nnp__fmt_u64(char *buf, uint64_t v)
-{
-    char tmp[24];
-    size_t n = 0, len;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    len = n;
-    for (size_t i = 0; i < len; i++)
-        buf[i] = tmp[len - 1 - i];
-    return len;
-}
-
-size_t nnp__fmt_i64(char *buf, int64_t v)
-{
-    if (v < 0) {
-        buf[0] = '-';
-        /* -(v + 1) + 1 avoids overflow for INT64_MIN. */
-        return 1 + nnp__fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
-    }
-    return nnp__fmt_u64(buf, (uint64_t)v);
-}
-
 static const char *skip_blanks(const char *s)
 {
     while (*s == ' ' || *s == '\t')
@@ -157,12 +130,4 @@ bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out)
         frac *= 10;
     *out = (neg ? -1 : 1) * (whole * unit + frac);
     return true;
-}
-
-const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns)
-{
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(buf, cap, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / NS_PER_US),
-             (unsigned long long)(a % NS_PER_US));
-    return buf;
 }

@@ -1,6 +1,6 @@
 /* csv_writer.h - streaming CSV writer (RFC 4180 quoting) into a file descriptor through a
- * 64 KiB buffer. Fields are appended left to right; nnp__csv_end_row() ends a row. Never
- * holds a whole table in memory. */
+ * 1 MiB buffer. Fields are appended left to right; nnp__csv_end_row() ends a row. Never
+ * holds a whole table in memory. Numbers are formatted without printf (util.h numfmt). */
 #ifndef NNP_CSV_WRITER_H
 #define NNP_CSV_WRITER_H
 
@@ -21,6 +21,12 @@ int nnp__csv_init(nnp_csv_t *w, int fd);
 int nnp__csv_fini(nnp_csv_t *w);
 /* A text field, quoted when it holds a comma, quote, CR or LF. */
 void nnp__csv_str(nnp_csv_t *w, const char *s);
+/* The same for n bytes of s (which may be longer): no strlen. */
+void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n);
+/* n bytes the caller knows need no quoting (numbers, fixed names), copied as they are. */
+void nnp__csv_raw(nnp_csv_t *w, const char *s, size_t n);
+/* v / div with exactly `decimals` digits ("12.345"): nnp__fmt_fixed. */
+void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals);
 void nnp__csv_int(nnp_csv_t *w, int64_t v);
 void nnp__csv_uint(nnp_csv_t *w, uint64_t v);
 /* A number with a fixed number of decimals ("%.*f"); non-finite values are written empty. */

@@ -1,12 +1,16 @@
 /* json_writer.h - streaming JSON writer: appends tokens to a buffer that is flushed to a
- * file descriptor when full, or kept in memory. Never builds a DOM (a trace can be GBs).
- * Commas and nesting are tracked here so callers only say what comes next. */
+ * file descriptor when full (1 MiB writes), or kept in memory. Never builds a DOM (a trace
+ * can be GBs). Commas and nesting are tracked here so callers only say what comes next;
+ * hot writers compose whole values from fragments instead. */
 #ifndef NNP_JSON_WRITER_H
 #define NNP_JSON_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "util.h"
 
 /* Deepest nesting supported; deeper calls set the error (our outputs nest < 8). */
 #define NNP_JW_MAX_DEPTH 32
@@ -48,5 +52,38 @@ void nnp__jw_null(nnp_jw_t *w);
 void nnp__jw_line_end(nnp_jw_t *w);
 /* Appends pre-formatted JSON text as one value (caller guarantees validity). */
 void nnp__jw_raw(nnp_jw_t *w, const char *json);
+
+/* ---- fragments: a value the caller composes itself (per-event writers: the timeline) ----
+ * nnp__jw_value_begin writes the separator the current position needs (and, pretty, the
+ * newline and indent); the caller then appends the value's text with nnp__jw_frag*, which
+ * write exactly what they are given, and must leave one complete JSON value before the
+ * next call of any other function. A compact object per value, also when pretty. */
+void nnp__jw_value_begin(nnp_jw_t *w);
+/* Out-of-line part of nnp__jw_frag (flush, or an error). */
+void nnp__jw_put_slow(nnp_jw_t *w, const char *s, size_t n);
+/* n bytes of JSON text, as they are. */
+static inline void nnp__jw_frag(nnp_jw_t *w, const char *s, size_t n)
+{
+    if (NNP_LIKELY(w->len + n + 1 <= w->cap && w->err == NNP_OK)) {
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+        return;
+    }
+    nnp__jw_put_slow(w, s, n);
+}
+/* A string literal as JSON text: NNP_JW_LIT(w, ",\"ph\":\"X\""). */
+#define NNP_JW_LIT(w, lit) nnp__jw_frag((w), (lit), sizeof(lit) - 1)
+/* n bytes of s as a quoted JSON string, escaped as nnp__jw_strn does. */
+void nnp__jw_frag_str(nnp_jw_t *w, const char *s, size_t n);
+/* n bytes the caller knows need no escaping, quoted. */
+void nnp__jw_frag_clean_str(nnp_jw_t *w, const char *s, size_t n);
+/* Integers and v / div with `decimals` digits (nnp__fmt_fixed), as JSON numbers. */
+void nnp__jw_frag_u64(nnp_jw_t *w, uint64_t v);
+void nnp__jw_frag_i64(nnp_jw_t *w, int64_t v);
+void nnp__jw_frag_fixed(nnp_jw_t *w, int64_t v, uint64_t div, int decimals);
+/* A double as nnp__jw_double writes it (null when not finite). */
+void nnp__jw_frag_double(nnp_jw_t *w, double v);
+/* True when s[0..n) has a byte JSON strings must escape. */
+bool nnp__jw_needs_escape(const char *s, size_t n);
 
 #endif /* NNP_JSON_WRITER_H */

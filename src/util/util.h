@@ -118,12 +118,18 @@ int nnp__outdir_open(const char *dir, int *dirfd);
  * negative NNP_E* code with a message. */
 int nnp__tmp_create(int dirfd, const char *name, char *tmp_name, size_t cap);
 
-/* ---- number formatting without printf (hot in JSON/CSV writers) ---- */
+/* ---- number formatting without printf (numfmt.c; hot in JSON/CSV writers) ---- */
+/* Longest text the nnp__fmt_* functions below write, NUL included. */
+#define NNP_FMT_NUM_MAX 48
 /* Writes the decimal digits of v to buf (at least 21 bytes); returns the length. No NUL. */
 size_t nnp__fmt_u64(char *buf, uint64_t v);
 size_t nnp__fmt_i64(char *buf, int64_t v);
+/* v / div with exactly `decimals` digits after the point ("-12.345"), from integers, so
+ * no digit is lost to a double. div must be 10^decimals (decimals 1..18). buf holds at
+ * least NNP_FMT_NUM_MAX bytes; the text is NUL-terminated; returns its length. */
+size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals);
 /* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
- * double. Returns buf (cap >= 32). */
+ * double. Returns buf (cap >= NNP_FMT_NUM_MAX). */
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);
 
 /* ---- exact decimal times ---- */

@@ -1,0 +1,302 @@
+/* rec_pack.c - see rec_pack.h. Per record: its kind byte, a mode byte, then only the
+ * fields that differ from the previous record of that kind: flags (2 bytes), name
+ * (varint), the time (zigzag varint delta from the previous record's), a and b (each the
+ * same, a delta from its previous value, a delta from this record's time - end times - or
+ * 8 raw bytes), then each extension slot as a mode byte (2 bits per 64-bit word: same,
+ * delta, raw) and its changed words. A begin/end pair of a range takes about 3 bytes per
+ * event instead of 32 (the idea of LTTng's compact header and Tracy's delta timestamps,
+ * applied per field). Varints are LEB128, signed deltas zigzag-coded. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "format/rec_pack.h"
+
+/* Mode byte of a record: slots (2 bits), then one or two bits per slot-0 field. */
+#define M_SLOTS_MASK 0x03u /* n_slots - 1; 3 = one raw slot follows */
+#define M_SLOTS_RAW  0x03u
+#define M_FLAGS      0x04u /* flags differ: 2 bytes follow */
+#define M_NAME       0x08u /* name differs: a varint follows */
+#define M_A_SHIFT    4
+#define M_B_SHIFT    6
+/* How a 64-bit field is written (2 bits). */
+enum { F_SAME = 0, F_DELTA = 1, F_FROM_TS = 2, F_RAW = 3 };
+#define F_MASK 0x3u
+/* Deltas needing more varint bytes than this are written raw (8 bytes). */
+#define VARINT_RAW_FROM (1ull << 56)
+#define WORDS_PER_SLOT  4
+#define VARINT_MAX      10
+#define BYTE_BITS       7
+#define CONT_BIT        0x80u
+
+void nnp__pack_reset(nnp_pack_state_t *st)
+{
+    /* The previous records are zeroed when their kind is first met (prev_of): a chunk
+     * uses a few kinds of 256, and a reset per chunk must not cost 24 KiB of stores. */
+    st->prev_ts = 0;
+    memset(st->seen, 0, sizeof(st->seen));
+}
+
+/* The previous record of kind (all zero before the chunk's first one). */
+static inline nnp_rec_t *prev_of(nnp_pack_state_t *st, uint8_t kind)
+{
+    uint64_t bit = 1ull << (kind & 63);
+    if (!(st->seen[kind >> 6] & bit)) {
+        st->seen[kind >> 6] |= bit;
+        memset(st->prev[kind], 0, sizeof(st->prev[kind]));
+    }
+    return st->prev[kind];
+}
+
+/* Word 0 (kind, n_slots, flags, name), a and b of two slots are the same: only the time
+ * differs, the commonest case by far (a range's begin and end, a counter's samples). */
+static inline bool only_ts_differs(const nnp_rec_t *r, const nnp_rec_t *p)
+{
+    uint64_t w0, p0;
+    memcpy(&w0, r, sizeof(w0));
+    memcpy(&p0, p, sizeof(p0));
+    return w0 == p0 && r->a == p->a && r->b == p->b;
+}
+
+static inline uint64_t zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    if (v < CONT_BIT) {
+        *o = (uint8_t)v;
+        return o + 1;
+    }
+    while (v >= CONT_BIT) {
+        *o++ = (uint8_t)(v | CONT_BIT);
+        v >>= BYTE_BITS;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+static inline uint8_t *put_u64(uint8_t *o, uint64_t v)
+{
+    memcpy(o, &v, sizeof(v));
+    return o + sizeof(v);
+}
+
+/* Chooses how to write x, whose previous value is prev, in a record starting at ts. */
+static inline unsigned field_mode(uint64_t x, uint64_t prev, uint64_t ts, bool from_ts_ok,
+                                  uint64_t *z)
+{
+    uint64_t d1, d2;
+    if (x == prev)
+        return F_SAME;
+    d1 = zigzag(x - prev);
+    d2 = from_ts_ok ? zigzag(x - ts) : UINT64_MAX;
+    if (d2 < d1) {
+        *z = d2;
+        return d2 < VARINT_RAW_FROM ? F_FROM_TS : F_RAW;
+    }
+    *z = d1;
+    return d1 < VARINT_RAW_FROM ? F_DELTA : F_RAW;
+}
+
+static inline uint8_t *put_field(uint8_t *o, unsigned mode, uint64_t x, uint64_t z)
+{
+    if (mode == F_RAW)
+        return put_u64(o, x);
+    if (mode != F_SAME)
+        return put_varint(o, z);
+    return o;
+}
+
+/* The four 64-bit words of a slot. */
+static inline void slot_words(const nnp_rec_t *r, uint64_t w[WORDS_PER_SLOT])
+{
+    memcpy(w, r, sizeof(*r));
+}
+
+size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, uint8_t *out)
+{
+    uint8_t *o = out;
+    size_t i = 0;
+    while (i < n) {
+        const nnp_rec_t *r = &slots[i];
+        unsigned ns = r->n_slots;
+        nnp_rec_t *prev = prev_of(st, r->kind);
+        uint64_t za = 0, zb = 0;
+        unsigned mode, ma, mb;
+        if (ns == 1 && only_ts_differs(r, prev)) {
+            /* Mode 0: one slot, every field but the time as before. */
+            o[0] = r->kind;
+            o[1] = 0;
+            o = put_varint(o + 2, zigzag(r->ts - st->prev_ts));
+            prev->ts = r->ts;
+            st->prev_ts = r->ts;
+            i++;
+            continue;
+        }
+        if (ns < 1 || ns > NNP_REC_MAX_SLOTS || ns > n - i) {
+            /* Not a whole record: this slot alone, as it is. */
+            *o++ = r->kind;
+            *o++ = M_SLOTS_RAW;
+            memcpy(o, r, sizeof(*r));
+            o += sizeof(*r);
+            i++;
+            continue;
+        }
+        ma = field_mode(r->a, prev[0].a, r->ts, true, &za);
+        mb = field_mode(r->b, prev[0].b, r->ts, true, &zb);
+        mode = (ns - 1) | (r->flags != prev[0].flags ? M_FLAGS : 0) |
+               (r->name != prev[0].name ? M_NAME : 0) | (ma << M_A_SHIFT) | (mb << M_B_SHIFT);
+        *o++ = r->kind;
+        *o++ = (uint8_t)mode;
+        if (mode & M_FLAGS) {
+            memcpy(o, &r->flags, sizeof(r->flags));
+            o += sizeof(r->flags);
+        }
+        if (mode & M_NAME)
+            o = put_varint(o, r->name);
+        o = put_varint(o, zigzag(r->ts - st->prev_ts));
+        o = put_field(o, ma, r->a, za);
+        o = put_field(o, mb, r->b, zb);
+        for (unsigned s = 1; s < ns; s++) {
+            uint64_t w[WORDS_PER_SLOT], p[WORDS_PER_SLOT], z[WORDS_PER_SLOT];
+            unsigned m[WORDS_PER_SLOT], ext = 0;
+            slot_words(&r[s], w);
+            slot_words(&prev[s], p);
+            for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
+                m[k] = field_mode(w[k], p[k], 0, false, &z[k]);
+                ext |= m[k] << (2 * k);
+            }
+            *o++ = (uint8_t)ext;
+            for (unsigned k = 0; k < WORDS_PER_SLOT; k++)
+                o = put_field(o, m[k], w[k], z[k]);
+        }
+        memcpy(prev, r, ns * sizeof(*r));
+        st->prev_ts = r->ts;
+        i += ns;
+    }
+    return (size_t)(o - out);
+}
+
+/* Bounds-checked reader of the packed bytes. */
+typedef struct reader {
+    const uint8_t *p, *end;
+    bool bad;
+} reader_t;
+
+static inline uint64_t get_varint(reader_t *rd)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < VARINT_MAX * BYTE_BITS; shift += BYTE_BITS) {
+        uint8_t b;
+        if (rd->p >= rd->end) {
+            rd->bad = true;
+            return 0;
+        }
+        b = *rd->p++;
+        v |= (uint64_t)(b & ~CONT_BIT) << shift;
+        if (!(b & CONT_BIT))
+            return v;
+    }
+    rd->bad = true; /* more than 10 bytes: not a varint we wrote */
+    return 0;
+}
+
+static inline void get_bytes(reader_t *rd, void *dst, size_t n)
+{
+    if ((size_t)(rd->end - rd->p) < n) {
+        rd->bad = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, rd->p, n);
+    rd->p += n;
+}
+
+static inline uint64_t get_field(reader_t *rd, unsigned mode, uint64_t prev, uint64_t ts)
+{
+    uint64_t v;
+    switch (mode) {
+    case F_SAME:
+        return prev;
+    case F_DELTA:
+        return prev + unzigzag(get_varint(rd));
+    case F_FROM_TS:
+        return ts + unzigzag(get_varint(rd));
+    default:
+        get_bytes(rd, &v, sizeof(v));
+        return v;
+    }
+}
+
+int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_t *out,
+                     size_t n_slots)
+{
+    reader_t rd = {in, in + n, false};
+    size_t i = 0;
+    while (i < n_slots && !rd.bad) {
+        uint8_t kind, mode;
+        unsigned ns;
+        nnp_rec_t *prev, *r = &out[i];
+        if (rd.end - rd.p < 2)
+            return -1;
+        kind = *rd.p++;
+        mode = *rd.p++;
+        if ((mode & M_SLOTS_MASK) == M_SLOTS_RAW) {
+            get_bytes(&rd, r, sizeof(*r));
+            i++;
+            continue;
+        }
+        if (mode == 0 && rd.p < rd.end && *rd.p < CONT_BIT) {
+            /* The commonest record (see the encoder): the previous one, a new time. */
+            prev = prev_of(st, kind);
+            memcpy(r, prev, sizeof(*r));
+            r->kind = kind;
+            r->n_slots = 1;
+            r->ts = st->prev_ts + unzigzag(*rd.p++);
+            prev->ts = r->ts;
+            st->prev_ts = r->ts;
+            i++;
+            continue;
+        }
+        ns = (mode & M_SLOTS_MASK) + 1u;
+        if (ns > n_slots - i)
+            return -1;
+        prev = prev_of(st, kind);
+        r->kind = kind;
+        r->n_slots = (uint8_t)ns;
+        r->flags = prev[0].flags;
+        if (mode & M_FLAGS)
+            get_bytes(&rd, &r->flags, sizeof(r->flags));
+        r->name = (mode & M_NAME) ? (uint32_t)get_varint(&rd) : prev[0].name;
+        r->ts = st->prev_ts + unzigzag(get_varint(&rd));
+        r->a = get_field(&rd, (mode >> M_A_SHIFT) & F_MASK, prev[0].a, r->ts);
+        r->b = get_field(&rd, (mode >> M_B_SHIFT) & F_MASK, prev[0].b, r->ts);
+        for (unsigned s = 1; s < ns; s++) {
+            uint64_t w[WORDS_PER_SLOT], p[WORDS_PER_SLOT];
+            uint8_t ext;
+            get_bytes(&rd, &ext, 1);
+            slot_words(&prev[s], p);
+            for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
+                unsigned m = (ext >> (2 * k)) & F_MASK;
+                if (m == F_FROM_TS) {
+                    rd.bad = true; /* never written for extension words */
+                    break;
+                }
+                w[k] = get_field(&rd, m, p[k], 0);
+            }
+            memcpy(&r[s], w, sizeof(r[s]));
+        }
+        if (rd.bad)
+            return -1;
+        memcpy(prev, r, ns * sizeof(*r));
+        st->prev_ts = r->ts;
+        i += ns;
+    }
+    return rd.bad || rd.p != rd.end ? -1 : 0;
+}

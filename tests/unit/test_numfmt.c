@@ -1,0 +1,182 @@
+/* test_numfmt.c - number text without printf (src/util/numfmt.c) and the CSV writer's
+ * per-field paths that use it: every value checked against what snprintf prints for it,
+ * across digit-count boundaries, signs and the extremes; quoting of fields near the CSV
+ * buffer's end. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "util/csv_writer.h"
+#include "util/util.h"
+
+/* Values around every power of ten, and the extremes. */
+static size_t boundary_values(uint64_t *v, size_t cap)
+{
+    size_t n = 0;
+    uint64_t p = 1;
+    v[n++] = 0;
+    v[n++] = UINT64_MAX;
+    v[n++] = (uint64_t)INT64_MAX;
+    for (int k = 0; k < 20 && n + 3 <= cap; k++) {
+        v[n++] = p - 1;
+        v[n++] = p;
+        v[n++] = p + 1;
+        if (p > UINT64_MAX / 10)
+            break;
+        p *= 10;
+    }
+    return n;
+}
+
+static void test_u64_i64(void **state)
+{
+    uint64_t v[80];
+    size_t n = boundary_values(v, 80);
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        char got[NNP_FMT_NUM_MAX], want[NNP_FMT_NUM_MAX];
+        size_t len = nnp__fmt_u64(got, v[i]);
+        got[len] = '\0';
+        snprintf(want, sizeof(want), "%" PRIu64, v[i]);
+        assert_string_equal(got, want);
+        if (v[i] <= (uint64_t)INT64_MAX) {
+            int64_t s = (int64_t)v[i];
+            len = nnp__fmt_i64(got, -s);
+            got[len] = '\0';
+            snprintf(want, sizeof(want), "%" PRId64, -s);
+            assert_string_equal(got, want);
+        }
+    }
+    {
+        char got[NNP_FMT_NUM_MAX];
+        size_t len = nnp__fmt_i64(got, INT64_MIN);
+        got[len] = '\0';
+        assert_string_equal(got, "-9223372036854775808");
+    }
+}
+
+static void test_fixed(void **state)
+{
+    static const struct {
+        int64_t v;
+        uint64_t div;
+        int decimals;
+        const char *want;
+    } cases[] = {
+        {0, 1000, 3, "0.000"},
+        {1, 1000, 3, "0.001"},
+        {999, 1000, 3, "0.999"},
+        {1000, 1000, 3, "1.000"},
+        {-1, 1000, 3, "-0.001"},
+        {-123456789, 1000, 3, "-123456.789"},
+        {1699999999999999999, 1000, 3, "1699999999999999.999"},
+        {INT64_MIN, 1000, 3, "-9223372036854775.808"},
+        {5, 1000000, 6, "0.000005"},
+        {123456789, 1000000, 6, "123.456789"},
+        {7, 10, 1, "0.7"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char got[NNP_FMT_NUM_MAX];
+        size_t len = nnp__fmt_fixed(got, cases[i].v, cases[i].div, cases[i].decimals);
+        assert_string_equal(got, cases[i].want);
+        assert_int_equal(len, strlen(cases[i].want));
+    }
+    {
+        char b[NNP_FMT_NUM_MAX];
+        assert_string_equal(nnp__fmt_ns_as_us(b, sizeof(b), -1500), "-1.500");
+        /* Cut to the buffer, NUL-terminated. */
+        assert_string_equal(nnp__fmt_ns_as_us(b, 4, 123456), "123");
+    }
+}
+
+/* Writes rows through the CSV writer into a file and reads it back. */
+static char *csv_roundtrip(void (*fill)(nnp_csv_t *w), size_t *len)
+{
+    char *dir = nnpt_mkdtemp(), path[NNP_PATH_MAX];
+    nnp_csv_t w;
+    char *text = NULL;
+    int fd;
+    snprintf(path, sizeof(path), "%s/out.csv", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(nnp__csv_init(&w, fd), NNP_OK);
+    fill(&w);
+    assert_int_equal(nnp__csv_fini(&w), NNP_OK);
+    close(fd);
+    assert_int_equal(nnp__read_file(path, 64u << 20, &text, len), NNP_OK);
+    nnpt_rm_rf(dir);
+    free(dir);
+    return text;
+}
+
+static void fill_fields(nnp_csv_t *w)
+{
+    nnp__csv_strn(w, "plain", 5);
+    nnp__csv_strn(w, "a,b", 3);
+    nnp__csv_strn(w, "say \"hi\"", 8);
+    nnp__csv_strn(w, "cut here", 3); /* n shorter than the string */
+    nnp__csv_raw(w, "12.5", 4);
+    nnp__csv_fixed_int(w, -2500, 1000, 3);
+    nnp__csv_uint(w, UINT64_MAX);
+    nnp__csv_int(w, INT64_MIN);
+    nnp__csv_empty(w);
+    nnp__csv_end_row(w);
+}
+
+static void test_csv_fields(void **state)
+{
+    size_t len;
+    char *text = csv_roundtrip(fill_fields, &len);
+    (void)state;
+    assert_string_equal(text, "plain,\"a,b\",\"say \"\"hi\"\"\",cut,12.5,-2.500,"
+                              "18446744073709551615,-9223372036854775808,\n");
+    nnp__free(text);
+}
+
+/* Enough rows to cross the 1 MiB buffer many times, with quoted fields and numbers at
+ * every offset relative to a flush. */
+#define MANY_ROWS 200000
+
+static void fill_many(nnp_csv_t *w)
+{
+    for (uint64_t i = 0; i < MANY_ROWS; i++) {
+        nnp__csv_uint(w, i);
+        nnp__csv_strn(w, i % 7 ? "name" : "na,me", i % 7 ? 4 : 5);
+        nnp__csv_fixed_int(w, (int64_t)i * 1001, 1000, 3);
+        nnp__csv_end_row(w);
+    }
+}
+
+static void test_csv_many_rows(void **state)
+{
+    size_t len, off = 0;
+    char *text = csv_roundtrip(fill_many, &len);
+    (void)state;
+    for (uint64_t i = 0; i < MANY_ROWS; i++) {
+        char want[96];
+        int64_t v = (int64_t)i * 1001;
+        int k = snprintf(want, sizeof(want), "%" PRIu64 ",%s,%" PRId64 ".%03" PRId64 "\n", i,
+                         i % 7 ? "name" : "\"na,me\"", v / 1000, v % 1000);
+        assert_true(off + (size_t)k <= len);
+        assert_memory_equal(text + off, want, (size_t)k);
+        off += (size_t)k;
+    }
+    assert_int_equal(off, len);
+    nnp__free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_u64_i64),
+        cmocka_unit_test(test_fixed),
+        cmocka_unit_test(test_csv_fields),
+        cmocka_unit_test(test_csv_many_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

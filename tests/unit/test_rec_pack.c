@@ -1,0 +1,207 @@
+/* test_rec_pack.c - the compact encoding of RECORDS chunks (src/format/rec_pack.c):
+ * round trips of realistic and of random slots, the size bound, a few bytes per event for
+ * a range's begin/end, and damaged input (cut short, bytes changed) that decodes to an
+ * error or to some records but never writes outside the slots it was given. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/rec_pack.h"
+#include "test_util.h"
+
+#define N_SLOTS   20000
+#define GUARD     4
+#define N_DAMAGED 3000
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Records as the recorder writes them: range pairs, ops with an extension slot, kernels
+ * with three slots, counters, now and then a slot that is no record at all. */
+static size_t fill_realistic(nnp_rec_t *s, size_t cap, bool with_garbage)
+{
+    size_t n = 0;
+    uint64_t ts = 1000000;
+    while (n + NNP_REC_MAX_SLOTS <= cap) {
+        unsigned pick = (unsigned)(rnd() % 16);
+        ts += 20 + rnd() % 200;
+        memset(&s[n], 0, sizeof(s[n]));
+        if (pick < 10) { /* a begin/end pair */
+            uint32_t name = (uint32_t)(1 + rnd() % 8);
+            s[n] = (nnp_rec_t){.kind = NNP_REC_RANGE_BEGIN, .n_slots = 1, .name = name, .ts = ts};
+            n++;
+            ts += 5 + rnd() % 50;
+            s[n] = (nnp_rec_t){.kind = NNP_REC_RANGE_END, .n_slots = 1, .name = name, .ts = ts};
+            n++;
+        } else if (pick < 12) { /* an op: two slots */
+            s[n] = (nnp_rec_t){.kind = NNP_REC_OP,
+                               .n_slots = 2,
+                               .flags = NNP_REC_F_TS_NS,
+                               .name = (uint32_t)(rnd() % 300),
+                               .ts = ts,
+                               .a = ts + 100 + rnd() % 1000,
+                               .b = rnd() % 4};
+            memset(&s[n + 1], 0, sizeof(s[n + 1]));
+            s[n + 1].ts = rnd() % 3 ? 7 : rnd();
+            s[n + 1].a = 1 + rnd() % 5;
+            n += 2;
+        } else if (pick < 14) { /* three slots, one word random */
+            s[n] = (nnp_rec_t){.kind = NNP_REC_KERNEL,
+                               .n_slots = 3,
+                               .flags = NNP_REC_F_LAUNCH,
+                               .name = (uint32_t)rnd(),
+                               .ts = ts,
+                               .a = rnd(),
+                               .b = ts - 3};
+            memset(&s[n + 1], 0x11, sizeof(s[n + 1]));
+            memset(&s[n + 2], 0, sizeof(s[n + 2]));
+            s[n + 2].b = rnd();
+            n += 3;
+        } else if (pick < 15 || !with_garbage) { /* a counter with a wandering value */
+            s[n] = (nnp_rec_t){.kind = NNP_REC_COUNTER,
+                               .n_slots = 1,
+                               .name = 3,
+                               .ts = ts,
+                               .a = (uint64_t)(int64_t)(rnd() % 2000 - 1000),
+                               .b = 0};
+            n++;
+        } else { /* no record: a stray kind, n_slots out of range, random bytes */
+            uint64_t w[4] = {rnd(), rnd(), rnd(), rnd()};
+            memcpy(&s[n], w, sizeof(w));
+            if (s[n].n_slots >= 1 && s[n].n_slots <= NNP_REC_MAX_SLOTS)
+                s[n].n_slots = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void roundtrip(const nnp_rec_t *in, size_t n, size_t *packed_bytes)
+{
+    nnp_pack_state_t *enc = malloc(sizeof(*enc)), *dec = malloc(sizeof(*dec));
+    uint8_t *buf = malloc(n * NNP_PACK_SLOT_MAX);
+    nnp_rec_t *out = malloc((n + GUARD) * sizeof(*out));
+    size_t len;
+    assert_non_null(enc);
+    assert_non_null(dec);
+    assert_non_null(buf);
+    assert_non_null(out);
+    nnp__pack_reset(enc);
+    nnp__pack_reset(dec);
+    len = nnp__pack_encode(enc, in, n, buf);
+    assert_true(len <= n * NNP_PACK_SLOT_MAX);
+    memset(out, 0xA5, (n + GUARD) * sizeof(*out));
+    assert_int_equal(nnp__pack_decode(dec, buf, len, out, n), 0);
+    assert_memory_equal(out, in, n * sizeof(*out));
+    for (size_t g = 0; g < GUARD * sizeof(*out); g++)
+        assert_int_equal(((uint8_t *)&out[n])[g], 0xA5);
+    *packed_bytes = len;
+    free(enc);
+    free(dec);
+    free(buf);
+    free(out);
+}
+
+static void test_realistic(void **state)
+{
+    nnp_rec_t *s = malloc(N_SLOTS * sizeof(*s));
+    size_t n, len;
+    (void)state;
+    assert_non_null(s);
+    n = fill_realistic(s, N_SLOTS, false);
+    roundtrip(s, n, &len);
+    /* A fifth of the bytes or less for this mix (mostly range pairs). */
+    assert_true(len * 5 <= n * sizeof(nnp_rec_t));
+    free(s);
+}
+
+static void test_pairs_are_small(void **state)
+{
+    nnp_rec_t *s = malloc(N_SLOTS * sizeof(*s));
+    size_t len;
+    uint64_t ts = 123456789;
+    (void)state;
+    assert_non_null(s);
+    for (size_t i = 0; i < N_SLOTS; i += 2) {
+        s[i] = (nnp_rec_t){.kind = NNP_REC_RANGE_BEGIN, .n_slots = 1, .name = 7, .ts = ts};
+        s[i + 1] = (nnp_rec_t){.kind = NNP_REC_RANGE_END, .n_slots = 1, .name = 7, .ts = ts + 20};
+        ts += 45;
+    }
+    roundtrip(s, N_SLOTS, &len);
+    /* kind, mode and a one-byte delta: 3 bytes per event (the first of each kind more). */
+    assert_true(len <= N_SLOTS * 3 + 16);
+    free(s);
+}
+
+static void test_random_slots(void **state)
+{
+    nnp_rec_t *s = malloc(N_SLOTS * sizeof(*s));
+    size_t len;
+    (void)state;
+    assert_non_null(s);
+    /* Whatever the bytes, the encoding is lossless and within its bound. */
+    for (size_t i = 0; i < N_SLOTS; i++) {
+        uint64_t w[4] = {rnd(), rnd(), rnd(), rnd()};
+        memcpy(&s[i], w, sizeof(w));
+        if (i % 3 == 0)
+            s[i].n_slots = (uint8_t)(1 + rnd() % 4);
+    }
+    roundtrip(s, N_SLOTS, &len);
+    /* Mixed with records, and an empty chunk. */
+    fill_realistic(s, N_SLOTS, true);
+    roundtrip(s, N_SLOTS, &len);
+    roundtrip(s, 0, &len);
+    free(s);
+}
+
+static void test_damage(void **state)
+{
+    enum { N = 600 };
+    nnp_rec_t in[N], out[N + GUARD];
+    uint8_t buf[N * NNP_PACK_SLOT_MAX], bad[N * NNP_PACK_SLOT_MAX];
+    nnp_pack_state_t *st = malloc(sizeof(*st));
+    size_t len;
+    (void)state;
+    assert_non_null(st);
+    fill_realistic(in, N, true);
+    nnp__pack_reset(st);
+    len = nnp__pack_encode(st, in, N, buf);
+    for (int k = 0; k < N_DAMAGED; k++) {
+        size_t cut = len, flips = (size_t)(1 + rnd() % 3);
+        memcpy(bad, buf, len);
+        if (k % 2) {
+            cut = (size_t)(rnd() % len);
+            flips = 0;
+        }
+        for (size_t f = 0; f < flips; f++)
+            bad[rnd() % len] ^= (uint8_t)(1u << (rnd() % 8));
+        memset(out, 0xA5, sizeof(out));
+        nnp__pack_reset(st);
+        /* Cut short: never a success. Changed: either outcome, within bounds. */
+        if (nnp__pack_decode(st, bad, cut, out, N) == 0)
+            assert_true(cut == len);
+        for (size_t g = 0; g < GUARD * sizeof(nnp_rec_t); g++)
+            assert_int_equal(((uint8_t *)&out[N])[g], 0xA5);
+        /* Asking for fewer slots than were packed: the bytes do not fit. */
+        nnp__pack_reset(st);
+        assert_int_equal(nnp__pack_decode(st, buf, len, out, N / 2 + 1), -1);
+    }
+    free(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_realistic),
+        cmocka_unit_test(test_pairs_are_small),
+        cmocka_unit_test(test_random_slots),
+        cmocka_unit_test(test_damage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
