@@ -57,9 +57,11 @@ static inline bool only_ts_differs(const nnp_rec_t *r, const nnp_rec_t *p)
     return w0 == p0 && r->a == p->a && r->b == p->b;
 }
 
+/* d is a two's complement difference: all ones when its sign bit is set, else zero, XORed
+ * with d shifted left (unsigned arithmetic only: no implementation-defined shift). */
 static inline uint64_t zigzag(uint64_t d)
 {
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+    return (d << 1) ^ (0 - (d >> 63));
 }
 
 static inline uint64_t unzigzag(uint64_t z)
