@@ -1,5 +1,6 @@
 /* hta_internal.h - what the HTA files share (hta_view.c builds a rank's view; hta.c runs the
- * analyses on it; hta_stragglers.c the cross-rank one). Internal to src/analyse/. */
+ * analyses on it and owns their files; hta_breakdown.c the breakdowns; hta_stragglers.c the
+ * cross-rank one). Internal to src/analyse/. */
 #ifndef NNP_HTA_INTERNAL_H
 #define NNP_HTA_INTERNAL_H
 
@@ -7,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyse/hta.h"
 #include "model/model.h"
+#include "util/csv_writer.h"
+#include "util/util.h"
 
 /* HTA's kernel types in the order its breakdown bit-masks them (_get_gpu_kernel_type_time:
  * COMPUTATION 1, COMMUNICATION 2, MEMORY 4). */
@@ -78,5 +82,79 @@ struct nnp_csv;
 /* Writes the per-rank result (straggler counts and verdicts) and the metric rows. */
 int nnp__hta_straggle_write(hta_straggle_t *s, struct nnp_csv *result, struct nnp_csv *metric);
 void nnp__hta_straggle_destroy(hta_straggle_t *s);
+
+/* ---- the analyses' files and state (hta.c; the breakdowns in hta_breakdown.c) ---- */
+
+#define HTA_PERCENT 100.0
+/* HTA rounds percentages to 2 decimals. */
+#define HTA_PCT_DECIMALS 2
+/* Longest kernel-type label: the three names joined by " overlapping ". */
+#define HTA_LABEL_MAX 96
+
+enum {
+    HTA_F_TEMPORAL,
+    HTA_F_IDLE,
+    HTA_F_KTYPE,
+    HTA_F_KERNELS,
+    HTA_F_OVERLAP,
+    HTA_F_LAUNCH,
+    HTA_F_LAUNCH_SUMMARY,
+    HTA_F_QUEUE,
+    HTA_F_STRAGGLERS,
+    HTA_F_STRAGGLER_METRIC,
+    HTA_F_COUNT
+};
+
+/* One row of the top-kernel table, kept until every rank is in (it is sorted across ranks). */
+typedef struct top_row {
+    char *name;
+    double sum, max, min, std, mean;
+    int ktype, rank;
+} top_row_t;
+
+/* A kernel-type label ("COMPUTATION overlapping COMMUNICATION") and its time summed over
+ * the ranks. */
+typedef struct label_sum {
+    char label[HTA_LABEL_MAX];
+    int64_t sum;
+} label_sum_t;
+
+struct nnp_hta {
+    nnp_outfile_t f[HTA_F_COUNT];
+    nnp_csv_t w[HTA_F_COUNT];
+    bool open[HTA_F_COUNT];
+    top_row_t *top;
+    size_t n_top, cap_top;
+    label_sum_t labels[1u << HTA_KTYPES];
+    size_t n_labels;
+    hta_straggle_t *straggle;
+    int rc;
+};
+
+/* A value as pandas writes it: whole numbers as integers, NaN as an empty cell. */
+void nnp__hta_csv_num(nnp_csv_t *w, double v);
+/* Sample standard deviation (pandas std, ddof 1): 0 for fewer than two values. */
+double nnp__hta_sample_std(const double *x, size_t n, double mean);
+/* pandas Series.quantile(q), linear interpolation, of an ascending array. */
+double nnp__hta_quantile(const double *x, size_t n, double q);
+
+/* An edge of a sweep over merged intervals. */
+typedef struct hta_edge {
+    int64_t time;
+    int value; /* +bit at a merged interval's start, -bit at its end */
+    size_t seq;
+} hta_edge_t;
+/* By time, then seq (qsort). */
+int nnp__hta_cmp_edge(const void *a, const void *b);
+
+/* ---- the breakdowns (breakdown_analysis.py; hta_breakdown.c) ---- */
+/* Per rank: a row of temporal_breakdown.csv, idle_time_breakdown.csv's rows, the kernel time
+ * by type (summed over ranks), and the top kernels of a type (kept until the end). */
+int nnp__hta_temporal(nnp_hta_t *h, const hta_view_t *v);
+int nnp__hta_idle_breakdown(nnp_hta_t *h, const hta_view_t *v);
+int nnp__hta_kernel_types(nnp_hta_t *h, const hta_view_t *v);
+int nnp__hta_top_of_type(nnp_hta_t *h, const hta_view_t *v, int type);
+/* At the end: kernel_type_breakdown.csv and kernel_breakdown.csv, across ranks. */
+void nnp__hta_breakdown_write(nnp_hta_t *h);
 
 #endif /* NNP_HTA_INTERNAL_H */

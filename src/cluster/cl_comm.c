@@ -1,28 +1,22 @@
-/* cl_comm.c - the communication of the cluster: the groups (each keyed, as msprof-analyze
- * keys them, by the tuple of ranks that used it: "(0, 1)"), communication_group.json,
- * and cluster_communication.json ({group: {step: {op@group: {rank: {Communication Time
- * Info, Communication Bandwidth Info}}, Total Op Info@group: ...}}}) with its tables in
- * cluster_analysis.db. The spilled op records are re-sorted per rank and merged so that
- * the records of one op instance (group, step, op, index) arrive together: a collective's
- * wait is then derived on every rank from the latest entry into it (clocks aligned with
+/* cl_comm.c - cluster_communication.json ({group: {step: {op@group: {rank: {Communication
+ * Time Info, Communication Bandwidth Info}}, Total Op Info@group: ...}}}) with its tables in
+ * cluster_analysis.db; the groups and their keys are cl_groups.c's, the totals
+ * cl_comm_totals.c's. The spilled op records are re-sorted per rank and merged so that the
+ * records of one op instance (group, step, op, index) arrive together: a collective's wait
+ * is then derived on every rank from the latest entry into it (clocks aligned with
  * clock_sync, docs/MPI.md), and msprof's wait-ratio rule is evaluated on the instance
- * (formats.md 2.6, 2.7). */
+ * (formats.md 2.6, 2.7); msprof-analyze's slow-link inputs are summed on the way. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cl_comm.h"
 #include "cluster/cl_driver.h"
-#include "util/json_writer.h"
 
-#define COMM_FILE    "cluster_communication.json"
-#define GROUP_FILE   "communication_group.json"
-#define NUM_BUF      48
-#define KEY_BUF      (2 * NNP_NAME_MAX)
-#define NS_PER_MS    1e6
-#define NS_PER_US    1e3
-#define BYTES_PER_MB 1e6
+#define COMM_FILE "cluster_communication.json"
+#define NS_PER_US 1e3
 /* msprof's ratios and bandwidths are rounded to 4 decimals (compute_ratio). */
 #define RATIO_SCALE 1e4
 /* msprof's SlowRankCalculator: a wait (or synchronisation) ratio above 0.2. */
@@ -30,217 +24,15 @@
 /* Partial bandwidth sums buffered before they are sorted and spilled (records of 48 bytes:
  * 384 KiB, whatever the rank count). */
 #define PARTS_BUFFER 8192
-/* First size of the totals table (power of two). */
-#define TOTALS_MIN 64
 
 static double ratio4(double x)
 {
     return nearbyint(x * RATIO_SCALE) / RATIO_SCALE;
 }
 
-static double safe_ratio(double a, double b)
+double nnp__cl_safe_ratio(double a, double b)
 {
     return fabs(b) < 1e-15 ? 0.0 : ratio4(a / b);
-}
-
-/* ---- group keys ---- */
-
-typedef struct key_ranks {
-    int *v;
-    size_t n, cap;
-} key_ranks_t;
-
-static int cmp_tuple(const int *a, size_t na, const int *b, size_t nb)
-{
-    for (size_t i = 0; i < na && i < nb; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i] ? -1 : 1;
-    return (na > nb) - (na < nb);
-}
-
-typedef struct tuple_ref {
-    key_ranks_t *k;
-    size_t slot;
-} tuple_ref_t;
-
-static int cmp_ref(const void *a, const void *b)
-{
-    const tuple_ref_t *x = a, *y = b;
-    int c = cmp_tuple(x->k->v, x->k->n, y->k->v, y->k->n);
-    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
-}
-
-int nnp__cl_group_keys(nnp_cl_data_t *d)
-{
-    size_t n_slots = d->strs->n * 2;
-    key_ranks_t *slots = nnp__calloc(n_slots ? n_slots : 1, sizeof(*slots));
-    tuple_ref_t *refs = NULL;
-    size_t n_refs = 0;
-    int rc = NNP_OK;
-    d->group_key_of = nnp__calloc(n_slots ? n_slots : 1, sizeof(uint32_t));
-    d->group_key_of_cap = n_slots;
-    if (!slots || !d->group_key_of) {
-        nnp__free(slots);
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    }
-    /* Ranks come in rank order: each list is sorted as it grows. */
-    for (int i = 0; rc == NNP_OK && i < d->n_ranks; i++) {
-        const nnp_cl_rank_t *s = &d->ranks[i];
-        for (uint32_t g = 0; g < s->n_groups; g++) {
-            size_t slot = (size_t)s->groups[g].name * 2 + (s->groups[g].is_p2p ? 1 : 0);
-            key_ranks_t *k = &slots[slot];
-            if (slot >= n_slots)
-                continue;
-            if (k->n && k->v[k->n - 1] == s->rank)
-                continue;
-            if (k->n == k->cap) {
-                size_t ncap = k->cap ? k->cap * 2 : 8;
-                int *nv = nnp__realloc(k->v, ncap * sizeof(int));
-                if (!nv) {
-                    rc = nnp__fail(NNP_ENOMEM, "out of memory");
-                    break;
-                }
-                k->v = nv;
-                k->cap = ncap;
-            }
-            k->v[k->n++] = s->rank;
-        }
-    }
-    refs = nnp__calloc(n_slots ? n_slots : 1, sizeof(*refs));
-    if (!refs && rc == NNP_OK)
-        rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == NNP_OK && i < n_slots; i++)
-        if (slots[i].n)
-            refs[n_refs++] = (tuple_ref_t){&slots[i], i};
-    if (rc == NNP_OK)
-        qsort(refs, n_refs, sizeof(*refs), cmp_ref);
-    d->group_keys = nnp__calloc(n_refs ? n_refs : 1, sizeof(char *));
-    if (!d->group_keys && rc == NNP_OK)
-        rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == NNP_OK && i < n_refs; i++) {
-        bool same =
-            i > 0 && cmp_tuple(refs[i].k->v, refs[i].k->n, refs[i - 1].k->v, refs[i - 1].k->n) == 0;
-        if (!same) {
-            rc = nnp__cl_tuple_text(refs[i].k->v, refs[i].k->n, &d->group_keys[d->n_group_keys]);
-            if (rc != NNP_OK)
-                break;
-            d->n_group_keys++;
-        }
-        d->group_key_of[refs[i].slot] = (uint32_t)d->n_group_keys; /* index + 1 */
-    }
-    for (size_t i = 0; i < n_slots; i++)
-        nnp__free(slots[i].v);
-    nnp__free(slots);
-    nnp__free(refs);
-    return rc;
-}
-
-/* The group key (index + 1 into group_keys) of a group name used p2p or not. */
-uint32_t nnp__cl_group_key(const nnp_cl_data_t *d, uint32_t group, bool p2p)
-{
-    size_t slot = (size_t)group * 2 + (p2p ? 1 : 0);
-    if (slot < d->group_key_of_cap && d->group_key_of[slot])
-        return d->group_key_of[slot];
-    /* A group its rank did not list (too many groups): the other kind, else last. */
-    slot ^= 1;
-    return slot < d->group_key_of_cap && d->group_key_of[slot] ? d->group_key_of[slot]
-                                                               : (uint32_t)d->n_group_keys + 1;
-}
-
-/* ---- communication_group.json ---- */
-
-/* A "(0, 1)" tuple as the JSON array [0, 1] (msprof-analyze lists rank sets). */
-static void jw_ranks(nnp_jw_t *w, const char *tuple)
-{
-    const char *p = tuple;
-    nnp__jw_arr_begin(w);
-    while (*p) {
-        char *end;
-        long v;
-        if (*p < '0' || *p > '9') {
-            p++;
-            continue;
-        }
-        v = strtol(p, &end, 10);
-        nnp__jw_int(w, v);
-        p = end;
-    }
-    nnp__jw_arr_end(w);
-}
-
-static int write_groups(nnp_cl_data_t *d)
-{
-    nnp_outfile_t f;
-    nnp_jw_t w;
-    uint32_t *ids = NULL;
-    size_t n_ids = 0;
-    int rc = nnp__cl_out_open(d, &f, GROUP_FILE);
-    if (rc != NNP_OK)
-        return rc;
-    ids = nnp__calloc(d->strs->n ? d->strs->n : 1, sizeof(*ids));
-    if (!ids)
-        return nnp__out_commit(&f, nnp__fail(NNP_ENOMEM, "out of memory"));
-    /* Group names in text order (collation), each of its kinds. */
-    for (size_t id = 1; id < d->strs->n; id++)
-        if (d->group_key_of[id * 2] || d->group_key_of[id * 2 + 1])
-            ids[n_ids++] = (uint32_t)id;
-    for (size_t i = 1; i < n_ids; i++)
-        for (size_t k = i; k > 0 && d->strs->order[ids[k - 1]] > d->strs->order[ids[k]]; k--) {
-            uint32_t t = ids[k];
-            ids[k] = ids[k - 1];
-            ids[k - 1] = t;
-        }
-    rc = nnp__jw_init(&w, f.fd, d->o->pretty, 0);
-    if (rc == NNP_OK) {
-        static const char *const kinds[2] = {"collective", "p2p"};
-        nnp__jw_obj_begin(&w);
-        for (int p2p = 0; p2p < 2; p2p++) {
-            nnp__jw_key(&w, kinds[p2p]);
-            nnp__jw_arr_begin(&w);
-            for (size_t i = 0; i < n_ids; i++) {
-                uint32_t k = d->group_key_of[ids[i] * 2 + (size_t)p2p];
-                if (k)
-                    jw_ranks(&w, d->group_keys[k - 1]);
-            }
-            nnp__jw_arr_end(&w);
-        }
-        nnp__jw_key(&w, "comm_group_parallel_info");
-        nnp__jw_arr_begin(&w);
-        for (int p2p = 0; rc == NNP_OK && p2p < 2; p2p++) {
-            for (size_t i = 0; rc == NNP_OK && i < n_ids; i++) {
-                uint32_t k = d->group_key_of[ids[i] * 2 + (size_t)p2p];
-                const char *row[5];
-                if (!k)
-                    continue;
-                nnp__jw_obj_begin(&w);
-                nnp__jw_key(&w, "type");
-                nnp__jw_str(&w, kinds[p2p]);
-                nnp__jw_key(&w, "rank_set");
-                jw_ranks(&w, d->group_keys[k - 1]);
-                nnp__jw_key(&w, "group_name");
-                nnp__jw_str(&w, nnp__cl_str(d->strs, ids[i]));
-                nnp__jw_key(&w, "group_id");
-                nnp__jw_str(&w, "");
-                nnp__jw_key(&w, "pg_name");
-                nnp__jw_str(&w, "");
-                nnp__jw_obj_end(&w);
-                row[0] = kinds[p2p];
-                row[1] = d->group_keys[k - 1];
-                row[2] = nnp__cl_str(d->strs, ids[i]);
-                row[3] = "";
-                row[4] = "";
-                rc = nnp__cl_db_row(d, NNP_CL_T_GROUPS, row, 5);
-            }
-        }
-        nnp__jw_arr_end(&w);
-        nnp__jw_obj_end(&w);
-        nnp__jw_line_end(&w);
-        if (rc == NNP_OK)
-            rc = nnp__jw_flush(&w);
-    }
-    nnp__jw_fini(&w);
-    nnp__free(ids);
-    return nnp__out_commit(&f, rc);
 }
 
 /* ---- sorting the op records ---- */
@@ -328,12 +120,12 @@ static nnp_cl_comm_rec_t *inst_rec(const inst_t *in, size_t i)
     return (nnp_cl_comm_rec_t *)(void *)(in->buf + in->off[i]);
 }
 
-static nnp_cl_bw_t *rec_bw(nnp_cl_comm_rec_t *r)
+nnp_cl_bw_t *nnp__cl_comm_bw(nnp_cl_comm_rec_t *r)
 {
     return (nnp_cl_bw_t *)(void *)((char *)r + sizeof(*r));
 }
 
-static nnp_cl_pkt_t *rec_dist(nnp_cl_comm_rec_t *r)
+nnp_cl_pkt_t *nnp__cl_comm_dist(nnp_cl_comm_rec_t *r)
 {
     return (nnp_cl_pkt_t *)(void *)((char *)r + sizeof(*r) + r->n_bw * sizeof(nnp_cl_bw_t));
 }
@@ -362,20 +154,20 @@ static void derive_waits(inst_t *in)
         r->transit_ns = r->elapse_ns - r->wait_ns;
         r->idle_ns = 0;
         for (uint32_t b = 0; b < r->n_bw; b++)
-            rec_bw(r)[b].time_ns = r->transit_ns;
+            nnp__cl_comm_bw(r)[b].time_ns = r->transit_ns;
         for (uint32_t k = 0; k < r->n_dist; k++)
-            rec_dist(r)[k].time_ns = r->transit_ns;
+            nnp__cl_comm_dist(r)[k].time_ns = r->transit_ns;
     }
 }
 
 static double wait_ratio(const nnp_cl_comm_rec_t *r)
 {
-    return safe_ratio((double)r->wait_ns, (double)(r->wait_ns + r->transit_ns));
+    return nnp__cl_safe_ratio((double)r->wait_ns, (double)(r->wait_ns + r->transit_ns));
 }
 
 static double sync_ratio(const nnp_cl_comm_rec_t *r)
 {
-    return safe_ratio((double)r->sync_ns, (double)(r->sync_ns + r->transit_ns));
+    return nnp__cl_safe_ratio((double)r->sync_ns, (double)(r->sync_ns + r->transit_ns));
 }
 
 /* The index of rank r in d->ranks (sorted), -1 when absent. */
@@ -440,133 +232,6 @@ static void wait_rule(nnp_cl_data_t *d, const inst_t *in, const char *op_key, ui
     }
 }
 
-/* ---- totals per (group, step): "Total Op Info@<group>" per rank ---- */
-
-typedef struct tot_dist {
-    uint64_t size, count;
-    int64_t time;
-} tot_dist_t;
-
-typedef struct tot_bw {
-    uint32_t type;
-    uint64_t bytes;
-    int64_t time;
-    tot_dist_t *dist;
-    size_t n_dist, cap_dist;
-} tot_bw_t;
-
-typedef struct tot {
-    uint32_t group;
-    int32_t rank;
-    bool used;
-    int64_t elapse, transit, wait, sync, idle;
-    tot_bw_t bw[NNP_CL_MAX_BW];
-    uint32_t n_bw;
-} tot_t;
-
-typedef struct totals {
-    tot_t *v;
-    size_t cap, n;
-} totals_t;
-
-static void totals_clear(totals_t *t)
-{
-    for (size_t i = 0; i < t->cap; i++) {
-        for (uint32_t b = 0; b < t->v[i].n_bw; b++)
-            nnp__free(t->v[i].bw[b].dist);
-        memset(&t->v[i], 0, sizeof(t->v[i]));
-    }
-    t->n = 0;
-}
-
-static tot_t *totals_get(totals_t *t, uint32_t group, int32_t rank)
-{
-    size_t k;
-    if ((t->n + 1) * 2 > t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : TOTALS_MIN;
-        tot_t *nv = nnp__calloc(ncap, sizeof(*nv));
-        if (!nv)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->v[i].used)
-                continue;
-            k = ((size_t)t->v[i].group * 31u + (size_t)t->v[i].rank) & (ncap - 1);
-            while (nv[k].used)
-                k = (k + 1) & (ncap - 1);
-            nv[k] = t->v[i];
-        }
-        nnp__free(t->v);
-        t->v = nv;
-        t->cap = ncap;
-    }
-    k = ((size_t)group * 31u + (size_t)rank) & (t->cap - 1);
-    while (t->v[k].used) {
-        if (t->v[k].group == group && t->v[k].rank == rank)
-            return &t->v[k];
-        k = (k + 1) & (t->cap - 1);
-    }
-    t->v[k].used = true;
-    t->v[k].group = group;
-    t->v[k].rank = rank;
-    t->n++;
-    return &t->v[k];
-}
-
-static int totals_add(totals_t *t, nnp_cl_comm_rec_t *r)
-{
-    tot_t *x = totals_get(t, r->group, r->rank);
-    if (!x)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    x->elapse += r->elapse_ns;
-    x->transit += r->transit_ns;
-    x->wait += r->wait_ns;
-    x->sync += r->sync_ns;
-    x->idle += r->idle_ns;
-    for (uint32_t b = 0; b < r->n_bw; b++) {
-        nnp_cl_bw_t *bw = &rec_bw(r)[b];
-        tot_bw_t *tb = NULL;
-        for (uint32_t i = 0; i < x->n_bw; i++)
-            if (x->bw[i].type == bw->type)
-                tb = &x->bw[i];
-        if (!tb) {
-            if (x->n_bw == NNP_CL_MAX_BW)
-                continue;
-            tb = &x->bw[x->n_bw++];
-            tb->type = bw->type;
-        }
-        tb->bytes += bw->bytes;
-        tb->time += bw->time_ns;
-        for (uint32_t k = 0; k < r->n_dist; k++) {
-            nnp_cl_pkt_t *dd = &rec_dist(r)[k];
-            tot_dist_t *td = NULL;
-            if (dd->bw_index != b)
-                continue;
-            for (size_t i = 0; i < tb->n_dist; i++)
-                if (tb->dist[i].size == dd->size_bytes)
-                    td = &tb->dist[i];
-            if (!td) {
-                if (tb->n_dist == tb->cap_dist) {
-                    size_t ncap = tb->cap_dist ? tb->cap_dist * 2 : 8;
-                    tot_dist_t *nd;
-                    if (ncap > NNP_CL_MAX_DIST * 4)
-                        continue;
-                    nd = nnp__realloc(tb->dist, ncap * sizeof(*nd));
-                    if (!nd)
-                        return nnp__fail(NNP_ENOMEM, "out of memory");
-                    tb->dist = nd;
-                    tb->cap_dist = ncap;
-                }
-                td = &tb->dist[tb->n_dist++];
-                memset(td, 0, sizeof(*td));
-                td->size = dd->size_bytes;
-            }
-            td->count += dd->count;
-            td->time += dd->time_ns;
-        }
-    }
-    return NNP_OK;
-}
-
 /* ---- writing ---- */
 
 typedef struct writer {
@@ -606,57 +271,12 @@ static int flush_parts(writer_t *wr)
     return rc;
 }
 
-#define MS_DIGITS 6 /* ns -> ms */
 #define US_DIGITS 3 /* ns -> us */
-#define MB_DIGITS 6 /* bytes -> MB */
 
-static void jw_ms(nnp_jw_t *w, int64_t ns)
+void nnp__cl_jw_ms(nnp_jw_t *w, int64_t ns)
 {
     char b[NUM_BUF];
     nnp__jw_raw(w, nnp__cl_dec(b, sizeof(b), ns, MS_DIGITS));
-}
-
-static void step_key(char *buf, size_t cap, uint64_t step)
-{
-    if (step == NNP_CL_NO_STEP)
-        snprintf(buf, cap, "step");
-    else
-        snprintf(buf, cap, "step%" PRIu64, step);
-}
-
-bool nnp__cl_nest_leaves_step(const nnp_cl_nest_t *n, bool end, uint32_t key, uint64_t step)
-{
-    return n->in_step && (end || key != n->key || step != n->step);
-}
-
-void nnp__cl_nest_close_step(nnp_cl_nest_t *n, nnp_jw_t *w)
-{
-    nnp__jw_obj_end(w);
-    n->in_step = false;
-}
-
-void nnp__cl_nest_enter(nnp_cl_nest_t *n, nnp_jw_t *w, const nnp_cl_data_t *d, bool end,
-                        uint32_t key, uint64_t step)
-{
-    if (n->in_group && (end || key != n->key)) {
-        nnp__jw_obj_end(w);
-        n->in_group = false;
-    }
-    if (end)
-        return;
-    if (!n->in_group) {
-        nnp__jw_key(w, key >= 1 && key <= d->n_group_keys ? d->group_keys[key - 1] : "()");
-        nnp__jw_obj_begin(w);
-        n->in_group = true;
-        n->key = key;
-    }
-    if (!n->in_step) {
-        step_key(n->step_s, sizeof(n->step_s), step);
-        nnp__jw_key(w, n->step_s);
-        nnp__jw_obj_begin(w);
-        n->in_step = true;
-        n->step = step;
-    }
 }
 
 static void op_key(const nnp_cl_data_t *d, const nnp_cl_comm_rec_t *r, char *buf, size_t cap)
@@ -693,15 +313,15 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     nnp__jw_key(w, "Start Timestamp(us)");
     nnp__jw_raw(w, nnp__cl_dec(v[0], NUM_BUF, r->start_ns, US_DIGITS));
     nnp__jw_key(w, "Elapse Time(ms)");
-    jw_ms(w, r->elapse_ns);
+    nnp__cl_jw_ms(w, r->elapse_ns);
     nnp__jw_key(w, "Transit Time(ms)");
-    jw_ms(w, r->transit_ns);
+    nnp__cl_jw_ms(w, r->transit_ns);
     nnp__jw_key(w, "Wait Time(ms)");
-    jw_ms(w, r->wait_ns);
+    nnp__cl_jw_ms(w, r->wait_ns);
     nnp__jw_key(w, "Synchronization Time(ms)");
-    jw_ms(w, r->sync_ns);
+    nnp__cl_jw_ms(w, r->sync_ns);
     nnp__jw_key(w, "Idle Time(ms)");
-    jw_ms(w, r->idle_ns);
+    nnp__cl_jw_ms(w, r->idle_ns);
     nnp__jw_key(w, "Wait Time Ratio");
     nnp__jw_double(w, wait_ratio(r));
     nnp__jw_key(w, "Synchronization Time Ratio");
@@ -725,11 +345,11 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     nnp__jw_key(w, "Communication Bandwidth Info");
     nnp__jw_obj_begin(w);
     for (uint32_t b = 0; rc == NNP_OK && b < r->n_bw; b++) {
-        nnp_cl_bw_t *bw = &rec_bw(r)[b];
+        nnp_cl_bw_t *bw = &nnp__cl_comm_bw(r)[b];
         double mb = (double)bw->bytes / BYTES_PER_MB, ms = (double)bw->time_ns / NS_PER_MS;
         double large = bw->flags & NNP_CL_BW_HAS_RATIO
                            ? bw->large_ratio
-                           : safe_ratio((double)bw->large_packets, (double)bw->packets);
+                           : nnp__cl_safe_ratio((double)bw->large_packets, (double)bw->packets);
         bool any_dist = false;
         nnp__jw_key(w, nnp__cl_str(d->strs, bw->type));
         nnp__jw_obj_begin(w);
@@ -738,7 +358,7 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
         nnp__jw_key(w, "Transit Time(ms)");
         nnp__jw_double(w, ms);
         nnp__jw_key(w, "Bandwidth(GB/s)");
-        nnp__jw_double(w, safe_ratio(mb, ms));
+        nnp__jw_double(w, nnp__cl_safe_ratio(mb, ms));
         nnp__jw_key(w, "Large Packet Ratio");
         nnp__jw_double(w, large);
         nnp__jw_key(w, "Size Distribution");
@@ -746,14 +366,14 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
         row[4] = nnp__cl_str(d->strs, bw->type);
         num(v[0], NUM_BUF, mb);
         num(v[1], NUM_BUF, ms);
-        num(v[2], NUM_BUF, safe_ratio(mb, ms));
+        num(v[2], NUM_BUF, nnp__cl_safe_ratio(mb, ms));
         num(v[3], NUM_BUF, large);
         row[5] = v[0];
         row[6] = v[1];
         row[7] = v[2];
         row[8] = v[3];
         for (uint32_t k = 0; rc == NNP_OK && k < r->n_dist; k++) {
-            nnp_cl_pkt_t *dd = &rec_dist(r)[k];
+            nnp_cl_pkt_t *dd = &nnp__cl_comm_dist(r)[k];
             char size_s[NUM_BUF];
             if (dd->bw_index != b)
                 continue;
@@ -761,7 +381,7 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
             nnp__jw_key(w, size_s);
             nnp__jw_arr_begin(w);
             nnp__jw_uint(w, dd->count);
-            jw_ms(w, dd->time_ns);
+            nnp__cl_jw_ms(w, dd->time_ns);
             nnp__jw_arr_end(w);
             snprintf(v[4], NUM_BUF, "%" PRIu64, dd->count);
             nnp__cl_dec(v[5], NUM_BUF, dd->time_ns, MS_DIGITS);
@@ -810,100 +430,10 @@ static int write_instance(writer_t *wr, inst_t *in, const char *step_s)
     for (size_t i = 0; rc == NNP_OK && i < in->n; i++) {
         rc = write_op_rank(wr, inst_rec(in, i), step_s, key);
         if (rc == NNP_OK)
-            rc = totals_add(&wr->tot, inst_rec(in, i));
+            rc = nnp__cl_totals_add(&wr->tot, inst_rec(in, i));
     }
     nnp__jw_obj_end(&wr->w);
     return rc;
-}
-
-static int cmp_tot(const void *a, const void *b, void *ctx)
-{
-    const tot_t *x = *(tot_t *const *)a, *y = *(tot_t *const *)b;
-    const nnp_cl_strtab_t *s = ctx;
-    if (x->group != y->group)
-        return s->order[x->group] < s->order[y->group] ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* "Total Op Info@<group>": per rank the sums of the step's ops (msprof-analyze's
- * compute_total_info), ratios and bandwidths from the sums. */
-static int write_totals(writer_t *wr)
-{
-    nnp_cl_data_t *d = wr->d;
-    nnp_jw_t *w = &wr->w;
-    tot_t **v = nnp__malloc((wr->tot.n ? wr->tot.n : 1) * sizeof(*v));
-    size_t n = 0;
-    if (!v)
-        return nnp__fail(NNP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < wr->tot.cap; i++)
-        if (wr->tot.v[i].used)
-            v[n++] = &wr->tot.v[i];
-    qsort_r(v, n, sizeof(*v), cmp_tot, d->strs);
-    for (size_t i = 0; i < n; i++) {
-        const tot_t *t = v[i];
-        char rank_s[NUM_BUF], key[KEY_BUF];
-        if (i == 0 || v[i - 1]->group != t->group) {
-            if (i > 0)
-                nnp__jw_obj_end(w);
-            snprintf(key, sizeof(key), "Total Op Info@%s", nnp__cl_str(d->strs, t->group));
-            nnp__jw_key(w, key);
-            nnp__jw_obj_begin(w);
-        }
-        snprintf(rank_s, sizeof(rank_s), "%d", t->rank);
-        nnp__jw_key(w, rank_s);
-        nnp__jw_obj_begin(w);
-        nnp__jw_key(w, "Communication Time Info");
-        nnp__jw_obj_begin(w);
-        nnp__jw_key(w, "Elapse Time(ms)");
-        jw_ms(w, t->elapse);
-        nnp__jw_key(w, "Transit Time(ms)");
-        jw_ms(w, t->transit);
-        nnp__jw_key(w, "Wait Time(ms)");
-        jw_ms(w, t->wait);
-        nnp__jw_key(w, "Synchronization Time(ms)");
-        jw_ms(w, t->sync);
-        nnp__jw_key(w, "Idle Time(ms)");
-        jw_ms(w, t->idle);
-        nnp__jw_key(w, "Wait Time Ratio");
-        nnp__jw_double(w, safe_ratio((double)t->wait, (double)(t->wait + t->transit)));
-        nnp__jw_key(w, "Synchronization Time Ratio");
-        nnp__jw_double(w, safe_ratio((double)t->sync, (double)(t->sync + t->transit)));
-        nnp__jw_obj_end(w);
-        nnp__jw_key(w, "Communication Bandwidth Info");
-        nnp__jw_obj_begin(w);
-        for (uint32_t b = 0; b < t->n_bw; b++) {
-            const tot_bw_t *tb = &t->bw[b];
-            double mb = (double)tb->bytes / BYTES_PER_MB, ms = (double)tb->time / NS_PER_MS;
-            nnp__jw_key(w, nnp__cl_str(d->strs, tb->type));
-            nnp__jw_obj_begin(w);
-            nnp__jw_key(w, "Transit Time(ms)");
-            nnp__jw_double(w, ms);
-            nnp__jw_key(w, "Transit Size(MB)");
-            nnp__jw_double(w, mb);
-            nnp__jw_key(w, "Size Distribution");
-            nnp__jw_obj_begin(w);
-            for (size_t k = 0; k < tb->n_dist; k++) {
-                char size_s[NUM_BUF];
-                nnp__cl_dec(size_s, sizeof(size_s), (int64_t)tb->dist[k].size, MB_DIGITS);
-                nnp__jw_key(w, size_s);
-                nnp__jw_arr_begin(w);
-                nnp__jw_uint(w, tb->dist[k].count);
-                jw_ms(w, tb->dist[k].time);
-                nnp__jw_arr_end(w);
-            }
-            nnp__jw_obj_end(w);
-            nnp__jw_key(w, "Bandwidth(GB/s)");
-            nnp__jw_double(w, safe_ratio(mb, ms));
-            nnp__jw_obj_end(w);
-        }
-        nnp__jw_obj_end(w);
-        nnp__jw_obj_end(w);
-    }
-    if (n > 0)
-        nnp__jw_obj_end(w);
-    nnp__free(v);
-    totals_clear(&wr->tot);
-    return NNP_OK;
 }
 
 static int write_comm_file(nnp_cl_data_t *d)
@@ -954,7 +484,7 @@ static int write_comm_file(nnp_cl_data_t *d)
                 break;
         }
         if (nnp__cl_nest_leaves_step(&nest, end, h.group_key, h.step_id)) {
-            rc = write_totals(&wr);
+            rc = nnp__cl_totals_write(&wr.tot, d, &wr.w);
             nnp__cl_nest_close_step(&nest, &wr.w);
         }
         nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
@@ -971,7 +501,7 @@ static int write_comm_file(nnp_cl_data_t *d)
     if (rc == NNP_OK)
         rc = flush_parts(&wr);
     nnp__cl_buf_fini(&wr.parts);
-    totals_clear(&wr.tot);
+    nnp__cl_totals_clear(&wr.tot);
     nnp__free(wr.tot.v);
     nnp__free(in.buf);
     nnp__free(in.off);
@@ -1001,7 +531,7 @@ static int bw_stats(nnp_cl_data_t *d)
         end = p == NULL;
         if (have && (end || cmp_part(p, &cur, NULL) != 0)) {
             double mb = (double)cur.bytes / BYTES_PER_MB, ms = (double)cur.time_ns / NS_PER_MS;
-            double bw = safe_ratio(mb, ms);
+            double bw = nnp__cl_safe_ratio(mb, ms);
             for (int i = 0; i < NNP_CL_MAX_BW; i++) {
                 if (d->vin.mpa_bw[i].type != 0 && d->vin.mpa_bw[i].type != cur.type)
                     continue;
@@ -1048,7 +578,7 @@ int nnp__cl_write_comm(nnp_cl_data_t *d)
     d->vin.wait.waited = nnp__calloc((size_t)d->n_ranks + 1, sizeof(uint32_t));
     if (!d->vin.wait.blamed || !d->vin.wait.waited)
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    rc = write_groups(d);
+    rc = nnp__cl_write_groups(d);
     if (rc == NNP_OK)
         rc = write_comm_file(d);
     if (rc == NNP_OK)

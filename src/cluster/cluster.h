@@ -559,6 +559,8 @@ uint32_t nnp__cl_group_key(const nnp_cl_data_t *d, uint32_t group, bool p2p);
 /* The index of rank r in d->ranks (sorted by rank), -1 when absent. */
 int nnp__cl_rank_index(const nnp_cl_data_t *d, int r);
 int nnp__cl_write_comm(nnp_cl_data_t *d);
+/* communication_group.json and its table (cl_groups.c); nnp__cl_write_comm calls it. */
+int nnp__cl_write_groups(nnp_cl_data_t *d);
 /* The {"(0, 1)": {"step1": {...}}} nesting both communication files share, written as the
  * sorted records go by: call nnp__cl_nest_leaves_step before a record (and at the end,
  * end = true) to close the step after its last op, then nnp__cl_nest_enter to open what the
