@@ -16,7 +16,6 @@
 #include "cluster/cl_driver.h"
 
 #define COMM_FILE "cluster_communication.json"
-#define NS_PER_US 1e3
 /* msprof's ratios and bandwidths are rounded to 4 decimals (compute_ratio). */
 #define RATIO_SCALE 1e4
 /* msprof's SlowRankCalculator: a wait (or synchronisation) ratio above 0.2. */
