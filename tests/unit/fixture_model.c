@@ -1,10 +1,13 @@
 /* fixture_model.c - the helpers of test_util.h that use the library's internal symbols:
  * model builders (rows added straight into a model's tables, for tests of analyses that need
  * exact, hand-made inputs) and the in-process analyse driver. A separate object of the
- * nnp_test_util library, so tests that link only the public libnnprof.so do not pull it in. */
+ * nnp_test_util library, so tests that link only the public libnnprof.so do not pull it in;
+ * also the analysis tests' shared fixture (fixture_model.h). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analyse/driver.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 
@@ -61,4 +64,33 @@ void nnpt_add_queue(nnp_model_t *m, int64_t ts, int64_t op_id, uint32_t size, ui
     m->queues.op_id[i] = op_id;
     m->queues.size[i] = size;
     m->queues.capacity[i] = cap;
+}
+
+int nnpt_afx_setup(void **state)
+{
+    nnpt_afx_t *fx = calloc(1, sizeof(*fx));
+    if (!fx)
+        return -1;
+    fx->dir = nnpt_mkdtemp();
+    if (!fx->dir || nnp__model_init(&fx->m) != NNP_OK) {
+        free(fx->dir);
+        free(fx);
+        return -1;
+    }
+    fx->c.m = &fx->m;
+    fx->c.out_dir = fx->dir;
+    nnp__findings_init(&fx->f);
+    *state = fx;
+    return 0;
+}
+
+int nnpt_afx_teardown(void **state)
+{
+    nnpt_afx_t *fx = *state;
+    nnp__step_trace_fini(&fx->st);
+    nnp__model_fini(&fx->m);
+    nnpt_rm_rf(fx->dir);
+    free(fx->dir);
+    free(fx);
+    return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -20,37 +21,7 @@
 #define MAX_ALLOC_FAILS 200
 #define EPSILON         1e-9
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    nnp__findings_init(&fx->f);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void expect_file(const fixture_t *fx, const char *name, const char *want)
 {
@@ -657,33 +628,48 @@ static void test_from_core_alloc_failure(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_init_means_no_data, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_findings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iteration_interval_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iteration_interval_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_device_queue_empty_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_device_queue_empty_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_busy_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_busy_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_bottleneck_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_bottleneck_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tail_communication_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tail_communication_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_top_op_types_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_top_op_types_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_peak_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_peak_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flops_under_peak_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flops_under_peak_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dynamic_shape_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dynamic_shape_quiet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_order_and_text, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_text_one_finding, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_from_core, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_from_core_steps_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_from_core_host_ops_and_missing_data, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_from_core_alloc_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_means_no_data, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_empty_findings, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_iteration_interval_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_iteration_interval_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_device_queue_empty_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_device_queue_empty_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_busy_fires, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_busy_quiet, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_bottleneck_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_bottleneck_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_tail_communication_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_tail_communication_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_top_op_types_fires, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_top_op_types_quiet, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_fires, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_quiet, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_flops_under_peak_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_flops_under_peak_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_shape_fires, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_shape_quiet, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_order_and_text, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_text_one_finding, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_from_core, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_from_core_steps_filter, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_from_core_host_ops_and_missing_data, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_from_core_alloc_failure, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -23,37 +24,16 @@
 #define EPS             1e-9
 #define OUT_NAME        "minddata_cpu_utilization_0.json"
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
+typedef nnpt_afx_t fixture_t;
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
+    fixture_t *fx;
+    if (nnpt_afx_setup(state) != 0)
         return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
+    fx = *state;
     fx->m.info.clock_ticks_per_sec = TICKS_PER_SEC;
     fx->m.info.ncpu = N_CPU;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    fx->f.cpu_busy_pct = fx->f.cpu_iowait_pct = fx->f.process_cpu_pct = NAN;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -377,13 +357,13 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_three_rounds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_op_pct_of_one_cpu, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_thread_name_link, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_union_and_counter_reset, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_threads_only_and_backwards, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_data_no_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_three_rounds, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_op_pct_of_one_cpu, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_thread_name_link, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_union_and_counter_reset, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_threads_only_and_backwards, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_data_no_file, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, nnpt_afx_teardown),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -24,37 +25,7 @@
 #define MAX_LISTED 100
 #define N_MANY     (MAX_LISTED + 1)
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    nnp__findings_init(&fx->f);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void add_op(nnp_model_t *m, double start_us, double dur_us, const char *name,
                    const char *type, const char *shapes)
@@ -278,12 +249,17 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_shape_change_at_step_3, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steps_hide_the_change, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_static_model_no_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_eager_layers_are_not_dynamic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_listed_ops_are_capped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shape_change_at_step_3, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_hide_the_change, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_static_model_no_file, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_eager_layers_are_not_dynamic, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_listed_ops_are_capped, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -24,37 +25,7 @@
 #define TXT_HEADER                                                                                 \
     "op_full_name,MFLOPs(10^6 cube),GFLOPS(10^9 cube),MFLOPs(10^6 vector),GFLOPS(10^9 vector)\n"
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    nnp__findings_init(&fx->f);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, uint64_t corr,
                    uint64_t matrix, uint64_t vector)
@@ -336,13 +307,16 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_matrix_vector_zero_duration_no_peak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_achieved_fraction_with_peak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_per_step_totals_and_kernel_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steps_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_time_run, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_flops_no_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matrix_vector_zero_duration_no_peak, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_achieved_fraction_with_peak, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_per_step_totals_and_kernel_time, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_filter, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_zero_time_run, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_flops_no_files, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -33,36 +34,16 @@
 #define N_ADDRS          300
 #define MAX_RANDOM_BYTES 5000
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
+typedef nnpt_afx_t fixture_t;
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
+    fixture_t *fx;
+    if (nnpt_afx_setup(state) != 0)
         return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
+    fx = *state;
     fx->f.mem_peak_bytes = -1;
     fx->f.mem_capacity_bytes = -1;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -504,16 +485,16 @@ static void test_alloc_failures_many(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_basic_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_static_over_steps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lost_free_keeps_both, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_downsampling_keeps_peak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_breakdown_is_capped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_random_matches_simulation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_events_no_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pretty_summary, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures_many, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_basic_files, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_static_over_steps, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_free_keeps_both, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_downsampling_keeps_peak, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_breakdown_is_capped, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_random_matches_simulation, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_events_no_files, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_pretty_summary, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures_many, setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

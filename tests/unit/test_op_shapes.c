@@ -8,38 +8,20 @@
 #include <unistd.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-} fixture_t;
+typedef nnpt_afx_t fixture_t;
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
+    fixture_t *fx;
+    if (nnpt_afx_setup(state) != 0)
         return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
+    fx = *state;
     fx->c.rank = 3;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -82,8 +64,8 @@ static void test_none_removes_stale(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_variants, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_none_removes_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_variants, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_none_removes_stale, setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

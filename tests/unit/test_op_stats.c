@@ -9,6 +9,7 @@
 
 #include "analyse/analyse.h"
 #include "analyse/op_stats.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -21,35 +22,7 @@
 /* More op types than the top-20 file keeps. */
 #define N_MANY_TYPES 25
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, const char *type,
                    uint64_t corr)
@@ -418,15 +391,18 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_mixed_sorting_and_ratios, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steps_and_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steps_need_step_trace, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_model, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_top20_keeps_twenty, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_kernels, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_host_ops, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_empty_name, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mixed_sorting_and_ratios, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_and_boundaries, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_need_step_trace, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_empty_model, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_top20_keeps_twenty, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_query_kernels, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_query_host_ops, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_query_empty_name, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -21,12 +22,7 @@
 #define TICKS_PER_SEC   100
 #define N_CPU           8
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_findings_t f;
-} fixture_t;
+typedef nnpt_afx_t fixture_t;
 
 static void findings_unset(nnp_findings_t *f)
 {
@@ -36,28 +32,13 @@ static void findings_unset(nnp_findings_t *f)
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
+    fixture_t *fx;
+    if (nnpt_afx_setup(state) != 0)
         return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
+    fx = *state;
     fx->m.info.clock_ticks_per_sec = TICKS_PER_SEC;
     fx->m.info.ncpu = N_CPU;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
     findings_unset(&fx->f);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -608,17 +589,18 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_bottleneck_in_the_middle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_queue_always_empty, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_rules_at_thresholds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_queue_rules_at_thresholds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_low_cpu_bottleneck, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_low_cpu_bottleneck_not_firing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_advice_by_op_type, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_device_queue_30_percent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_graph_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_data_no_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bottleneck_in_the_middle, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_queue_always_empty, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_rules_at_thresholds, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_queue_rules_at_thresholds, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_low_cpu_bottleneck, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_low_cpu_bottleneck_not_firing, setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_advice_by_op_type, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_device_queue_30_percent, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_graph_shape, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_data_no_files, setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, nnpt_afx_teardown),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

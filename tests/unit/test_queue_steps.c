@@ -8,43 +8,14 @@
 #include <unistd.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
 
 #define MS 1000000LL
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-    nnp_step_trace_t st;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__step_trace_fini(&fx->st);
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void run(fixture_t *fx)
 {
@@ -133,9 +104,10 @@ static void test_no_device_queue_removes_stale(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_host_queue, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_device_queue_removes_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verdicts, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_host_queue, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_device_queue_removes_stale, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

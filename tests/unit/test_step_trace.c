@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -20,36 +21,7 @@
 /* Allocation failures tried one by one; run + write allocate far fewer than this. */
 #define MAX_ALLOC_FAILS 200
 
-typedef struct fixture {
-    char *dir;
-    nnp_model_t m;
-    nnp_actx_t c;
-} fixture_t;
-
-static int setup(void **state)
-{
-    fixture_t *fx = calloc(1, sizeof(*fx));
-    if (!fx)
-        return -1;
-    fx->dir = nnpt_mkdtemp();
-    if (nnp__model_init(&fx->m) != NNP_OK)
-        return -1;
-    fx->c.m = &fx->m;
-    fx->c.out_dir = fx->dir;
-    fx->c.rank = 0;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnp__model_fini(&fx->m);
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+typedef nnpt_afx_t fixture_t;
 
 static void add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
 {
@@ -471,16 +443,19 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_auto_getnext_allreduce, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_auto_gradients_scope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_override_missing_falls_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inference, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steps_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_fp, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_model, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_marks, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_auto_getnext_allreduce, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_auto_gradients_scope, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_overrides, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_override_missing_falls_back, nnpt_afx_setup,
+                                        nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_inference, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_filter, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_fp, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_empty_model, nnpt_afx_setup, nnpt_afx_teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
