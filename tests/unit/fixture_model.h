@@ -22,4 +22,7 @@ int nnpt_afx_setup(void **state);
 /* cmocka teardown of nnpt_afx_setup's state. Returns 0. */
 int nnpt_afx_teardown(void **state);
 
+/* A cmocka test entry with the shared fixture as its state. */
+#define NNPT_AFX_TEST(f) cmocka_unit_test_setup_teardown(f, nnpt_afx_setup, nnpt_afx_teardown)
+
 #endif

@@ -249,17 +249,12 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_shape_change_at_step_3, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_steps_hide_the_change, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_static_model_no_file, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_eager_layers_are_not_dynamic, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_listed_ops_are_capped, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
+        NNPT_AFX_TEST(test_shape_change_at_step_3),
+        NNPT_AFX_TEST(test_steps_hide_the_change),
+        NNPT_AFX_TEST(test_static_model_no_file),
+        NNPT_AFX_TEST(test_eager_layers_are_not_dynamic),
+        NNPT_AFX_TEST(test_listed_ops_are_capped),
+        NNPT_AFX_TEST(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -307,16 +307,13 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_matrix_vector_zero_duration_no_peak, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_achieved_fraction_with_peak, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_per_step_totals_and_kernel_time, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_steps_filter, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_zero_time_run, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_no_flops_no_files, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
+        NNPT_AFX_TEST(test_matrix_vector_zero_duration_no_peak),
+        NNPT_AFX_TEST(test_achieved_fraction_with_peak),
+        NNPT_AFX_TEST(test_per_step_totals_and_kernel_time),
+        NNPT_AFX_TEST(test_steps_filter),
+        NNPT_AFX_TEST(test_zero_time_run),
+        NNPT_AFX_TEST(test_no_flops_no_files),
+        NNPT_AFX_TEST(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

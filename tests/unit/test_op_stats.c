@@ -391,18 +391,11 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_mixed_sorting_and_ratios, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_steps_and_boundaries, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_steps_need_step_trace, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_empty_model, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_top20_keeps_twenty, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_query_kernels, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_query_host_ops, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_query_empty_name, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
+        NNPT_AFX_TEST(test_mixed_sorting_and_ratios), NNPT_AFX_TEST(test_steps_and_boundaries),
+        NNPT_AFX_TEST(test_steps_need_step_trace),    NNPT_AFX_TEST(test_empty_model),
+        NNPT_AFX_TEST(test_top20_keeps_twenty),       NNPT_AFX_TEST(test_query_kernels),
+        NNPT_AFX_TEST(test_query_host_ops),           NNPT_AFX_TEST(test_query_empty_name),
+        NNPT_AFX_TEST(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,10 +104,9 @@ static void test_no_device_queue_removes_stale(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_verdicts, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_no_host_queue, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_no_device_queue_removes_stale, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
+        NNPT_AFX_TEST(test_verdicts),
+        NNPT_AFX_TEST(test_no_host_queue),
+        NNPT_AFX_TEST(test_no_device_queue_removes_stale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -443,19 +443,16 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_marks, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_auto_getnext_allreduce, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_auto_gradients_scope, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_overrides, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_override_missing_falls_back, nnpt_afx_setup,
-                                        nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_inference, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_steps_filter, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_fp, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_empty_model, nnpt_afx_setup, nnpt_afx_teardown),
-        cmocka_unit_test_setup_teardown(test_alloc_failures, nnpt_afx_setup, nnpt_afx_teardown),
+        NNPT_AFX_TEST(test_marks),
+        NNPT_AFX_TEST(test_auto_getnext_allreduce),
+        NNPT_AFX_TEST(test_auto_gradients_scope),
+        NNPT_AFX_TEST(test_overrides),
+        NNPT_AFX_TEST(test_override_missing_falls_back),
+        NNPT_AFX_TEST(test_inference),
+        NNPT_AFX_TEST(test_steps_filter),
+        NNPT_AFX_TEST(test_unknown_fp),
+        NNPT_AFX_TEST(test_empty_model),
+        NNPT_AFX_TEST(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
