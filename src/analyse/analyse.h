@@ -279,8 +279,9 @@ typedef struct nnp_advice_item {
     char suggestion[2 * NNP_ADVICE_TEXT];
 } nnp_advice_item_t;
 size_t nnp__advisor_eval(const nnp_findings_t *f, int rank, nnp_advice_item_t *out, size_t cap);
-/* GPU (issue 16): true when the model holds CUDA activity (kernel launch or copy details,
- * or CUDA calls); gpu.c writes MindSpore's GPU op files, gpu_timeline.c its timeline. */
+/* GPU (issue 16): true when the model holds CUDA activity of our CUDA back end (kernel
+ * launch or copy details, or calls of a raw run); gpu.c writes MindSpore's GPU op files,
+ * gpu_timeline.c its timeline. */
 bool nnp__gpu_present(const nnp_model_t *m);
 int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__gpu_timeline_write(const nnp_actx_t *c);

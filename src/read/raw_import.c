@@ -648,7 +648,7 @@ int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
     if (rc != NNP_OK)
         return rc;
     m->info.source = nnp__strdup(dirs[0]);
-    m->info.source_format = nnp__strdup("nnprof-raw");
+    m->info.source_format = nnp__strdup(NNP_RAW_SOURCE_FORMAT);
     if (!m->info.source || !m->info.source_format)
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", dirs[0]);
     rc = import_records(dirs[0], m, (uint32_t)m->info.pid, &clk);
