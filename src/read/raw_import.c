@@ -239,7 +239,8 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
 
 /* NVTX ranges become host rows (a begin and an end on the calling thread, module = the
  * NVTX domain or "NVTX", level 1 = user), so host_info and the timeline show them as any
- * host range; other calls go to the calls table. */
+ * host range; other calls go to the calls table, their one correlation id in corr (the
+ * raw record has no separate launch id: launch stays 0, model.h). */
 static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
 {
     const nnp_rec_t *r = ev->slots;

@@ -99,7 +99,18 @@ static void test_import_counts(void **state)
     assert_int_equal(m.info.device_memory_bytes, 1000);
     assert_int_equal(m.steps.t.n, 3);
     assert_int_equal(m.ops.t.n, 1);
-    assert_int_equal(m.launches.t.n, 6);
+    assert_int_equal(m.calls.t.n, 6);
+    /* Launch 1: its kernels by correlation (calls.launch), its op by External id. */
+    assert_string_equal(nnp__model_str(&m, m.calls.name[0]), "cudaLaunchKernel");
+    assert_int_equal(m.calls.kind[0], NNP_CALL_CUDA_RUNTIME);
+    assert_int_equal(m.calls.start_ns[0], 1010200);
+    assert_int_equal(m.calls.end_ns[0], 1014700);
+    assert_int_equal(m.calls.launch[0], 1);
+    assert_int_equal(m.calls.corr[0], 1);
+    assert_int_equal(m.threads.tid[m.calls.thread[0]], 9);
+    /* Launch 2 names no op. */
+    assert_int_equal(m.calls.launch[1], 2);
+    assert_int_equal(m.calls.corr[1], 0);
     assert_int_equal(m.kernels.t.n, 7); /* 6 kernels/copies + the orphan */
     assert_int_equal(m.comms.t.n, 1);
     assert_int_equal(m.mem.t.n, 1);
@@ -117,6 +128,39 @@ static void test_import_counts(void **state)
     assert_int_equal(m.comms.bytes[0], 4096);
     assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "0");
     assert_string_equal(nnp__model_str(&m, m.kernels.type[2]), "MEMCPY");
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* A cuda_driver call is a call of the driver kind; a runtime call without a correlation
+ * (cudaDeviceSynchronize in some versions) launches nothing and is not modelled. */
+static void test_import_driver_call(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernel\",\"pid\":5,\"tid\":6,"
+        "\"ts\":100,\"dur\":2.5,\"args\":{\"External id\":3,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":5,"
+        "\"tid\":6,\"ts\":110,\"dur\":40,\"args\":{}}\n"
+        "]}\n";
+    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    assert_int_equal(m.calls.t.n, 1);
+    assert_string_equal(nnp__model_str(&m, m.calls.name[0]), "cuLaunchKernel");
+    assert_int_equal(m.calls.kind[0], NNP_CALL_CUDA_DRIVER);
+    assert_int_equal(m.calls.start_ns[0], 100000);
+    assert_int_equal(m.calls.end_ns[0], 102500);
+    assert_int_equal(m.calls.launch[0], 7);
+    assert_int_equal(m.calls.corr[0], 3);
+    assert_int_equal(m.threads.tid[m.calls.thread[0]], 6);
+    /* An imported trace's calls are not a CUDA back-end run: no MindSpore GPU files. */
+    assert_false(nnp__gpu_present(&m));
     nnp__model_fini(&m);
     free(path);
     nnpt_rm_rf(dir);
@@ -471,10 +515,10 @@ static void test_real_torch_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_counts),     cmocka_unit_test(test_hta_three_ranks),
-        cmocka_unit_test(test_gzip_same_results), cmocka_unit_test(test_cut_gzip),
-        cmocka_unit_test(test_bad_events),        cmocka_unit_test(test_legacy_format),
-        cmocka_unit_test(test_real_torch_trace),
+        cmocka_unit_test(test_import_counts),   cmocka_unit_test(test_import_driver_call),
+        cmocka_unit_test(test_hta_three_ranks), cmocka_unit_test(test_gzip_same_results),
+        cmocka_unit_test(test_cut_gzip),        cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_legacy_format),   cmocka_unit_test(test_real_torch_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

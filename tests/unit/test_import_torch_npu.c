@@ -263,7 +263,16 @@ static void test_capture_import(void **state)
     assert_non_null(m.kernels.end_ps);
     assert_int_equal(m.kernels.end_ps[1], 400);
     assert_int_equal(m.kernels.launch[1], 12);
-    assert_int_equal(m.launches.t.n, 3);
+    /* The HostToDevice flow starts are the calls: flow 12 at 1004 µs on (pid 2, tid 1), an
+     * instant, linked to its task by the flow id; no API name or op link given. */
+    assert_int_equal(m.calls.t.n, 3);
+    assert_int_equal(m.calls.launch[1], 12);
+    assert_int_equal(m.calls.start_ns[1], 1004000);
+    assert_int_equal(m.calls.end_ns[1], 1004000);
+    assert_string_equal(nnp__model_str(&m, m.calls.name[1]), "HostToDevice");
+    assert_int_equal(m.calls.kind[1], NNP_CALL_OTHER);
+    assert_int_equal(m.calls.corr[1], 0);
+    assert_int_equal(m.threads.tid[m.calls.thread[1]], 1);
     assert_int_equal(m.comms.t.n, 1);
     assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "7");
     assert_int_equal(m.comms.bytes[0], 1024 * 2);
