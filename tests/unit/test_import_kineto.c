@@ -99,18 +99,19 @@ static void test_import_counts(void **state)
     assert_int_equal(m.info.device_memory_bytes, 1000);
     assert_int_equal(m.steps.t.n, 3);
     assert_int_equal(m.ops.t.n, 1);
-    assert_int_equal(m.calls.t.n, 6);
-    /* Launch 1: its kernels by correlation (calls.launch), its op by External id. */
-    assert_string_equal(nnp__model_str(&m, m.calls.name[0]), "cudaLaunchKernel");
-    assert_int_equal(m.calls.kind[0], NNP_CALL_CUDA_RUNTIME);
-    assert_int_equal(m.calls.start_ns[0], 1010200);
-    assert_int_equal(m.calls.end_ns[0], 1014700);
-    assert_int_equal(m.calls.launch[0], 1);
-    assert_int_equal(m.calls.corr[0], 1);
-    assert_int_equal(m.threads.tid[m.calls.thread[0]], 9);
-    /* Launch 2 names no op. */
-    assert_int_equal(m.calls.launch[1], 2);
-    assert_int_equal(m.calls.corr[1], 0);
+    /* The six launches: their kernels by correlation (calls.launch), launch 1 its op by
+     * External id (calls.corr). */
+    nnpt_check_calls(
+        &m,
+        (const nnpt_call_t[]){
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1010200, 1014700, 1, 1, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1015000, 1018000, 2, 0, 9, 0, 0},
+            {"cudaMemcpyAsync", NNP_CALL_CUDA_RUNTIME, 1030000, 1032000, 3, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1105000, 1110000, 4, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1120000, 1180000, 5, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1210000, 1214000, 6, 0, 9, 0, 0},
+        },
+        6);
     assert_int_equal(m.kernels.t.n, 7); /* 6 kernels/copies + the orphan */
     assert_int_equal(m.comms.t.n, 1);
     assert_int_equal(m.mem.t.n, 1);
@@ -151,14 +152,10 @@ static void test_import_driver_call(void **state)
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
     assert_int_equal(nnp__model_finish(&m), NNP_OK);
-    assert_int_equal(m.calls.t.n, 1);
-    assert_string_equal(nnp__model_str(&m, m.calls.name[0]), "cuLaunchKernel");
-    assert_int_equal(m.calls.kind[0], NNP_CALL_CUDA_DRIVER);
-    assert_int_equal(m.calls.start_ns[0], 100000);
-    assert_int_equal(m.calls.end_ns[0], 102500);
-    assert_int_equal(m.calls.launch[0], 7);
-    assert_int_equal(m.calls.corr[0], 3);
-    assert_int_equal(m.threads.tid[m.calls.thread[0]], 6);
+    nnpt_check_calls(&m,
+                     (const nnpt_call_t[]){
+                         {"cuLaunchKernel", NNP_CALL_CUDA_DRIVER, 100000, 102500, 7, 3, 6, 0, 0}},
+                     1);
     /* An imported trace's calls are not a CUDA back-end run: no MindSpore GPU files. */
     assert_false(nnp__gpu_present(&m));
     nnp__model_fini(&m);
