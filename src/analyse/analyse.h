@@ -185,7 +185,9 @@ void nnp__op_index_fini(nnp_op_index_t *ix);
 /* Row of the op launched under corr, SIZE_MAX when none (or corr is 0). */
 size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr);
 
-/* Launches by id, to find the host call that queued a kernel (kernels.launch). */
+/* Calls by launch id, to find the host call that queued a kernel (kernels.launch ==
+ * calls.launch); calls without a launch id (the CUDA back end's, linked by corr) are left
+ * out. */
 typedef struct nnp_launch_ref {
     uint64_t id;
     size_t row;
@@ -198,7 +200,7 @@ typedef struct nnp_launch_index {
 
 int nnp__launch_index_build(const nnp_model_t *m, nnp_launch_index_t *ix);
 void nnp__launch_index_fini(nnp_launch_index_t *ix);
-/* Row of the launch with that id, SIZE_MAX when none (or id is 0). */
+/* Calls row of the launch with that id, SIZE_MAX when none (or id is 0). */
 size_t nnp__launch_index_find(const nnp_launch_index_t *ix, uint64_t id);
 /* The step row of kernel k: the step whose host range holds the call that launched it (HTA's
  * rule: a kernel belongs to the step of its runtime event) when its launch is known, else
@@ -279,8 +281,9 @@ typedef struct nnp_advice_item {
     char suggestion[2 * NNP_ADVICE_TEXT];
 } nnp_advice_item_t;
 size_t nnp__advisor_eval(const nnp_findings_t *f, int rank, nnp_advice_item_t *out, size_t cap);
-/* GPU (issue 16): true when the model holds CUDA activity (kernel launch or copy details,
- * or CUDA calls); gpu.c writes MindSpore's GPU op files, gpu_timeline.c its timeline. */
+/* GPU (issue 16): true when the model holds CUDA activity of our CUDA back end (kernel
+ * launch or copy details, or calls of a raw run); gpu.c writes MindSpore's GPU op files,
+ * gpu_timeline.c its timeline. */
 bool nnp__gpu_present(const nnp_model_t *m);
 int nnp__gpu_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f);
 int nnp__gpu_timeline_write(const nnp_actx_t *c);

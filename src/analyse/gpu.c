@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "read/raw_import.h"
 #include "util/csv_writer.h"
 
 #define NS_PER_US  1000.0
@@ -50,7 +51,10 @@ static const char *const activity_cols[] = {"name",
 
 bool nnp__gpu_present(const nnp_model_t *m)
 {
-    if (m->calls.t.n > 0)
+    /* Calls count only in our own runs, where the CUDA back end records them: the calls
+     * of imported traces (Kineto, torch_npu launches) feed their tools' analyses (HTA). */
+    if (m->calls.t.n > 0 && m->info.source_format &&
+        strcmp(m->info.source_format, NNP_RAW_SOURCE_FORMAT) == 0)
         return true;
     for (size_t i = 0; m->kernels.detail && i < m->kernels.t.n; i++) {
         if (m->kernels.detail[i].has)

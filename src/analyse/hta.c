@@ -221,8 +221,7 @@ static pair_t *pairs_of(const hta_view_t *v, bool (*keep)(const char *), size_t 
         return NULL;
     for (size_t i = 0; i < v->nk; i++) {
         size_t l = v->k[i].launch;
-        if (l != SIZE_MAX && v->launches[l].kept &&
-            keep(nnp__model_str(v->m, v->m->launches.name[l])))
+        if (l != SIZE_MAX && v->launches[l].kept && keep(nnp__model_str(v->m, v->m->calls.name[l])))
             p[(*n)++] = (pair_t){l, i};
     }
     qsort(p, *n, sizeof(pair_t), cmp_pair);
@@ -245,7 +244,7 @@ static int launch_stats(nnp_hta_t *h, const hta_view_t *v)
          * starting and cpu op ending"); we follow the code, whose numbers users see. */
         int64_t delay = k->ts - l->ts + cpu;
         nnp__csv_int(w, v->rank);
-        nnp__csv_uint(w, v->m->launches.id[p[i].launch]);
+        nnp__csv_uint(w, v->m->calls.launch[p[i].launch]);
         nnp__csv_int(w, cpu);
         nnp__csv_int(w, gpu);
         nnp__csv_int(w, delay);

@@ -34,7 +34,7 @@ typedef struct hta_kernel {
     int64_t ts, end;
     uint32_t stream, name; /* name: model string id */
     uint8_t type;          /* HTA_COMPUTATION ... */
-    size_t launch;         /* launches row, SIZE_MAX none */
+    size_t launch;         /* model calls row, SIZE_MAX none */
     int64_t iter;          /* the launch's iteration, -1 none */
 } hta_kernel_t;
 
@@ -43,7 +43,7 @@ typedef struct hta_view {
     int rank;
     hta_step_t *steps; /* file order */
     size_t n_steps;
-    hta_launch_t *launches; /* one per model launches row */
+    hta_launch_t *launches; /* one per model calls row */
     size_t n_launches;
     hta_kernel_t *k; /* kept GPU events, in model order (start, then file order) */
     size_t nk;

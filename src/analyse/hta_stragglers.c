@@ -142,8 +142,8 @@ int nnp__hta_straggle_add(hta_straggle_t *s, const hta_view_t *v)
         rc = cpu_row(s, v, m->ops.start_ns[i], m->ops.end_ns[i]);
     for (size_t i = 0; rc == NNP_OK && i < m->markers.t.n; i++)
         rc = cpu_row(s, v, m->markers.start_ns[i], m->markers.end_ns[i]);
-    for (size_t i = 0; rc == NNP_OK && i < m->launches.t.n; i++)
-        rc = cpu_row(s, v, m->launches.start_ns[i], m->launches.end_ns[i]);
+    for (size_t i = 0; rc == NNP_OK && i < m->calls.t.n; i++)
+        rc = cpu_row(s, v, m->calls.start_ns[i], m->calls.end_ns[i]);
     for (size_t i = 0; rc == NNP_OK && i < v->nk; i++) {
         const hta_kernel_t *k = &v->k[i];
         const char *name = nnp__model_str(m, k->name);

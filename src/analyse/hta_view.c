@@ -82,7 +82,7 @@ int nnp__hta_view_build(const nnp_model_t *m, hta_view_t *v)
     v->rank = m->info.rank_id;
     v->last_start = INT64_MAX;
     v->steps = nnp__calloc(m->steps.t.n + 1, sizeof(hta_step_t));
-    v->launches = nnp__calloc(m->launches.t.n + 1, sizeof(hta_launch_t));
+    v->launches = nnp__calloc(m->calls.t.n + 1, sizeof(hta_launch_t));
     v->k = nnp__calloc(m->kernels.t.n + 1, sizeof(hta_kernel_t));
     if (!v->steps || !v->launches || !v->k) {
         nnp__hta_view_fini(v);
@@ -97,14 +97,14 @@ int nnp__hta_view_build(const nnp_model_t *m, hta_view_t *v)
     v->filtered = distinct_steps(m) >= 2;
     for (size_t i = 0; v->filtered && i < v->n_steps; i++)
         v->last_start = i == 0 || v->steps[i].ts > v->last_start ? v->steps[i].ts : v->last_start;
-    for (size_t i = 0; i < m->launches.t.n; i++) {
+    for (size_t i = 0; i < m->calls.t.n; i++) {
         hta_launch_t *l = &v->launches[i];
-        l->ts = ceil_us(m->launches.start_ns[i]);
-        l->end = floor_us(m->launches.end_ns[i]);
+        l->ts = ceil_us(m->calls.start_ns[i]);
+        l->end = floor_us(m->calls.end_ns[i]);
         l->kept = !v->filtered || l->ts < v->last_start;
         l->iter = iteration_of(v, l->ts);
     }
-    v->n_launches = m->launches.t.n;
+    v->n_launches = m->calls.t.n;
     rc = nnp__launch_index_build(m, &lx);
     if (rc != NNP_OK) {
         nnp__hta_view_fini(v);

@@ -204,7 +204,7 @@ size_t nnp__op_index_find(const nnp_op_index_t *ix, uint64_t corr)
     return lo < ix->n && ix->v[lo].corr == corr ? ix->v[lo].op : SIZE_MAX;
 }
 
-/* ---- launches: the host call that queued a kernel (kernels.launch == launches.id) ---- */
+/* ---- launches: the host call that queued a kernel (kernels.launch == calls.launch) ---- */
 
 static int cmp_launch_ref(const void *a, const void *b)
 {
@@ -216,7 +216,7 @@ static int cmp_launch_ref(const void *a, const void *b)
 
 int nnp__launch_index_build(const nnp_model_t *m, nnp_launch_index_t *ix)
 {
-    const nnp_launches_t *l = &m->launches;
+    const nnp_calls_t *l = &m->calls;
     memset(ix, 0, sizeof(*ix));
     if (l->t.n == 0)
         return NNP_OK;
@@ -224,8 +224,8 @@ int nnp__launch_index_build(const nnp_model_t *m, nnp_launch_index_t *ix)
     if (!ix->v)
         return nnp__fail(NNP_ENOMEM, "out of memory indexing launches");
     for (size_t i = 0; i < l->t.n; i++)
-        if (l->id[i])
-            ix->v[ix->n++] = (nnp_launch_ref_t){l->id[i], i};
+        if (l->launch[i])
+            ix->v[ix->n++] = (nnp_launch_ref_t){l->launch[i], i};
     qsort(ix->v, ix->n, sizeof(nnp_launch_ref_t), cmp_launch_ref);
     return NNP_OK;
 }
@@ -256,6 +256,6 @@ size_t nnp__kernel_step(const nnp_step_spans_t *s, const nnp_model_t *m,
 {
     size_t l = ix ? nnp__launch_index_find(ix, m->kernels.launch[k]) : SIZE_MAX;
     if (l != SIZE_MAX)
-        return nnp__step_spans_find(s, m->launches.start_ns[l]);
+        return nnp__step_spans_find(s, m->calls.start_ns[l]);
     return nnp__step_spans_find(s, m->kernels.start_ns[k]);
 }

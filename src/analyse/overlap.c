@@ -508,7 +508,7 @@ static int device_windows(const nnp_model_t *m, const nnp_step_trace_t *st, cons
         int64_t s = is_k ? m->kernels.start_ns[j] : m->comms.start_ns[j], e;
         l = is_k ? nnp__launch_index_find(&lx, m->kernels.launch[j]) : SIZE_MAX;
         if (l != SIZE_MAX) {
-            int64_t h = m->launches.start_ns[l];
+            int64_t h = m->calls.start_ns[l];
             for (size_t r = 0; r < st->n && row == SIZE_MAX; r++)
                 if (st->rows[r].begin_ns <= h && h <= st->rows[r].end_ns)
                     row = r;

@@ -96,13 +96,12 @@ static size_t tables(nnp_model_t *m, table_ref_t *out)
     out[n++] = (table_ref_t){&m->sys_cpu.t, true};
     out[n++] = (table_ref_t){&m->task_cpu.t, true};
     out[n++] = (table_ref_t){&m->proc_rss.t, true};
-    out[n++] = (table_ref_t){&m->launches.t, true};
     out[n++] = (table_ref_t){&m->op_totals.t, false};
     out[n++] = (table_ref_t){&m->comm_costs.t, false};
     out[n++] = (table_ref_t){&m->comm_links.t, false};
     return n;
 }
-#define MAX_TABLES 24
+#define MAX_TABLES 23
 
 int nnp__model_init(nnp_model_t *m)
 {
@@ -133,13 +132,6 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->kernels, launch);
     COL(m->kernels, op_type);
 
-    COL(m->launches, start_ns);
-    COL(m->launches, end_ns);
-    COL(m->launches, name);
-    COL(m->launches, thread);
-    COL(m->launches, id);
-    COL(m->launches, corr);
-
     COL(m->op_totals, name);
     COL(m->op_totals, type);
     COL(m->op_totals, core);
@@ -169,6 +161,7 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->calls, stream_id);
     COL(m->calls, thread);
     COL(m->calls, status);
+    COL(m->calls, launch);
     COL(m->calls, corr);
 
     COL(m->host, ts_ns);

@@ -83,34 +83,43 @@ typedef struct nnp_kernels {
     uint32_t *device_id, *stream_id;
     uint64_t *corr;              /* the launching op's correlation id */
     nnp_kernel_detail_t *detail; /* NULL unless some kernel has launch or copy details */
-    uint64_t *launch;            /* launches.id of the host call that launched it, 0 = none */
+    uint64_t *launch;            /* calls.launch of the host call that queued it, 0 = none */
     uint32_t *op_type;           /* the op type the tool gives the kernel itself (torch_npu
                                   * kernel_details "Type"), 0 = none */
     uint16_t *end_ps; /* NULL unless some kernel has it: picoseconds past end_ns (0..999),
                        * for tools whose durations keep sub-ns digits (torch_npu) */
 } nnp_kernels_t;
 
-/* Host-side calls measured by a back end (CUDA runtime/driver API, synchronization), on
- * the thread that made them. kind is nnp_call_kind_t. NVTX ranges become host rows. */
+/* Host API calls that queue device work or wait for it, on the thread that made them. One
+ * table for every source: the CUDA back end (runtime and driver API calls, blocking
+ * synchronizations: nnp_call_at), Kineto's "cuda_runtime" / "cuda_driver" events and
+ * torch_npu's host-to-device task flows (HTA calls these runtime events). NVTX ranges,
+ * which nnp_call_at also takes, become host rows instead. Columns a source does not give
+ * stay zero: kind is then NNP_CALL_OTHER, domain and stream_id 0, status 0 (success).
+ *
+ * Two links, both 0 = none:
+ *   launch  call -> its device work: kernels.launch == calls.launch for the kernels, copies
+ *           and memory sets the call queued (Kineto's CUDA correlation id, the torch_npu
+ *           flow id). One call per id: where a trace repeats an id, lookups take the
+ *           first row (nnp__launch_index_build).
+ *   corr    call -> op, as kernels.corr: the correlation id of the host op the call ran
+ *           in (ops.corr; Kineto's "External id").
+ * The CUDA back end's raw records carry one id per call, kept in corr: the op's when
+ * CUPTI external correlation named one, else the call's own CUPTI correlation id tagged
+ * with bit 63 (NNP_CU_CORR_TAG, no op has it); its kernels carry the same id in
+ * kernels.corr, so those calls reach their device work through corr and leave launch 0. */
 typedef struct nnp_calls {
     nnp_table_t t;
     int64_t *start_ns, *end_ns;
-    uint32_t *name, *kind, *domain, *stream_id, *thread;
-    int32_t *status;
-    uint64_t *corr; /* correlation id of the device work the call launched */
+    uint32_t *name;      /* "cudaLaunchKernel", "cudaStreamSynchronize", "HostToDevice" */
+    uint32_t *kind;      /* nnp_call_kind_t */
+    uint32_t *domain;    /* string id, 0 = none */
+    uint32_t *stream_id; /* synchronizations: the stream waited for, else 0 */
+    uint32_t *thread;    /* index into threads */
+    int32_t *status;     /* the call's return code, 0 = success or not recorded */
+    uint64_t *launch;    /* link to kernels.launch (above) */
+    uint64_t *corr;      /* link to ops.corr (above) */
 } nnp_calls_t;
-
-/* Host-side launches of device work: CUDA runtime/driver calls (Kineto "cuda_runtime",
- * "cuda_driver"), torch_npu's host-to-device task flows. HTA calls them runtime events;
- * kernels.launch == launches.id links a kernel to the call that queued it. */
-typedef struct nnp_launches {
-    nnp_table_t t;
-    int64_t *start_ns, *end_ns;
-    uint32_t *name;   /* e.g. "cudaLaunchKernel" */
-    uint32_t *thread; /* index into threads */
-    uint64_t *id;     /* the link to its kernel(s) (CUDA correlation id), never 0 */
-    uint64_t *corr;   /* the launching op's correlation id (ops.corr), 0 = none */
-} nnp_launches_t;
 
 /* Per-op-type and per-op totals a tool wrote without a timeline (MindSpore's
  * aicore_intermediate and aicpu_intermediate files): what its operator page shows, and what
@@ -333,7 +342,6 @@ typedef struct nnp_model {
     nnp_cpu_samples_t sys_cpu;
     nnp_task_samples_t task_cpu;
     nnp_series_t proc_rss; /* value = RSS bytes */
-    nnp_launches_t launches;
     nnp_op_totals_t op_totals;
     nnp_comm_costs_t comm_costs;
     nnp_comm_links_t comm_links;

@@ -288,9 +288,10 @@ static int add_marker(kin_t *k, const cJSON *e, const char *name, int64_t ts, in
     return NNP_OK;
 }
 
-/* cuda_runtime / cuda_driver: a launch, linked to its kernel by args.correlation. */
+/* cuda_runtime / cuda_driver: a call that launches device work, linked to its kernels by
+ * args.correlation (calls.launch) and to its op by args["External id"] (calls.corr). */
 static int add_launch(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur,
-                      uint64_t index)
+                      nnp_call_kind_t kind)
 {
     nnp_model_t *m = k->m;
     const cJSON *args = get(e, "args");
@@ -299,20 +300,20 @@ static int add_launch(kin_t *k, const cJSON *e, const char *name, int64_t ts, in
     if (!json_u64(get(args, "correlation"), &corr) || corr == 0) {
         /* Runtime calls that launch nothing (cudaDeviceSynchronize) carry no correlation in
          * some versions; they are not launches. */
-        (void)index;
         k->n_skipped++;
         return NNP_OK;
     }
     json_u64(get(args, "External id"), &ext);
     th = thread_of(k, e);
-    if (th == SIZE_MAX || (i = nnp__table_push(&m->launches.t)) == SIZE_MAX)
+    if (th == SIZE_MAX || (i = nnp__table_push(&m->calls.t)) == SIZE_MAX)
         return oom(k);
-    m->launches.start_ns[i] = ts;
-    m->launches.end_ns[i] = ts + dur;
-    m->launches.name[i] = nnp__model_intern_cstr(m, name);
-    m->launches.thread[i] = (uint32_t)th;
-    m->launches.id[i] = corr;
-    m->launches.corr[i] = ext;
+    m->calls.start_ns[i] = ts;
+    m->calls.end_ns[i] = ts + dur;
+    m->calls.name[i] = nnp__model_intern_cstr(m, name);
+    m->calls.kind[i] = kind;
+    m->calls.thread[i] = (uint32_t)th;
+    m->calls.launch[i] = corr;
+    m->calls.corr[i] = ext;
     k->n_launches++;
     return NNP_OK;
 }
@@ -458,8 +459,10 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         return add_op(k, e, n, ts, dur);
     if (strcmp(c, CAT_USER_ANNOTATION) == 0)
         return add_marker(k, e, n, ts, dur);
-    if (strcmp(c, CAT_RUNTIME) == 0 || strcmp(c, CAT_DRIVER) == 0)
-        return add_launch(k, e, n, ts, dur, index);
+    if (strcmp(c, CAT_RUNTIME) == 0)
+        return add_launch(k, e, n, ts, dur, NNP_CALL_CUDA_RUNTIME);
+    if (strcmp(c, CAT_DRIVER) == 0)
+        return add_launch(k, e, n, ts, dur, NNP_CALL_CUDA_DRIVER);
     if (strcmp(c, CAT_KERNEL) == 0)
         return add_kernel(k, e, n, TYPE_KERNEL, ts, dur);
     if (strcmp(c, CAT_MEMCPY) == 0)

@@ -239,7 +239,8 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
 
 /* NVTX ranges become host rows (a begin and an end on the calling thread, module = the
  * NVTX domain or "NVTX", level 1 = user), so host_info and the timeline show them as any
- * host range; other calls go to the calls table. */
+ * host range; other calls go to the calls table, their one correlation id in corr (the
+ * raw record has no separate launch id: launch stays 0, model.h). */
 static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
 {
     const nnp_rec_t *r = ev->slots;
@@ -648,7 +649,7 @@ int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
     if (rc != NNP_OK)
         return rc;
     m->info.source = nnp__strdup(dirs[0]);
-    m->info.source_format = nnp__strdup("nnprof-raw");
+    m->info.source_format = nnp__strdup(NNP_RAW_SOURCE_FORMAT);
     if (!m->info.source || !m->info.source_format)
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", dirs[0]);
     rc = import_records(dirs[0], m, (uint32_t)m->info.pid, &clk);

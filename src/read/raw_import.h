@@ -4,6 +4,9 @@
 
 #include "model/model.h"
 
+/* info.source_format of a model read from our raw directories. */
+#define NNP_RAW_SOURCE_FORMAT "nnprof-raw"
+
 /* Reads raw_dir (info.json, meta.nnp, data files) into m, which must be initialised and
  * empty. Damage in the raw files is logged and counted in m->info, not fatal. Returns
  * NNP_OK, NNP_ENOENT (not a raw directory) or NNP_ENOMEM. Sorts the tables at the end. */

@@ -141,19 +141,20 @@ static int meta_cb(void *user, const cJSON *e, uint64_t index)
         if (g)
             t->threads[t->n_threads++] = (thread_name_t){pid, tid, g};
     } else if (strcmp(ph->valuestring, "s") == 0 && str_is(get(e, "cat"), FLOW_CAT)) {
-        /* A task's launch: the host API call the flow starts on. */
+        /* A task's launch: the host API call the flow starts on, a calls row whose launch
+         * id the task's kernel gets in pass 2 (kind OTHER: the flow names no API). */
         nnp_model_t *m = t->m;
         int64_t id;
         size_t i, th;
         if (!json_i64(get(e, "id"), &id) || id <= 0 || !nnp__foreign_json_us_ns(get(e, "ts"), &ts))
             return NNP_OK;
         th = nnp__model_thread(m, (uint64_t)tid, (uint32_t)pid);
-        if (th == SIZE_MAX || (i = nnp__table_push(&m->launches.t)) == SIZE_MAX)
+        if (th == SIZE_MAX || (i = nnp__table_push(&m->calls.t)) == SIZE_MAX)
             return oom(t);
-        m->launches.start_ns[i] = m->launches.end_ns[i] = ts;
-        m->launches.name[i] = nnp__model_intern_cstr(m, LAUNCH_NAME);
-        m->launches.thread[i] = (uint32_t)th;
-        m->launches.id[i] = (uint64_t)id;
+        m->calls.start_ns[i] = m->calls.end_ns[i] = ts;
+        m->calls.name[i] = nnp__model_intern_cstr(m, LAUNCH_NAME);
+        m->calls.thread[i] = (uint32_t)th;
+        m->calls.launch[i] = (uint64_t)id;
     } else if (strcmp(ph->valuestring, "f") == 0 && str_is(get(e, "cat"), FLOW_CAT)) {
         int64_t id;
         if (json_i64(get(e, "id"), &id) && id > 0 && nnp__foreign_json_us_ns(get(e, "ts"), &ts) &&

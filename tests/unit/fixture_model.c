@@ -21,6 +21,23 @@ int nnpt_analyse_to(const char *in, const char *out)
     return nnp__analyse_path(in, &o);
 }
 
+void nnpt_check_calls(const nnp_model_t *m, const nnpt_call_t *want, size_t n)
+{
+    assert_int_equal(m->calls.t.n, n);
+    for (size_t i = 0; i < n; i++) {
+        const nnpt_call_t *e = &want[i];
+        assert_string_equal(nnp__model_str(m, m->calls.name[i]), e->name);
+        assert_int_equal(m->calls.kind[i], e->kind);
+        assert_int_equal(m->calls.start_ns[i], e->start_ns);
+        assert_int_equal(m->calls.end_ns[i], e->end_ns);
+        assert_int_equal(m->calls.launch[i], e->launch);
+        assert_int_equal(m->calls.corr[i], e->corr);
+        assert_int_equal(m->threads.tid[m->calls.thread[i]], e->tid);
+        assert_int_equal(m->calls.stream_id[i], e->stream_id);
+        assert_int_equal(m->calls.status[i], e->status);
+    }
+}
+
 void nnpt_add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
 {
     size_t i = nnp__table_push(&m->steps.t);

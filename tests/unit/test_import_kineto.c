@@ -99,7 +99,19 @@ static void test_import_counts(void **state)
     assert_int_equal(m.info.device_memory_bytes, 1000);
     assert_int_equal(m.steps.t.n, 3);
     assert_int_equal(m.ops.t.n, 1);
-    assert_int_equal(m.launches.t.n, 6);
+    /* The six launches: their kernels by correlation (calls.launch), launch 1 its op by
+     * External id (calls.corr). */
+    nnpt_check_calls(
+        &m,
+        (const nnpt_call_t[]){
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1010200, 1014700, 1, 1, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1015000, 1018000, 2, 0, 9, 0, 0},
+            {"cudaMemcpyAsync", NNP_CALL_CUDA_RUNTIME, 1030000, 1032000, 3, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1105000, 1110000, 4, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1120000, 1180000, 5, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1210000, 1214000, 6, 0, 9, 0, 0},
+        },
+        6);
     assert_int_equal(m.kernels.t.n, 7); /* 6 kernels/copies + the orphan */
     assert_int_equal(m.comms.t.n, 1);
     assert_int_equal(m.mem.t.n, 1);
@@ -117,6 +129,35 @@ static void test_import_counts(void **state)
     assert_int_equal(m.comms.bytes[0], 4096);
     assert_string_equal(nnp__model_str(&m, m.comms.group[0]), "0");
     assert_string_equal(nnp__model_str(&m, m.kernels.type[2]), "MEMCPY");
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* A cuda_driver call is a call of the driver kind; a runtime call without a correlation
+ * (cudaDeviceSynchronize in some versions) launches nothing and is not modelled. */
+static void test_import_driver_call(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernel\",\"pid\":5,\"tid\":6,"
+        "\"ts\":100,\"dur\":2.5,\"args\":{\"External id\":3,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":5,"
+        "\"tid\":6,\"ts\":110,\"dur\":40,\"args\":{}}\n"
+        "]}\n";
+    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    nnpt_check_calls(&m,
+                     (const nnpt_call_t[]){
+                         {"cuLaunchKernel", NNP_CALL_CUDA_DRIVER, 100000, 102500, 7, 3, 6, 0, 0}},
+                     1);
+    /* An imported trace's calls are not a CUDA back-end run: no MindSpore GPU files. */
+    assert_false(nnp__gpu_present(&m));
     nnp__model_fini(&m);
     free(path);
     nnpt_rm_rf(dir);
@@ -471,10 +512,10 @@ static void test_real_torch_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_counts),     cmocka_unit_test(test_hta_three_ranks),
-        cmocka_unit_test(test_gzip_same_results), cmocka_unit_test(test_cut_gzip),
-        cmocka_unit_test(test_bad_events),        cmocka_unit_test(test_legacy_format),
-        cmocka_unit_test(test_real_torch_trace),
+        cmocka_unit_test(test_import_counts),   cmocka_unit_test(test_import_driver_call),
+        cmocka_unit_test(test_hta_three_ranks), cmocka_unit_test(test_gzip_same_results),
+        cmocka_unit_test(test_cut_gzip),        cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_legacy_format),   cmocka_unit_test(test_real_torch_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

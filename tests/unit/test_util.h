@@ -120,4 +120,18 @@ void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const cha
 /* A queue sample (op_id -1: the device queue). */
 void nnpt_add_queue(struct nnp_model *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap);
 
+/* ---- model checks ---- */
+/* What a calls row should hold (model.h): every column but domain. */
+typedef struct nnpt_call {
+    const char *name;
+    nnp_call_kind_t kind;
+    int64_t start_ns, end_ns;
+    uint64_t launch, corr; /* the links to kernels.launch and ops.corr */
+    uint64_t tid;          /* OS thread id of the caller */
+    uint32_t stream_id;
+    int32_t status;
+} nnpt_call_t;
+/* Asserts that m has exactly the n calls rows want[0..n-1], in that order. */
+void nnpt_check_calls(const struct nnp_model *m, const nnpt_call_t *want, size_t n);
+
 #endif
