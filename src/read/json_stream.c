@@ -45,6 +45,7 @@ typedef struct scan {
     /* nnp__json_stream_array_if: parse only the elements holding this string value */
     const char *needle;
     size_t needle_len;
+    unsigned read_max; /* most bytes one read adds (READ_BLOCKS blocks unless a caller asks) */
 } scan_t;
 
 /* A growing buffer for one value's text, capped at NNP_JSON_STREAM_MAX_ELEM. */
@@ -80,8 +81,7 @@ static size_t refill(scan_t *s, size_t keep)
         s->win = nw;
         s->cap = ncap;
     }
-    room = s->cap - s->len < READ_BLOCKS * BLOCK_BYTES ? (unsigned)(s->cap - s->len)
-                                                       : READ_BLOCKS * BLOCK_BYTES;
+    room = s->cap - s->len < s->read_max ? (unsigned)(s->cap - s->len) : s->read_max;
     if (s->f) {
         n = gzread(s->f, s->win + s->len, room);
     } else {
@@ -671,23 +671,64 @@ static int stream_object(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
     return NNP_OK;
 }
 
-/* The body of every entry point: needle NULL parses every element. */
+/* Sets up s for the entry points: needle NULL parses every element. */
+static void scan_init(scan_t *s, const char *path, const char *needle,
+                      nnp_json_stream_report_t *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    memset(s, 0, sizeof(*s));
+    s->rep = rep;
+    s->path = path;
+    s->needle = needle && *needle ? needle : NULL;
+    s->needle_len = s->needle ? strlen(s->needle) : 0;
+    s->fd = -1;
+    s->read_max = READ_BLOCKS * BLOCK_BYTES;
+}
+
+/* Reads the document of s (its input open): allocates the window, streams, frees the
+ * window. The input stays open. */
+static int stream_body(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
+                       nnp_json_member_cb mcb, void *user)
+{
+    nnp_json_stream_report_t *rep = s->rep;
+    vbuf_t b;
+    int c, rc = NNP_OK;
+
+    memset(&b, 0, sizeof(b));
+    s->cap = WINDOW_INITIAL;
+    s->win = nnp__malloc(s->cap);
+    if (!s->win)
+        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+    do { /* whitespace and a UTF-8 byte order mark */
+        c = next_byte(s);
+    } while (is_ws(c) || c == 0xEF || c == 0xBB || c == 0xBF);
+    if (c == '[') {
+        bool closed;
+        rep->has_array = 1;
+        rc = stream_array(s, cb, user, &b, &closed);
+        if (rc == NNP_OK && !closed)
+            rep->truncated = 1;
+    } else if (c == '{') {
+        rep->object = 1;
+        rc = stream_object(s, array_key ? array_key : TRACE_EVENTS_KEY, cb, mcb, user, &b, s->path);
+    }
+    rep->no_array = !rep->has_array;
+    rep->bytes = where(s);
+    nnp__free(b.p);
+    nnp__free(s->win);
+    s->win = NULL;
+    return rc;
+}
+
+/* The body of the path entry points: needle NULL parses every element. */
 static int stream_doc(const char *path, const char *array_key, const char *needle,
                       nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
                       nnp_json_stream_report_t *rep)
 {
     scan_t s;
-    vbuf_t b;
-    int c, rc = NNP_OK;
+    int rc;
 
-    memset(rep, 0, sizeof(*rep));
-    memset(&s, 0, sizeof(s));
-    memset(&b, 0, sizeof(b));
-    s.rep = rep;
-    s.path = path;
-    s.needle = needle && *needle ? needle : NULL;
-    s.needle_len = s.needle ? strlen(s.needle) : 0;
-    s.fd = -1;
+    scan_init(&s, path, needle, rep);
     errno = 0;
     s.f = gzopen(path, "rb");
     if (!s.f) {
@@ -702,37 +743,24 @@ static int stream_doc(const char *path, const char *array_key, const char *needl
             s.f = NULL;
         }
     }
-    s.cap = WINDOW_INITIAL;
-    s.win = nnp__malloc(s.cap);
-    if (!s.win) {
-        if (s.f)
-            gzclose(s.f);
-        else
-            close(s.fd);
-        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-    }
-    do { /* whitespace and a UTF-8 byte order mark */
-        c = next_byte(&s);
-    } while (is_ws(c) || c == 0xEF || c == 0xBB || c == 0xBF);
-    if (c == '[') {
-        bool closed;
-        rep->has_array = 1;
-        rc = stream_array(&s, cb, user, &b, &closed);
-        if (rc == NNP_OK && !closed)
-            rep->truncated = 1;
-    } else if (c == '{') {
-        rep->object = 1;
-        rc = stream_object(&s, array_key ? array_key : TRACE_EVENTS_KEY, cb, mcb, user, &b, path);
-    }
-    rep->no_array = !rep->has_array;
-    rep->bytes = where(&s);
-    nnp__free(b.p);
-    nnp__free(s.win);
+    rc = stream_body(&s, array_key, cb, mcb, user);
     if (s.f)
         gzclose(s.f);
     else
         close(s.fd);
     return rc;
+}
+
+int nnp__json_stream_fd(int fd, const char *name, const char *array_key, size_t read_max,
+                        nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
+                        nnp_json_stream_report_t *rep)
+{
+    scan_t s;
+    scan_init(&s, name, NULL, rep);
+    s.fd = fd;
+    if (read_max >= 1 && read_max < s.read_max)
+        s.read_max = (unsigned)read_max;
+    return stream_body(&s, array_key, cb, mcb, user);
 }
 
 int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_cb cb,
