@@ -11,7 +11,6 @@
 
 #include "harness.h"
 #include "nnprof/nnprof.h"
-#include "read/importers.h"
 
 #define PROF_DIR "PROF_000001_20230818142704322_FUZZ"
 #define DEV_DIR  PROF_DIR "/device_0"
@@ -61,20 +60,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return nnp_fuzz_mkdir(TL_DIR) == 0 && nnp_fuzz_mkdir(NEW_DIR) == 0 ? 0 : -1;
 }
 
-static void import_one(const char *rel)
-{
-    char input[4096];
-    nnp_model_t m;
-    int rc;
-    if (!nnp_fuzz_path(input, sizeof(input), rel) || nnp__model_init(&m) != NNP_OK)
-        return;
-    rc = nnp__importer_cann.import(input, &m);
-    nnp_fuzz_check(rc == NNP_OK || rc == NNP_EINVAL || rc == NNP_ENOENT || rc == NNP_ENOMEM);
-    if (rc == NNP_OK && nnp__model_finish(&m) == NNP_OK)
-        nnp_fuzz_check_model(&m);
-    nnp__model_fini(&m);
-}
-
 /* find() on the PROF_* directory reads info.json.0 for the rank of each input. */
 static void find_inputs(void)
 {
@@ -100,9 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mask & (1u << K_INFO))
         find_inputs();
     if (mask & old_layout)
-        import_one(DEV_DIR);
+        nnp_fuzz_import(&nnp__importer_cann, DEV_DIR);
     if (mask & new_layout)
-        import_one(NEW_DIR);
+        nnp_fuzz_import(&nnp__importer_cann, NEW_DIR);
     nnp_fuzz_remove_parts(files, N_KINDS, mask);
     return 0;
 }

@@ -9,7 +9,6 @@
 
 #include "harness.h"
 #include "nnprof/nnprof.h"
-#include "read/importers.h"
 
 #define DIR_NAME "ms"
 /* Kinds 0 and 1 name the rank: without them the importer finds nothing. */
@@ -46,24 +45,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char dir[4096];
-    nnp_model_t m;
-    uint32_t mask;
-    int rc;
-
-    if (!nnp_fuzz_path(dir, sizeof(dir), DIR_NAME))
-        return 0;
-    mask = nnp_fuzz_write_parts(files, N_FILES, data, size);
+    uint32_t mask = nnp_fuzz_write_parts(files, N_FILES, data, size);
     if (!(mask & ((1u << KIND_STEP_TRACE) | (1u << KIND_TIMELINE))) &&
         nnp_fuzz_write(files[KIND_TIMELINE], default_timeline, sizeof(default_timeline) - 1) == 0)
         mask |= 1u << KIND_TIMELINE;
-    if (nnp__model_init(&m) == NNP_OK) {
-        rc = nnp__importer_mindspore.import(dir, &m);
-        nnp_fuzz_check(rc == NNP_OK || rc == NNP_ECORRUPT || rc == NNP_ENOENT || rc == NNP_ENOMEM);
-        if (rc == NNP_OK && nnp__model_finish(&m) == NNP_OK)
-            nnp_fuzz_check_model(&m);
-        nnp__model_fini(&m);
-    }
+    nnp_fuzz_import(&nnp__importer_mindspore, DIR_NAME);
     nnp_fuzz_remove_parts(files, N_FILES, mask);
     return 0;
 }

@@ -9,7 +9,6 @@
 
 #include "harness.h"
 #include "nnprof/nnprof.h"
-#include "read/importers.h"
 
 #define DIR_NAME "ASCEND_PROFILER_OUTPUT"
 
@@ -37,21 +36,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char dir[4096];
-    nnp_model_t m;
-    uint32_t mask;
-    int rc;
-
-    if (!nnp_fuzz_path(dir, sizeof(dir), DIR_NAME))
-        return 0;
-    mask = nnp_fuzz_write_parts(files, N_FILES, data, size);
-    if (mask && nnp__model_init(&m) == NNP_OK) {
-        rc = nnp__importer_torch_npu.import(dir, &m);
-        nnp_fuzz_check(rc == NNP_OK || rc == NNP_ECORRUPT || rc == NNP_ENOMEM);
-        if (rc == NNP_OK && nnp__model_finish(&m) == NNP_OK)
-            nnp_fuzz_check_model(&m);
-        nnp__model_fini(&m);
-    }
+    uint32_t mask = nnp_fuzz_write_parts(files, N_FILES, data, size);
+    if (mask)
+        nnp_fuzz_import(&nnp__importer_torch_npu, DIR_NAME);
     nnp_fuzz_remove_parts(files, N_FILES, mask);
     return 0;
 }

@@ -175,3 +175,18 @@ void nnp_fuzz_check_model(const nnp_model_t *m)
     for (size_t i = 0; i < m->host.t.n; i++)
         nnp_fuzz_check(m->host.thread[i] < m->threads.t.n);
 }
+
+void nnp_fuzz_import(const nnp_importer_t *imp, const char *rel)
+{
+    char input[PATH_BUF];
+    nnp_model_t m;
+    int rc;
+    if (!nnp_fuzz_path(input, sizeof(input), rel) || nnp__model_init(&m) != NNP_OK)
+        return;
+    rc = imp->import(input, &m);
+    nnp_fuzz_check(rc == NNP_OK || rc == NNP_ECORRUPT || rc == NNP_ENOENT || rc == NNP_EINVAL ||
+                   rc == NNP_ETOOLONG || rc == NNP_ENOMEM);
+    if (rc == NNP_OK && nnp__model_finish(&m) == NNP_OK)
+        nnp_fuzz_check_model(&m);
+    nnp__model_fini(&m);
+}

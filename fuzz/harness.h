@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "model/model.h"
+#include "read/importers.h"
 
 /* Parts of one input are separated by these bytes (NULs make them impossible in the JSON
  * and CSV files the targets read, and the dictionaries carry them). The first byte of
@@ -49,6 +50,11 @@ uint32_t nnp_fuzz_write_parts(const char *const *files, size_t n_files, const ui
                               size_t size);
 /* Removes the files of mask (as returned above), so no state outlives one input. */
 void nnp_fuzz_remove_parts(const char *const *files, size_t n_files, uint32_t mask);
+
+/* Imports dir/rel with imp into a fresh model. The result must be NNP_OK or an import
+ * error (NNP_ECORRUPT, NNP_ENOENT, NNP_EINVAL, NNP_ETOOLONG, NNP_ENOMEM); a model imported
+ * is finished and checked (nnp_fuzz_check_model). Everything is freed. */
+void nnp_fuzz_import(const nnp_importer_t *imp, const char *rel);
 
 /* Traps unless ok: a broken contract is a crash libFuzzer records. */
 void nnp_fuzz_check(bool ok);
