@@ -1,5 +1,5 @@
 /* test_import_numbers.c - the importers of other tools' files on numbers no real capture
- * holds, as found by the fuzz targets (fuzz/fuzz_{cann,mindspore,torch_npu}.c): a JSON pid
+ * holds, as found by the fuzz targets (fuzz/fuzz_{cann,mindspore,torch_npu,kineto}.c): a JSON pid
  * of 1e300, a start time plus duration past int64 ns, ticks whose ns overflow, an elapse
  * time of 2^63 ns. Each was undefined behaviour (UBSan stops on it in the ASan+UBSan build)
  * or a span ending before its start; now the value is refused, the event or row skipped
@@ -242,6 +242,29 @@ static void test_cann_overflow(void **state)
     assert_logged("collectionTimeBegin or clockMonotonicRaw missing or out of range");
 }
 
+/* ---- PyTorch profiler (Kineto) ---- */
+
+/* An op whose end passes int64 ns is a bad event; the next one is kept exactly. */
+static void test_kineto_end_overflow(void **state)
+{
+    fixture_t *fx = *state;
+    char path[PATH_BUF];
+    nnp_model_t *m = &fx->m;
+    put(fx, "kin/w.pt.trace.json",
+        "[{\"name\": \"aten::huge\", \"ph\": \"X\", \"ts\": \"" HUGE_US "\", \"dur\": \"" HUGE_US
+        "\", \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}},\n"
+        "{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 110.5, \"dur\": 3, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}}]\n",
+        NULL);
+    snprintf(path, sizeof(path), "%s/kin/w.pt.trace.json", fx->root);
+    assert_int_equal(nnp__importer_kineto.import(path, m), NNP_OK);
+    assert_int_equal(m->ops.t.n, 1);
+    assert_string_equal(nnp__model_str(m, m->ops.name[0]), "aten::add");
+    assert_int_equal(m->ops.start_ns[0], 110500);
+    assert_int_equal(m->ops.end_ns[0], 113500);
+    assert_logged("key 'dur' missing, negative, too large");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mindspore_step_ticks_overflow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mindspore_timeline_overflow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cann_overflow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kineto_end_overflow, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
