@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #if defined(__SSE2__)
@@ -23,9 +24,15 @@
 
 #define BLOCK_BYTES  (1u << 20)
 #define ELEM_INITIAL 4096
-/* The window starts at a few blocks; one read fills at most READ_BLOCKS of them. */
+/* The window starts at a few blocks; one read fills at most READ_BLOCKS of them. A plain
+ * file smaller than that gets a window of its size (importers stream many small files, each
+ * twice: 8 MiB per pass was most of their cost), at least WINDOW_MIN bytes. */
 #define WINDOW_INITIAL (8u * BLOCK_BYTES)
-#define READ_BLOCKS    4u
+#define WINDOW_MIN     4096u
+/* The window of nnp__json_stream_fd when a read size is given (tests and the fuzz target):
+ * tiny, so that its growth is exercised by small inputs. */
+#define WINDOW_TINY 16u
+#define READ_BLOCKS 4u
 /* The member holding the event array of a Chrome-trace object document. */
 #define TRACE_EVENTS_KEY "traceEvents"
 /* Longest top-level key kept (Kineto's keys are short words); longer ones are skipped. */
@@ -60,6 +67,7 @@ typedef struct vbuf {
  * reported once). */
 static size_t refill(scan_t *s, size_t keep)
 {
+    size_t need;
     unsigned room;
     int n;
     if (s->eof)
@@ -70,13 +78,15 @@ static size_t refill(scan_t *s, size_t keep)
         s->len -= keep;
         s->pos -= keep;
     }
-    if (s->cap - s->len < BLOCK_BYTES) {
+    /* A window smaller than a block (a small file's) reads into whatever room it has. */
+    need = s->cap < BLOCK_BYTES ? 1 : BLOCK_BYTES;
+    if (s->cap - s->len < need) {
         /* A value longer than the window: room for it, up to the element limit. */
         size_t ncap = s->cap * 2;
         unsigned char *nw;
         if (ncap > NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES)
             ncap = NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES;
-        if (ncap - s->len < BLOCK_BYTES || !(nw = nnp__realloc(s->win, ncap)))
+        if (ncap - s->len < need || !(nw = nnp__realloc(s->win, ncap)))
             return 0; /* cannot grow: the caller sees the value as cut short */
         s->win = nw;
         s->cap = ncap;
@@ -685,9 +695,20 @@ static void scan_init(scan_t *s, const char *path, const char *needle,
     s->read_max = READ_BLOCKS * BLOCK_BYTES;
 }
 
-/* Reads the document of s (its input open): allocates the window, streams, frees the
- * window. The input stays open. */
-static int stream_body(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
+/* The window for a plain file of descriptor fd: its size (plus one byte, so that the end is
+ * seen without growing) when it is smaller than WINDOW_INITIAL. */
+static size_t window_for(int fd)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size >= WINDOW_INITIAL)
+        return WINDOW_INITIAL;
+    return (size_t)st.st_size + 1 > WINDOW_MIN ? (size_t)st.st_size + 1 : WINDOW_MIN;
+}
+
+/* Reads the document of s (its input open) through a window of cap bytes (it grows as
+ * needed): allocates the window, streams, frees the window. The input stays open. */
+static int stream_body(scan_t *s, size_t cap, const char *array_key, nnp_json_elem_cb cb,
                        nnp_json_member_cb mcb, void *user)
 {
     nnp_json_stream_report_t *rep = s->rep;
@@ -695,7 +716,7 @@ static int stream_body(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
     int c, rc = NNP_OK;
 
     memset(&b, 0, sizeof(b));
-    s->cap = WINDOW_INITIAL;
+    s->cap = cap;
     s->win = nnp__malloc(s->cap);
     if (!s->win)
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
@@ -743,7 +764,7 @@ static int stream_doc(const char *path, const char *array_key, const char *needl
             s.f = NULL;
         }
     }
-    rc = stream_body(&s, array_key, cb, mcb, user);
+    rc = stream_body(&s, s.f ? WINDOW_INITIAL : window_for(s.fd), array_key, cb, mcb, user);
     if (s.f)
         gzclose(s.f);
     else
@@ -760,7 +781,7 @@ int nnp__json_stream_fd(int fd, const char *name, const char *array_key, size_t 
     s.fd = fd;
     if (read_max >= 1 && read_max < s.read_max)
         s.read_max = (unsigned)read_max;
-    return stream_body(&s, array_key, cb, mcb, user);
+    return stream_body(&s, read_max ? WINDOW_TINY : window_for(fd), array_key, cb, mcb, user);
 }
 
 int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_cb cb,
