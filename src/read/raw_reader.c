@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "read/raw_reader.h"
+#include "read/seq_set.h"
 #include "util/util.h"
 
 #define META_FILE   "meta.nnp"
@@ -23,20 +24,6 @@
 /* Upper bound of data files considered (the writer tracks at most 64 Ki at once). */
 #define MAX_DATA_FILES (1u << 20)
 #define NS_PER_SEC     1000000000.0
-/* Sequence-number sets: first size (a power of two), grown at half load, and a hard cap
- * (2^27 slots, 1 GiB: a chunk is >= 48 bytes, so far beyond any run; past it duplicates
- * are no longer detected, and nothing is dropped). */
-#define SEQ_SET_INITIAL 256u
-#define SEQ_SET_MAX     (1u << 27)
-
-/* Chunk sequence numbers already read (docs/FORMAT.md: unique per raw directory), so a
- * chunk found twice (a file copied over itself, a data file restored next to its
- * original) is delivered once. Open addressing; slot value seq + 1, 0 = empty. */
-typedef struct seq_set {
-    uint64_t *slots;
-    size_t cap, n;
-    bool has_max; /* seq UINT64_MAX, which seq + 1 cannot hold */
-} seq_set_t;
 
 typedef struct thread_info {
     uint64_t tid;
@@ -57,10 +44,10 @@ struct nnp_raw {
     uint32_t n_aged, aged_cap;
     void *dbuf; /* decompression buffer, grown to the largest chunk */
     size_t dbuf_cap;
-    ZSTD_DCtx *zctx;     /* one decompression context for every chunk, made on first use */
-    uint64_t meta_bytes; /* size of meta.nnp: bounds the string ids it can define */
-    seq_set_t meta_seen; /* chunks of meta.nnp (read once, at open) */
-    seq_set_t data_seen; /* chunks of the data files, emptied at each nnp__raw_read */
+    ZSTD_DCtx *zctx;         /* one decompression context for every chunk, made on first use */
+    uint64_t meta_bytes;     /* size of meta.nnp: bounds the string ids it can define */
+    nnp_seq_set_t meta_seen; /* chunks of meta.nnp (read once, at open) */
+    nnp_seq_set_t data_seen; /* chunks of the data files, emptied at each nnp__raw_read */
     nnp_raw_report_t report;
 };
 
@@ -101,65 +88,6 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t 
     *arr = p;
     *cap = ncap;
     return 0;
-}
-
-/* ---- chunk sequence numbers ---- */
-
-static size_t seq_slot(uint64_t key, size_t cap)
-{
-    /* splitmix64 finaliser: sequence numbers are dense, the slots should not be. */
-    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
-    key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
-    return (size_t)(key ^ (key >> 31)) & (cap - 1);
-}
-
-static bool seq_has(const seq_set_t *set, uint64_t seq)
-{
-    if (seq == UINT64_MAX)
-        return set->has_max;
-    if (!set->cap)
-        return false;
-    for (size_t i = seq_slot(seq + 1, set->cap); set->slots[i]; i = (i + 1) & (set->cap - 1))
-        if (set->slots[i] == seq + 1)
-            return true;
-    return false;
-}
-
-/* Adds seq (not present). Out of memory or past SEQ_SET_MAX it is not remembered: a later
- * copy would then be delivered again, which loses nothing. */
-static void seq_add(seq_set_t *set, uint64_t seq)
-{
-    size_t i;
-    if (seq == UINT64_MAX) {
-        set->has_max = true;
-        return;
-    }
-    if (2 * (set->n + 1) > set->cap) {
-        size_t ncap = set->cap ? set->cap * 2 : SEQ_SET_INITIAL;
-        uint64_t *nv;
-        if (ncap > SEQ_SET_MAX || !(nv = nnp__calloc(ncap, sizeof(*nv))))
-            return;
-        for (size_t k = 0; k < set->cap; k++) {
-            if (!set->slots[k])
-                continue;
-            for (i = seq_slot(set->slots[k], ncap); nv[i]; i = (i + 1) & (ncap - 1))
-                ;
-            nv[i] = set->slots[k];
-        }
-        nnp__free(set->slots);
-        set->slots = nv;
-        set->cap = ncap;
-    }
-    for (i = seq_slot(seq + 1, set->cap); set->slots[i]; i = (i + 1) & (set->cap - 1))
-        ;
-    set->slots[i] = seq + 1;
-    set->n++;
-}
-
-static void seq_clear(seq_set_t *set)
-{
-    nnp__free(set->slots);
-    memset(set, 0, sizeof(*set));
 }
 
 /* ---- chunk iteration over one mapped file ---- */
@@ -222,7 +150,7 @@ static void release_walked(const unsigned char *base, uint64_t *released, uint64
  * against meta.nnp, data chunks against both (they share one numbering). */
 static bool seen_before(const nnp_raw_t *r, bool is_meta, uint64_t seq)
 {
-    return seq_has(&r->meta_seen, seq) || (!is_meta && seq_has(&r->data_seen, seq));
+    return nnp__seq_has(&r->meta_seen, seq) || (!is_meta && nnp__seq_has(&r->data_seen, seq));
 }
 
 static int walk_chunks(nnp_raw_t *r, const char *file, bool is_meta, const unsigned char *base,
@@ -327,7 +255,7 @@ static int walk_chunks(nnp_raw_t *r, const char *file, bool is_meta, const unsig
             payload = r->dbuf;
         }
         rep->chunks_ok++;
-        seq_add(is_meta ? &r->meta_seen : &r->data_seen, h.seq);
+        nnp__seq_add(is_meta ? &r->meta_seen : &r->data_seen, h.seq);
         rc = fn(r, file, &h, payload, off, user);
         if (rc != 0)
             return rc;
@@ -658,8 +586,8 @@ void nnp__raw_close(nnp_raw_t *r)
     nnp__free(r->aged_seqs);
     nnp__free(r->dbuf);
     ZSTD_freeDCtx(r->zctx);
-    seq_clear(&r->meta_seen);
-    seq_clear(&r->data_seen);
+    nnp__seq_clear(&r->meta_seen);
+    nnp__seq_clear(&r->data_seen);
     nnp__free(r);
 }
 
@@ -773,7 +701,7 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
 int nnp__raw_read(nnp_raw_t *r, nnp_raw_cb cb, void *user)
 {
     struct data_ctx c = {cb, user};
-    seq_clear(&r->data_seen); /* a second read delivers the records again */
+    nnp__seq_clear(&r->data_seen); /* a second read delivers the records again */
     for (uint32_t i = 0; i < r->n_data; i++) {
         char name[64];
         int rc;
