@@ -29,6 +29,9 @@
  * twice: 8 MiB per pass was most of their cost), at least WINDOW_MIN bytes. */
 #define WINDOW_INITIAL (8u * BLOCK_BYTES)
 #define WINDOW_MIN     4096u
+/* A gzip file's text is unknown until read: its window is this many times its compressed
+ * size (traces compress 10-20x; a window too small only means more, smaller reads). */
+#define GZIP_RATIO 16u
 /* The window of nnp__json_stream_fd when a read size is given (tests and the fuzz target):
  * tiny, so that its growth is exercised by small inputs. */
 #define WINDOW_TINY 16u
@@ -706,6 +709,17 @@ static size_t window_for(int fd)
     return (size_t)st.st_size + 1 > WINDOW_MIN ? (size_t)st.st_size + 1 : WINDOW_MIN;
 }
 
+/* The window for the gzip file at path: GZIP_RATIO times its size, up to WINDOW_INITIAL. */
+static size_t window_for_gzip(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size >= WINDOW_INITIAL / GZIP_RATIO)
+        return WINDOW_INITIAL;
+    return (size_t)st.st_size * GZIP_RATIO > WINDOW_MIN ? (size_t)st.st_size * GZIP_RATIO
+                                                        : WINDOW_MIN;
+}
+
 /* Reads the document of s (its input open) through a window of cap bytes (it grows as
  * needed): allocates the window, streams, frees the window. The input stays open. */
 static int stream_body(scan_t *s, size_t cap, const char *array_key, nnp_json_elem_cb cb,
@@ -764,7 +778,7 @@ static int stream_doc(const char *path, const char *array_key, const char *needl
             s.f = NULL;
         }
     }
-    rc = stream_body(&s, s.f ? WINDOW_INITIAL : window_for(s.fd), array_key, cb, mcb, user);
+    rc = stream_body(&s, s.f ? window_for_gzip(path) : window_for(s.fd), array_key, cb, mcb, user);
     if (s.f)
         gzclose(s.f);
     else

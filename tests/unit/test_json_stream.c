@@ -212,6 +212,39 @@ static void test_gzip_and_cut_gzip(void **state)
     free(dir);
 }
 
+/* A gzip file whose text is far larger than its window (16x its compressed size): many
+ * refills, and one element longer than the window, which grows for it. */
+static void test_gzip_larger_than_window(void **state)
+{
+    enum { N = 4000, BIG = 64 * 1024 };
+    size_t cap = (size_t)N * 40 + BIG + 64, len;
+    char *dir = nnpt_mkdtemp(), path[4200], *text = malloc(cap);
+    members_t g;
+    nnp_json_stream_report_t r;
+    (void)state;
+    assert_non_null(text);
+    snprintf(path, sizeof(path), "%s/t.json.gz", dir);
+    len = (size_t)snprintf(text, cap, "[{\"name\":\"");
+    memset(text + len, 'x', BIG); /* compresses to almost nothing */
+    len += BIG;
+    len += (size_t)snprintf(text + len, cap - len, "\"}");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(text + len, cap - len, ",{\"name\":\"e\",\"ph\":\"X\"}");
+    snprintf(text + len, cap - len, "]");
+    write_gz(path, text, 0);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(nnp__json_stream_array(path, count_elem, &g, &r), NNP_OK);
+    assert_int_equal(r.elements, N + 1);
+    assert_int_equal(g.n_elems, N + 1);
+    assert_int_equal(r.bad_elements, 0);
+    assert_int_equal(r.truncated, 0);
+    assert_int_equal(r.gzip, 1);
+    assert_int_equal(r.bytes, strlen(text));
+    free(text);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* An open descriptor read a few bytes at a time gives what the whole file gives: the same
  * elements, members and report (elements, strings and escapes straddle the reads). */
 static void test_fd_small_reads(void **state)
@@ -262,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_callback_stops_and_missing_file),
         cmocka_unit_test(test_object_members),
         cmocka_unit_test(test_gzip_and_cut_gzip),
+        cmocka_unit_test(test_gzip_larger_than_window),
         cmocka_unit_test(test_fd_small_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
