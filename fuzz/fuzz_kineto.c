@@ -2,15 +2,16 @@
  * (src/read/import_kineto.c) and HTA's analyses on what it imports (src/analyse/hta*.c).
  * The first input byte picks the mode: whether the rest is written gzip-compressed (so
  * mutations reach the JSON scanner through zlib), written as is under a .gz name (zlib's
- * damaged-stream paths), or as a plain trace; and whether HTA's analyses run on the model. */
-#include <ftw.h>
+ * damaged-stream paths), or as a plain trace; and whether HTA's analyses run on the model.
+ * The file goes to the harness's directory (fuzz/harness.h: RAM-backed unless TMPDIR says
+ * otherwise); an imported model is checked against the importers' contract. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "analyse/hta.h"
+#include "harness.h"
 #include "model/model.h"
 #include "nnprof/nnprof.h"
 #include "read/importers.h"
@@ -24,39 +25,14 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char base_dir[PATH_BUF];
 /* Every value read from the model is folded in here, so no read is optimised away. */
 static volatile uint64_t sink;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void cleanup(void)
-{
-    if (base_dir[0])
-        nftw(base_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *tmp = getenv("TMPDIR");
     (void)argc;
     (void)argv;
-    snprintf(base_dir, sizeof(base_dir), "%s/nnprof-fuzz-kineto-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(base_dir)) {
-        perror("fuzz_kineto: mkdtemp");
-        base_dir[0] = '\0';
-        return -1;
-    }
-    atexit(cleanup);
-    nnp_log_set_level(NNP_LOG_ERROR);
-    return 0;
+    return nnp_fuzz_setup("kineto");
 }
 
 static int write_input(const char *path, const uint8_t *data, size_t size, bool gzip)
@@ -82,8 +58,8 @@ static void run_hta(const nnp_model_t *m)
 {
     char out[PATH_BUF];
     nnp_hta_t *h = NULL;
-    snprintf(out, sizeof(out), "%s/out", base_dir);
-    if (!nnp__hta_applies(m) || nnp__hta_create(out, &h) != NNP_OK)
+    if (!nnp_fuzz_path(out, sizeof(out), "out") || !nnp__hta_applies(m) ||
+        nnp__hta_create(out, &h) != NNP_OK)
         return;
     if (nnp__hta_add_rank(h, m) == NNP_OK)
         (void)nnp__hta_finish(h);
@@ -95,18 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[PATH_BUF];
     nnp_model_t m;
     unsigned mode;
-    if (size < 1 || !base_dir[0])
+    if (size < 1)
         return 0;
     mode = data[0];
     data++;
     size--;
-    snprintf(path, sizeof(path), "%s/in.pt.trace.json%s", base_dir,
-             mode & (MODE_GZIP | MODE_GZ_NAME) ? ".gz" : "");
-    if (write_input(path, data, size, (mode & MODE_GZIP) != 0) != 0)
+    if (!nnp_fuzz_path(path, sizeof(path),
+                       mode & (MODE_GZIP | MODE_GZ_NAME) ? "in.pt.trace.json.gz"
+                                                         : "in.pt.trace.json") ||
+        write_input(path, data, size, (mode & MODE_GZIP) != 0) != 0)
         return 0;
     if (nnp__model_init(&m) != NNP_OK)
         return 0;
     if (nnp__importer_kineto.import(path, &m) == NNP_OK && nnp__model_finish(&m) == NNP_OK) {
+        nnp_fuzz_check_model(&m);
         sink += nnp__model_rows(&m) + (uint64_t)m.info.rank_id;
         for (size_t i = 0; i < m.kernels.t.n; i++)
             sink += (uint64_t)(m.kernels.end_ns[i] - m.kernels.start_ns[i]) + m.kernels.launch[i];
@@ -114,6 +92,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             run_hta(&m);
     }
     nnp__model_fini(&m);
-    remove(path);
+    unlink(path);
     return 0;
 }

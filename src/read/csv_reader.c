@@ -16,6 +16,22 @@ int nnp__csv_open(nnp_csv_reader_t *r, const char *path, size_t max_bytes)
     return nnp__read_file(path, max_bytes, &r->buf, &r->len);
 }
 
+int nnp__csv_open_mem(nnp_csv_reader_t *r, const char *name, const void *data, size_t len)
+{
+    memset(r, 0, sizeof(*r));
+    r->path = name;
+    r->next_line = 1;
+    /* NUL-terminated like nnp__read_file's buffer: a last field ends inside it. */
+    r->buf = len < SIZE_MAX ? nnp__malloc(len + 1) : NULL;
+    if (!r->buf)
+        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", name);
+    if (len)
+        memcpy(r->buf, data, len);
+    r->buf[len] = '\0';
+    r->len = len;
+    return NNP_OK;
+}
+
 void nnp__csv_close(nnp_csv_reader_t *r)
 {
     nnp__free(r->buf);

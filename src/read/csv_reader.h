@@ -20,6 +20,9 @@ typedef struct nnp_csv_reader {
 
 /* Reads path (at most max_bytes) into r. NNP_OK or the error of nnp__read_file. */
 int nnp__csv_open(nnp_csv_reader_t *r, const char *path, size_t max_bytes);
+/* Reads a copy of the len bytes at data into r (the fuzz target's entry: no file);
+ * name (borrowed) stands for the path in messages. NNP_OK or NNP_ENOMEM. */
+int nnp__csv_open_mem(nnp_csv_reader_t *r, const char *name, const void *data, size_t len);
 void nnp__csv_close(nnp_csv_reader_t *r);
 /* Next record: 1, 0 at the end, NNP_ENOMEM. Blank lines are skipped; "" inside quotes is
  * one quote; a quoted field may hold commas and newlines. */

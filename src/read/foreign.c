@@ -2,6 +2,7 @@
  * as exact ns, integers that may be strings, keys spelt several ways, a communication op's
  * kind from its name, and which Ascend hardware task types are compute. Used by the CANN
  * msprof, torch_npu and Kineto importers, so that they read and classify alike. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +94,10 @@ bool nnp__foreign_json_int(const cJSON *v, int64_t *out)
     }
     if (cJSON_IsString(v) && v->valuestring && *v->valuestring) {
         char *end;
-        long long x = strtoll(v->valuestring, &end, 10);
-        if (*end == '\0') {
+        long long x;
+        errno = 0;
+        x = strtoll(v->valuestring, &end, 10);
+        if (*end == '\0' && errno != ERANGE) { /* "99999999999999999999" is not LLONG_MAX */
             *out = x;
             return true;
         }

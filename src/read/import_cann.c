@@ -16,6 +16,7 @@
 #include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 /* What find() and import() look for (formats.md 3, "Layout"). */
@@ -295,11 +296,17 @@ static void read_info(cann_t *x, const char *dev_dir)
     x->device_id = (uint32_t)info->device_id;
     j = read_small_json(dev_dir, START_PREFIX, path, sizeof(path));
     if (j) {
-        int64_t begin_us, raw_ns;
+        int64_t begin_us, raw_ns, diff_us;
+        /* raw_ns / NS_PER_US is never INT64_MIN, so its negation is defined. */
         if (nnp__foreign_json_int(nnp__foreign_get(j, "collectionTimeBegin"), &begin_us) &&
-            nnp__foreign_json_int(nnp__foreign_get(j, "clockMonotonicRaw"), &raw_ns)) {
+            nnp__foreign_json_int(nnp__foreign_get(j, "clockMonotonicRaw"), &raw_ns) &&
+            nnp__i64_add(begin_us, -(raw_ns / NS_PER_US), &diff_us)) {
             info->start_wall_us = begin_us;
-            info->diff_time_us = begin_us - raw_ns / NS_PER_US;
+            info->diff_time_us = diff_us;
+        } else {
+            NNP_LOG_W("cann: %s: collectionTimeBegin or clockMonotonicRaw missing or out of "
+                      "range: no wall-clock offset",
+                      path);
         }
     }
     cJSON_Delete(j);
@@ -596,7 +603,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     const cJSON *type;
     const thread_meta_t *proc, *t;
     const char *name;
-    int64_t s, dur;
+    int64_t s, dur, end;
     int kind, rc = NNP_OK;
 
     if (!cJSON_IsObject(e)) {
@@ -614,8 +621,9 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(x, index, name, "key 'ts' missing or not a time in us");
         return 0;
     }
-    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "dur"), &dur) || dur < 0) {
-        bad_event(x, index, name, "key 'dur' missing, negative or not a time in us");
+    if (!nnp__foreign_json_us_ns(nnp__foreign_get(e, "dur"), &dur) || dur < 0 ||
+        !nnp__i64_add(s, dur, &end)) {
+        bad_event(x, index, name, "key 'dur' missing, negative, too large or not a time in us");
         return 0;
     }
     proc = meta_find(x, pid->valuedouble, 0, true);
@@ -627,14 +635,14 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         kind = PROC_HW; /* no process_name (a cut file): a task is a task */
     if (kind == PROC_HW && is_step_thread(t)) {
         if (starts_with(name, "Iteration ") && !starts_with(name, "Iteration Refresh"))
-            rc = add_step(x, args, t, name, s, s + dur);
+            rc = add_step(x, args, t, name, s, end);
     } else if (kind == PROC_HW && cJSON_IsString(type)) {
         if (nnp__ascend_is_compute_task(type->valuestring))
-            rc = add_kernel(x, args, t, name, type->valuestring, s, s + dur);
+            rc = add_kernel(x, args, t, name, type->valuestring, s, end);
         else
             x->n_skipped_tasks++;
     } else if (kind == PROC_HCCL && is_comm_op_thread(t)) {
-        rc = add_comm(x, args, t, name, s, s + dur);
+        rc = add_comm(x, args, t, name, s, end);
     }
     /* CANN host API events and msprof's own Overlap Analysis are not imported: see
      * docs/IMPORT-cann.md. */

@@ -17,6 +17,7 @@
 #include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 #define SOURCE_FORMAT "pytorch-kineto"
@@ -411,7 +412,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     const cJSON *ph = get(e, "ph"), *cat = get(e, "cat"), *name = get(e, "name");
     const char *c = cJSON_IsString(cat) ? cat->valuestring : NULL;
     const char *n;
-    int64_t ts, dur;
+    int64_t ts, dur, end;
 
     if (!cJSON_IsString(ph))
         return NNP_OK;
@@ -440,8 +441,9 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         bad_event(k, index, n, "key 'ts' missing or not a time in us");
         return NNP_OK;
     }
-    if (!nnp__foreign_json_us_ns(get(e, "dur"), &dur) || dur < 0) {
-        bad_event(k, index, n, "key 'dur' missing, negative or not a time in us");
+    /* Every row below ends at ts + dur: an end past int64 ns is a bad event. */
+    if (!nnp__foreign_json_us_ns(get(e, "dur"), &dur) || dur < 0 || !nnp__i64_add(ts, dur, &end)) {
+        bad_event(k, index, n, "key 'dur' missing, negative, too large or not a time in us");
         return NNP_OK;
     }
     if (!c) {

@@ -19,6 +19,7 @@
 #include "read/host_info_csv.h"
 #include "read/importers.h"
 #include "read/mindspore.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 #define FORMAT_NAME "mindspore"
@@ -191,6 +192,12 @@ static int avg_rule(const avg_check_t *a)
     return excl ? 1 : 0;
 }
 
+/* Ticks as ns in place; false when the ns do not fit an int64 (a damaged cell). */
+static bool ticks_ns(int64_t *v)
+{
+    return nnp__i64_mul(*v, NS_PER_TICK, v);
+}
+
 static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, size_t n_hdr,
                            const step_cols_t *sc, const triple_t *tr, size_t n_tr, size_t thread,
                            avg_check_t *avg)
@@ -211,6 +218,11 @@ static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, siz
         !cell_ticks(c, hdr, sc->end, &end) || (sc->fp >= 0 && !cell_ticks(c, hdr, sc->fp, &fp)) ||
         (sc->bp >= 0 && !cell_ticks(c, hdr, sc->bp, &bp)))
         return NNP_OK;
+    if (!ticks_ns(&start) || !ticks_ns(&end) || !ticks_ns(&fp) || !ticks_ns(&bp)) {
+        nnp__ms_row_warn(c, c->line, "a time of step %lld is too large for ns: row skipped",
+                         (long long)step);
+        return NNP_OK;
+    }
     /* Steps count from 1; MindInsight's run_2 ends with a hand-made all-zero row of step 0. */
     if (step <= 0 || end <= 0 || end < start) {
         NNP_LOG_I("mindspore import: '%s' line %llu: step %lld without a valid span: skipped",
@@ -221,30 +233,30 @@ static int import_step_row(csv_t *c, nnp_model_t *m, const char *const *hdr, siz
     if ((i = nnp__table_push(&m->steps.t)) == SIZE_MAX)
         return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
     m->steps.id[i] = (uint64_t)step;
-    m->steps.start_ns[i] = start * NS_PER_TICK;
-    m->steps.end_ns[i] = end * NS_PER_TICK;
+    m->steps.start_ns[i] = start;
+    m->steps.end_ns[i] = end;
     if (fp > 0) {
         if ((i = nnp__table_push(&m->fp.t)) == SIZE_MAX)
             return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
         m->fp.step_id[i] = (uint64_t)step;
-        m->fp.ts_ns[i] = fp * NS_PER_TICK;
+        m->fp.ts_ns[i] = fp;
     }
     if (bp > 0) {
         if ((i = nnp__table_push(&m->bp.t)) == SIZE_MAX)
             return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
         m->bp.step_id[i] = (uint64_t)step;
-        m->bp.ts_ns[i] = bp * NS_PER_TICK;
+        m->bp.ts_ns[i] = bp;
     }
     for (size_t k = 0; k < n_tr; k++) {
         int64_t s, e;
         /* An op absent from a step is written as empty or 0 cells. */
         if (!nnp__ms_parse_i64(c->f[tr[k].start], &s) || !nnp__ms_parse_i64(c->f[tr[k].end], &e) ||
-            s <= 0 || e < s)
+            s <= 0 || e < s || !ticks_ns(&s) || !ticks_ns(&e))
             continue;
         if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
             return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", c->path);
-        m->comms.start_ns[i] = s * NS_PER_TICK;
-        m->comms.end_ns[i] = e * NS_PER_TICK;
+        m->comms.start_ns[i] = s;
+        m->comms.end_ns[i] = e;
         m->comms.name[i] = tr[k].name;
         m->comms.kind[i] = tr[k].kind;
         m->comms.stream_id[i] = tr[k].stream;
@@ -375,7 +387,7 @@ static int import_timeline(const char *path, nnp_model_t *m)
         goto out;
     }
     while ((rc = nnp__csv_next(&c)) > 0) {
-        int64_t s, d, st;
+        int64_t s, d, e, st;
         size_t i;
         long need = name > stream ? name : stream;
         need = need > start ? need : start;
@@ -387,10 +399,11 @@ static int import_timeline(const char *path, nnp_model_t *m)
             continue;
         }
         if (!nnp__ms_parse_ms_ns(c.f[start], &s) || !nnp__ms_parse_ms_ns(c.f[dur], &d) ||
-            !nnp__ms_parse_i64(c.f[stream], &st) || d < 0 || st < 0 || st > UINT32_MAX) {
+            !nnp__ms_parse_i64(c.f[stream], &st) || d < 0 || st < 0 || st > UINT32_MAX ||
+            !nnp__i64_add(s, d, &e)) {
             nnp__ms_row_warn(&c, c.line,
-                             "start '%s', duration '%s' or stream '%s' is not a number: "
-                             "row skipped",
+                             "start '%s', duration '%s' or stream '%s' is not a number or out "
+                             "of range: row skipped",
                              c.f[start], c.f[dur], c.f[stream]);
             continue;
         }
@@ -399,7 +412,7 @@ static int import_timeline(const char *path, nnp_model_t *m)
             goto out;
         }
         m->kernels.start_ns[i] = s;
-        m->kernels.end_ns[i] = s + d;
+        m->kernels.end_ns[i] = e;
         m->kernels.name[i] = nnp__model_intern_cstr(m, nnp__ms_trim(c.f[name]));
         m->kernels.stream_id[i] = (uint32_t)st;
     }

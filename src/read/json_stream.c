@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #if defined(__SSE2__)
@@ -23,9 +24,18 @@
 
 #define BLOCK_BYTES  (1u << 20)
 #define ELEM_INITIAL 4096
-/* The window starts at a few blocks; one read fills at most READ_BLOCKS of them. */
+/* The window starts at a few blocks; one read fills at most READ_BLOCKS of them. A plain
+ * file smaller than that gets a window of its size (importers stream many small files, each
+ * twice: 8 MiB per pass was most of their cost), at least WINDOW_MIN bytes. */
 #define WINDOW_INITIAL (8u * BLOCK_BYTES)
-#define READ_BLOCKS    4u
+#define WINDOW_MIN     4096u
+/* A gzip file's text is unknown until read: its window is this many times its compressed
+ * size (traces compress 10-20x; a window too small only means more, smaller reads). */
+#define GZIP_RATIO 16u
+/* The window of nnp__json_stream_fd when a read size is given (tests and the fuzz target):
+ * tiny, so that its growth is exercised by small inputs. */
+#define WINDOW_TINY 16u
+#define READ_BLOCKS 4u
 /* The member holding the event array of a Chrome-trace object document. */
 #define TRACE_EVENTS_KEY "traceEvents"
 /* Longest top-level key kept (Kineto's keys are short words); longer ones are skipped. */
@@ -45,6 +55,7 @@ typedef struct scan {
     /* nnp__json_stream_array_if: parse only the elements holding this string value */
     const char *needle;
     size_t needle_len;
+    unsigned read_max; /* most bytes one read adds (READ_BLOCKS blocks unless a caller asks) */
 } scan_t;
 
 /* A growing buffer for one value's text, capped at NNP_JSON_STREAM_MAX_ELEM. */
@@ -59,6 +70,7 @@ typedef struct vbuf {
  * reported once). */
 static size_t refill(scan_t *s, size_t keep)
 {
+    size_t need;
     unsigned room;
     int n;
     if (s->eof)
@@ -69,19 +81,20 @@ static size_t refill(scan_t *s, size_t keep)
         s->len -= keep;
         s->pos -= keep;
     }
-    if (s->cap - s->len < BLOCK_BYTES) {
+    /* A window smaller than a block (a small file's) reads into whatever room it has. */
+    need = s->cap < BLOCK_BYTES ? 1 : BLOCK_BYTES;
+    if (s->cap - s->len < need) {
         /* A value longer than the window: room for it, up to the element limit. */
         size_t ncap = s->cap * 2;
         unsigned char *nw;
         if (ncap > NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES)
             ncap = NNP_JSON_STREAM_MAX_ELEM + 2 * (size_t)BLOCK_BYTES;
-        if (ncap - s->len < BLOCK_BYTES || !(nw = nnp__realloc(s->win, ncap)))
+        if (ncap - s->len < need || !(nw = nnp__realloc(s->win, ncap)))
             return 0; /* cannot grow: the caller sees the value as cut short */
         s->win = nw;
         s->cap = ncap;
     }
-    room = s->cap - s->len < READ_BLOCKS * BLOCK_BYTES ? (unsigned)(s->cap - s->len)
-                                                       : READ_BLOCKS * BLOCK_BYTES;
+    room = s->cap - s->len < s->read_max ? (unsigned)(s->cap - s->len) : s->read_max;
     if (s->f) {
         n = gzread(s->f, s->win + s->len, room);
     } else {
@@ -671,23 +684,86 @@ static int stream_object(scan_t *s, const char *array_key, nnp_json_elem_cb cb,
     return NNP_OK;
 }
 
-/* The body of every entry point: needle NULL parses every element. */
+/* Sets up s for the entry points: needle NULL parses every element. */
+static void scan_init(scan_t *s, const char *path, const char *needle,
+                      nnp_json_stream_report_t *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    memset(s, 0, sizeof(*s));
+    s->rep = rep;
+    s->path = path;
+    s->needle = needle && *needle ? needle : NULL;
+    s->needle_len = s->needle ? strlen(s->needle) : 0;
+    s->fd = -1;
+    s->read_max = READ_BLOCKS * BLOCK_BYTES;
+}
+
+/* The window for a plain file of descriptor fd: its size (plus one byte, so that the end is
+ * seen without growing) when it is smaller than WINDOW_INITIAL. */
+static size_t window_for(int fd)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size >= WINDOW_INITIAL)
+        return WINDOW_INITIAL;
+    return (size_t)st.st_size + 1 > WINDOW_MIN ? (size_t)st.st_size + 1 : WINDOW_MIN;
+}
+
+/* The window for the gzip file at path: GZIP_RATIO times its size, up to WINDOW_INITIAL. */
+static size_t window_for_gzip(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size >= WINDOW_INITIAL / GZIP_RATIO)
+        return WINDOW_INITIAL;
+    return (size_t)st.st_size * GZIP_RATIO > WINDOW_MIN ? (size_t)st.st_size * GZIP_RATIO
+                                                        : WINDOW_MIN;
+}
+
+/* Reads the document of s (its input open) through a window of cap bytes (it grows as
+ * needed): allocates the window, streams, frees the window. The input stays open. */
+static int stream_body(scan_t *s, size_t cap, const char *array_key, nnp_json_elem_cb cb,
+                       nnp_json_member_cb mcb, void *user)
+{
+    nnp_json_stream_report_t *rep = s->rep;
+    vbuf_t b;
+    int c, rc = NNP_OK;
+
+    memset(&b, 0, sizeof(b));
+    s->cap = cap;
+    s->win = nnp__malloc(s->cap);
+    if (!s->win)
+        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", s->path);
+    do { /* whitespace and a UTF-8 byte order mark */
+        c = next_byte(s);
+    } while (is_ws(c) || c == 0xEF || c == 0xBB || c == 0xBF);
+    if (c == '[') {
+        bool closed;
+        rep->has_array = 1;
+        rc = stream_array(s, cb, user, &b, &closed);
+        if (rc == NNP_OK && !closed)
+            rep->truncated = 1;
+    } else if (c == '{') {
+        rep->object = 1;
+        rc = stream_object(s, array_key ? array_key : TRACE_EVENTS_KEY, cb, mcb, user, &b, s->path);
+    }
+    rep->no_array = !rep->has_array;
+    rep->bytes = where(s);
+    nnp__free(b.p);
+    nnp__free(s->win);
+    s->win = NULL;
+    return rc;
+}
+
+/* The body of the path entry points: needle NULL parses every element. */
 static int stream_doc(const char *path, const char *array_key, const char *needle,
                       nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
                       nnp_json_stream_report_t *rep)
 {
     scan_t s;
-    vbuf_t b;
-    int c, rc = NNP_OK;
+    int rc;
 
-    memset(rep, 0, sizeof(*rep));
-    memset(&s, 0, sizeof(s));
-    memset(&b, 0, sizeof(b));
-    s.rep = rep;
-    s.path = path;
-    s.needle = needle && *needle ? needle : NULL;
-    s.needle_len = s.needle ? strlen(s.needle) : 0;
-    s.fd = -1;
+    scan_init(&s, path, needle, rep);
     errno = 0;
     s.f = gzopen(path, "rb");
     if (!s.f) {
@@ -702,37 +778,24 @@ static int stream_doc(const char *path, const char *array_key, const char *needl
             s.f = NULL;
         }
     }
-    s.cap = WINDOW_INITIAL;
-    s.win = nnp__malloc(s.cap);
-    if (!s.win) {
-        if (s.f)
-            gzclose(s.f);
-        else
-            close(s.fd);
-        return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
-    }
-    do { /* whitespace and a UTF-8 byte order mark */
-        c = next_byte(&s);
-    } while (is_ws(c) || c == 0xEF || c == 0xBB || c == 0xBF);
-    if (c == '[') {
-        bool closed;
-        rep->has_array = 1;
-        rc = stream_array(&s, cb, user, &b, &closed);
-        if (rc == NNP_OK && !closed)
-            rep->truncated = 1;
-    } else if (c == '{') {
-        rep->object = 1;
-        rc = stream_object(&s, array_key ? array_key : TRACE_EVENTS_KEY, cb, mcb, user, &b, path);
-    }
-    rep->no_array = !rep->has_array;
-    rep->bytes = where(&s);
-    nnp__free(b.p);
-    nnp__free(s.win);
+    rc = stream_body(&s, s.f ? window_for_gzip(path) : window_for(s.fd), array_key, cb, mcb, user);
     if (s.f)
         gzclose(s.f);
     else
         close(s.fd);
     return rc;
+}
+
+int nnp__json_stream_fd(int fd, const char *name, const char *array_key, size_t read_max,
+                        nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
+                        nnp_json_stream_report_t *rep)
+{
+    scan_t s;
+    scan_init(&s, name, NULL, rep);
+    s.fd = fd;
+    if (read_max >= 1 && read_max < s.read_max)
+        s.read_max = (unsigned)read_max;
+    return stream_body(&s, read_max ? WINDOW_TINY : window_for(fd), array_key, cb, mcb, user);
 }
 
 int nnp__json_stream_doc(const char *path, const char *array_key, nnp_json_elem_cb cb,

@@ -8,6 +8,7 @@
 #define NNP_JSON_STREAM_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Largest single element accepted (a Chrome-trace event is < 1 KiB; args can be large). */
@@ -57,5 +58,14 @@ int nnp__json_stream_array(const char *path, nnp_json_elem_cb cb, void *user,
  * parse. */
 int nnp__json_stream_array_if(const char *path, const char *needle, nnp_json_elem_cb cb, void *user,
                               nnp_json_stream_report_t *rep);
+
+/* As nnp__json_stream_doc over the plain (not gzip) text of an open file descriptor fd
+ * (not closed here), each read adding at most read_max bytes (0: the usual blocks; else the
+ * window also starts tiny and grows); name is used in messages only. The result does not
+ * depend on read_max: the fuzz target (fuzz/fuzz_json_stream.c) checks that with reads of a
+ * few bytes against whole ones. */
+int nnp__json_stream_fd(int fd, const char *name, const char *array_key, size_t read_max,
+                        nnp_json_elem_cb cb, nnp_json_member_cb mcb, void *user,
+                        nnp_json_stream_report_t *rep);
 
 #endif /* NNP_JSON_STREAM_H */

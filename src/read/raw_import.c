@@ -632,6 +632,10 @@ static int import_records(const char *raw_dir, nnp_model_t *m, uint32_t pid,
         if (nnp__raw_loss_text(rep, lost, sizeof(lost)))
             NNP_LOG_W("%s: %s; results undercount", raw_dir, lost);
     }
+    if (rep->chunks_duplicate)
+        NNP_LOG_W("%s: skipped %llu duplicate chunk(s) (a sequence number found twice); "
+                  "every record is counted once",
+                  raw_dir, (unsigned long long)rep->chunks_duplicate);
     nnp__raw_close(c->raw);
     nnp__free(c->str_map);
     nnp__free(c);

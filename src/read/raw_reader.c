@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "read/raw_reader.h"
+#include "read/seq_set.h"
 #include "util/util.h"
 
 #define META_FILE   "meta.nnp"
@@ -43,8 +44,10 @@ struct nnp_raw {
     uint32_t n_aged, aged_cap;
     void *dbuf; /* decompression buffer, grown to the largest chunk */
     size_t dbuf_cap;
-    ZSTD_DCtx *zctx;     /* one decompression context for every chunk, made on first use */
-    uint64_t meta_bytes; /* size of meta.nnp: bounds the string ids it can define */
+    ZSTD_DCtx *zctx;         /* one decompression context for every chunk, made on first use */
+    uint64_t meta_bytes;     /* size of meta.nnp: bounds the string ids it can define */
+    nnp_seq_set_t meta_seen; /* chunks of meta.nnp (read once, at open) */
+    nnp_seq_set_t data_seen; /* chunks of the data files, emptied at each nnp__raw_read */
     nnp_raw_report_t report;
 };
 
@@ -143,8 +146,15 @@ static void release_walked(const unsigned char *base, uint64_t *released, uint64
     *released = upto;
 }
 
-static int walk_chunks(nnp_raw_t *r, const char *file, const unsigned char *base, uint64_t len,
-                       chunk_fn fn, void *user)
+/* True when a chunk with this sequence number was read already: meta chunks are checked
+ * against meta.nnp, data chunks against both (they share one numbering). */
+static bool seen_before(const nnp_raw_t *r, bool is_meta, uint64_t seq)
+{
+    return nnp__seq_has(&r->meta_seen, seq) || (!is_meta && nnp__seq_has(&r->data_seen, seq));
+}
+
+static int walk_chunks(nnp_raw_t *r, const char *file, bool is_meta, const unsigned char *base,
+                       uint64_t len, chunk_fn fn, void *user)
 {
     nnp_raw_report_t *rep = &r->report;
     uint64_t off = sizeof(nnp_raw_file_header_t), released = 0;
@@ -203,6 +213,17 @@ static int walk_chunks(nnp_raw_t *r, const char *file, const unsigned char *base
             off = next;
             continue;
         }
+        if (seen_before(r, is_meta, h.seq)) {
+            /* Only an intact chunk counts as the first copy, so a damaged one is replaced
+             * by a later intact copy rather than hiding it. */
+            rep->chunks_duplicate++;
+            rep->bytes_skipped += next - off;
+            damage(r, file, off, NNP_ECORRUPT,
+                   "chunk #%llu was read already (same sequence number): duplicate skipped",
+                   (unsigned long long)h.seq);
+            off = next;
+            continue;
+        }
         if (ensure_dbuf(r, h.raw_bytes) != 0) {
             damage(r, file, off, NNP_ENOMEM, "out of memory for chunk #%llu (%u bytes)",
                    (unsigned long long)h.seq, h.raw_bytes);
@@ -234,6 +255,7 @@ static int walk_chunks(nnp_raw_t *r, const char *file, const unsigned char *base
             payload = r->dbuf;
         }
         rep->chunks_ok++;
+        nnp__seq_add(is_meta ? &r->meta_seen : &r->data_seen, h.seq);
         rc = fn(r, file, &h, payload, off, user);
         if (rc != 0)
             return rc;
@@ -294,7 +316,7 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
                want_kind);
         rc = NNP_OK;
     } else {
-        rc = walk_chunks(r, name, base, (uint64_t)st.st_size, fn, user);
+        rc = walk_chunks(r, name, want_kind == NNP_FILE_META, base, (uint64_t)st.st_size, fn, user);
     }
     munmap(base, (size_t)st.st_size);
     return rc;
@@ -564,6 +586,8 @@ void nnp__raw_close(nnp_raw_t *r)
     nnp__free(r->aged_seqs);
     nnp__free(r->dbuf);
     ZSTD_freeDCtx(r->zctx);
+    nnp__seq_clear(&r->meta_seen);
+    nnp__seq_clear(&r->data_seen);
     nnp__free(r);
 }
 
@@ -677,6 +701,7 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
 int nnp__raw_read(nnp_raw_t *r, nnp_raw_cb cb, void *user)
 {
     struct data_ctx c = {cb, user};
+    nnp__seq_clear(&r->data_seen); /* a second read delivers the records again */
     for (uint32_t i = 0; i < r->n_data; i++) {
         char name[64];
         int rc;

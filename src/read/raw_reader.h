@@ -1,7 +1,8 @@
 /* raw_reader.h - reads a raw directory (meta.nnp + data_NNNNNN.nnp) written by the recorder.
  * Depends only on the format (format/raw_format.h), never on the recorder. Recovers every
  * complete, intact chunk of files cut at any byte; names damaged chunks (file, offset,
- * reason) in a report instead of failing; converts ticks to CLOCK_MONOTONIC ns. */
+ * reason) in a report instead of failing; delivers a chunk found twice (same sequence
+ * number) once; converts ticks to CLOCK_MONOTONIC ns. */
 #ifndef NNP_RAW_READER_H
 #define NNP_RAW_READER_H
 
@@ -28,6 +29,7 @@ typedef struct nnp_raw_report {
     uint64_t chunks_ok;          /* chunks read intact (meta and data) */
     uint64_t chunks_corrupt;     /* chunks skipped: bad checksum, bad header, bad payload */
     uint64_t chunks_truncated;   /* chunks cut by the end of a file */
+    uint64_t chunks_duplicate;   /* intact chunks skipped: their sequence number was read */
     uint64_t bytes_skipped;      /* bytes not read as part of an intact chunk */
     uint64_t records;            /* records delivered */
     uint64_t events_lost;        /* events lost in all: events_lost_buffer + events_lost_write */
@@ -67,7 +69,9 @@ int nnp__raw_open(const char *dir, nnp_raw_t **out);
 void nnp__raw_close(nnp_raw_t *r);
 
 /* Delivers every intact record of the data files, file by file in sequence order, chunk
- * by chunk (so each thread's records come in the order it recorded them). */
+ * by chunk (so each thread's records come in the order it recorded them). A chunk whose
+ * sequence number was read already (in meta.nnp, or earlier in the data files) is skipped,
+ * counted in chunks_duplicate and named in the damage list: no record is delivered twice. */
 int nnp__raw_read(nnp_raw_t *r, nnp_raw_cb cb, void *user);
 
 /* String by id: "" for 0, NULL for an id absent from the meta file. Owned by r. */

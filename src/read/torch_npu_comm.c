@@ -10,6 +10,7 @@
 #include "nnprof/nnprof.h"
 #include "read/foreign.h"
 #include "read/torch_npu.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 /* ---- communication.json / cluster_communication.json (formats.md 1.10) ---- */
@@ -42,13 +43,16 @@ static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
     const cJSON *el = cJSON_GetObjectItemCaseSensitive(info, COMM_ELAPSE_MS);
     const char *at = strchr(op, '@');
     char name[256];
-    int64_t ts;
+    int64_t ts, el_ns, end;
     size_t i, len = at ? (size_t)(at - op) : strlen(op);
+    /* 9223372036854.775807 ms is 2^63 ns once rounded: bounds are checked on the ns. */
     if (!nnp__foreign_json_us_ns(st, &ts) || !cJSON_IsNumber(el) || el->valuedouble < 0 ||
-        el->valuedouble > (double)INT64_MAX / NS_PER_MS) {
+        !nnp__double_to_i64(el->valuedouble * NS_PER_MS + 0.5, &el_ns) ||
+        !nnp__i64_add(ts, el_ns, &end)) {
         if (++w->bad <= MAX_ROW_WARNINGS)
-            NNP_LOG_W("torch_npu import: '%s' op '%s': '%s' or '%s' missing: skipped", w->path, op,
-                      COMM_START_US, COMM_ELAPSE_MS);
+            NNP_LOG_W("torch_npu import: '%s' op '%s': '%s' or '%s' missing or out of range: "
+                      "skipped",
+                      w->path, op, COMM_START_US, COMM_ELAPSE_MS);
         return NNP_OK;
     }
     if (len >= sizeof(name))
@@ -58,7 +62,7 @@ static int comm_add(comm_walk_t *w, const char *op, const cJSON *info)
     if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
         return nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", w->path);
     m->comms.start_ns[i] = ts;
-    m->comms.end_ns[i] = ts + (int64_t)(el->valuedouble * NS_PER_MS + 0.5);
+    m->comms.end_ns[i] = end;
     m->comms.name[i] = nnp__model_intern_cstr(m, name);
     m->comms.kind[i] = (uint32_t)nnp__foreign_comm_kind(name);
     m->comms.group[i] = at ? nnp__model_intern_cstr(m, at + 1) : 0;

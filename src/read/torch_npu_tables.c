@@ -11,6 +11,7 @@
 #include "read/csv_reader.h"
 #include "read/foreign.h"
 #include "read/torch_npu.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 /* ---- kernel_details.csv: one kernel per row (a simple RFC 4180 reader) ---- */
@@ -54,7 +55,7 @@ static const char *cell(const csv_t *c, long col)
  * (DSA_SQE, ...) is not compute in msprof's Overlap Analysis: skipped. A file without the
  * Accelerator Core column (older) keeps every row as a kernel. */
 static int kd_row(nnp_model_t *m, const csv_t *c, const long *col, long type, long core,
-                  long stream, int64_t ts, int64_t dur, uint64_t *skipped)
+                  long stream, int64_t ts, int64_t end, uint64_t *skipped)
 {
     const char *name = cell(c, col[0]), *acc = cell(c, core);
     int64_t st;
@@ -63,7 +64,7 @@ static int kd_row(nnp_model_t *m, const csv_t *c, const long *col, long type, lo
         if ((i = nnp__table_push(&m->comms.t)) == SIZE_MAX)
             return NNP_ENOMEM;
         m->comms.start_ns[i] = ts;
-        m->comms.end_ns[i] = ts + dur;
+        m->comms.end_ns[i] = end;
         m->comms.name[i] = nnp__model_intern_cstr(m, name);
         m->comms.kind[i] = nnp__foreign_comm_kind(name);
         m->comms.peer[i] = -1;
@@ -76,7 +77,7 @@ static int kd_row(nnp_model_t *m, const csv_t *c, const long *col, long type, lo
     if ((i = nnp__table_push(&m->kernels.t)) == SIZE_MAX)
         return NNP_ENOMEM;
     m->kernels.start_ns[i] = ts;
-    m->kernels.end_ns[i] = ts + dur;
+    m->kernels.end_ns[i] = end;
     m->kernels.name[i] = nnp__model_intern_cstr(m, name);
     m->kernels.type[i] = *acc ? nnp__model_intern_cstr(m, acc) : 0;
     m->kernels.op_type[i] = *cell(c, type) ? nnp__model_intern_cstr(m, cell(c, type)) : 0;
@@ -98,9 +99,10 @@ int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m, nnp_flow_m
     core = nnp__csv_col(&c, "Accelerator Core");
     stream = nnp__csv_col(&c, "Stream ID");
     while ((rc = nnp__csv_next(&c)) > 0) {
-        int64_t ts, dur, st;
+        int64_t ts, dur, end, st;
         if (!nnp__foreign_us_text_ns(cell(&c, col[1]), &ts) ||
-            !nnp__foreign_us_text_ns(cell(&c, col[2]), &dur) || dur < 0) {
+            !nnp__foreign_us_text_ns(cell(&c, col[2]), &dur) || dur < 0 ||
+            !nnp__i64_add(ts, dur, &end)) {
             if (++warnings <= MAX_ROW_WARNINGS)
                 NNP_LOG_W("torch_npu import: '%s' line %llu: missing or non-numeric "
                           "'Start Time(us)' or 'Duration(us)': row skipped",
@@ -120,7 +122,7 @@ int nnp__tnpu_import_kernel_details(const char *path, nnp_model_t *m, nnp_flow_m
             }
             continue;
         }
-        if (kd_row(m, &c, col, type, core, stream, ts, dur, &skipped) != NNP_OK) {
+        if (kd_row(m, &c, col, type, core, stream, ts, end, &skipped) != NNP_OK) {
             rc = nnp__fail(NNP_ENOMEM, "out of memory importing '%s'", path);
             goto out;
         }
@@ -159,7 +161,7 @@ int nnp__tnpu_import_step_trace_time(const char *path, const nnp_model_t *m)
     csv_t c;
     long col[NNP_ARRAY_LEN(need)];
     uint64_t rows = 0, unmatched = 0, bad = 0;
-    int64_t computing_ns = 0;
+    double computing_us = 0; /* a sum for the log line only: a double cannot overflow */
     int more, rc = nnp__tnpu_csv_open(&c, path, need, col, NNP_ARRAY_LEN(need));
     if (rc != NNP_OK) {
         nnp__csv_close(&c);
@@ -179,7 +181,7 @@ int nnp__tnpu_import_step_trace_time(const char *path, const nnp_model_t *m)
             continue;
         }
         rows++;
-        computing_ns += ns;
+        computing_us += (double)ns / NS_PER_US;
         step = nnp__tnpu_trim(c.f[col[0]]);
         if (!*step)
             continue; /* one row for the whole run when torch_npu saw no steps */
@@ -193,8 +195,7 @@ int nnp__tnpu_import_step_trace_time(const char *path, const nnp_model_t *m)
         return nnp__fail(NNP_ENOMEM, "out of memory reading '%s'", path);
     NNP_LOG_I("torch_npu import: '%s': %llu step rows (%llu bad), Computing %.3f us in all; a "
               "cross-check only (no timestamps: nnprof recomputes these columns)",
-              path, (unsigned long long)rows, (unsigned long long)bad,
-              (double)computing_ns / NS_PER_US);
+              path, (unsigned long long)rows, (unsigned long long)bad, computing_us);
     if (unmatched)
         NNP_LOG_W("torch_npu import: '%s': %llu step ids are not among the trace's %zu "
                   "ProfilerStep#N steps",

@@ -13,6 +13,7 @@
 #include "read/foreign.h"
 #include "read/json_stream.h"
 #include "read/torch_npu.h"
+#include "util/checked.h"
 #include "util/util.h"
 
 /* Thread names remembered in pass 1 (the HCCL process has a handful: planes and groups). */
@@ -61,6 +62,12 @@ static bool str_is(const cJSON *v, const char *s)
 static bool json_i64(const cJSON *v, int64_t *out)
 {
     return nnp__foreign_json_int(v, out);
+}
+
+/* The model's pid is 32-bit: a larger or negative one (not an OS pid) is unknown (0). */
+static uint32_t model_pid(int64_t pid)
+{
+    return pid >= 0 && pid <= UINT32_MAX ? (uint32_t)pid : 0;
 }
 
 static int oom(tv_t *t)
@@ -148,7 +155,7 @@ static int meta_cb(void *user, const cJSON *e, uint64_t index)
         size_t i, th;
         if (!json_i64(get(e, "id"), &id) || id <= 0 || !nnp__foreign_json_us_ns(get(e, "ts"), &ts))
             return NNP_OK;
-        th = nnp__model_thread(m, (uint64_t)tid, (uint32_t)pid);
+        th = nnp__model_thread(m, (uint64_t)tid, model_pid(pid));
         if (th == SIZE_MAX || (i = nnp__table_push(&m->calls.t)) == SIZE_MAX)
             return oom(t);
         m->calls.start_ns[i] = m->calls.end_ns[i] = ts;
@@ -220,7 +227,7 @@ static int add_step(tv_t *t, const char *name, int64_t ts, int64_t dur, uint64_t
 static int add_op(tv_t *t, const char *name, int64_t pid, int64_t tid, int64_t ts, int64_t dur)
 {
     nnp_model_t *m = t->m;
-    size_t th = nnp__model_thread(m, tid >= 0 ? (uint64_t)tid : 0, (uint32_t)pid), i;
+    size_t th = nnp__model_thread(m, tid >= 0 ? (uint64_t)tid : 0, model_pid(pid)), i;
     if (th == SIZE_MAX || (i = nnp__table_push(&m->ops.t)) == SIZE_MAX)
         return oom(t);
     m->ops.start_ns[i] = ts;
@@ -312,7 +319,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
 {
     tv_t *t = user;
     const cJSON *ph = get(e, "ph"), *name = get(e, "name"), *cat = get(e, "cat");
-    int64_t pid, tid = 0, ts, dur_ps;
+    int64_t pid, tid = 0, ts, dur_ps, end;
     proc_kind_t pk;
 
     if (!str_is(ph, "X") || !json_i64(get(e, "pid"), &pid))
@@ -322,7 +329,8 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         return NNP_OK;
     json_i64(get(e, "tid"), &tid);
     if (!cJSON_IsString(name) || !nnp__foreign_json_us_ns(get(e, "ts"), &ts) ||
-        !json_us_ps(get(e, "dur"), &dur_ps) || dur_ps < 0) {
+        !json_us_ps(get(e, "dur"), &dur_ps) || dur_ps < 0 ||
+        !nnp__i64_add(ts, dur_ps / PS_PER_NS, &end)) {
         ev_warn(t, index, "an X event without a name, or with a bad 'ts' or 'dur': skipped");
         return NNP_OK;
     }

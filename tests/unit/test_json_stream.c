@@ -1,7 +1,9 @@
 /* test_json_stream.c - the streaming JSON array reader: plain arrays and "traceEvents"
  * objects, strings holding brackets and escapes, scalars, a bad element in the middle, a
  * truncated file, no array at all, and stopping from the callback; the other top-level
- * members of an object, gzip files, and a gzip stream cut mid-way. */
+ * members of an object, gzip files, and a gzip stream cut mid-way; an open descriptor read
+ * a few bytes at a time. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +212,81 @@ static void test_gzip_and_cut_gzip(void **state)
     free(dir);
 }
 
+/* A gzip file whose text is far larger than its window (16x its compressed size): many
+ * refills, and one element longer than the window, which grows for it. */
+static void test_gzip_larger_than_window(void **state)
+{
+    enum { N = 4000, BIG = 64 * 1024 };
+    size_t cap = (size_t)N * 40 + BIG + 64, len;
+    char *dir = nnpt_mkdtemp(), path[4200], *text = malloc(cap);
+    members_t g;
+    nnp_json_stream_report_t r;
+    (void)state;
+    assert_non_null(text);
+    snprintf(path, sizeof(path), "%s/t.json.gz", dir);
+    len = (size_t)snprintf(text, cap, "[{\"name\":\"");
+    memset(text + len, 'x', BIG); /* compresses to almost nothing */
+    len += BIG;
+    len += (size_t)snprintf(text + len, cap - len, "\"}");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(text + len, cap - len, ",{\"name\":\"e\",\"ph\":\"X\"}");
+    snprintf(text + len, cap - len, "]");
+    write_gz(path, text, 0);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(nnp__json_stream_array(path, count_elem, &g, &r), NNP_OK);
+    assert_int_equal(r.elements, N + 1);
+    assert_int_equal(g.n_elems, N + 1);
+    assert_int_equal(r.bad_elements, 0);
+    assert_int_equal(r.truncated, 0);
+    assert_int_equal(r.gzip, 1);
+    assert_int_equal(r.bytes, strlen(text));
+    free(text);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* An open descriptor read a few bytes at a time gives what the whole file gives: the same
+ * elements, members and report (elements, strings and escapes straddle the reads). */
+static void test_fd_small_reads(void **state)
+{
+    static const char text[] = "\xEF\xBB\xBF{\"meta\": {\"rank\": 2, \"s\": \"}]\\\"\"}, "
+                               "\"traceEvents\": [{\"name\":\"a]\\\"}{\"},"
+                               " {\"name\": nope}, 42, \"s\", "
+                               "{\"name\":\"b\",\"args\":{\"x\":[1,{\"y\":\"[\"}]}}], \"tail\": 7}";
+    char *dir = nnpt_mkdtemp(), path[4200];
+    nnp_json_stream_report_t whole, part;
+    members_t gw, gp;
+    FILE *f;
+    int fd;
+    (void)state;
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    memset(&gw, 0, sizeof(gw));
+    assert_int_equal(nnp__json_stream_doc(path, NULL, count_elem, member, &gw, &whole), NNP_OK);
+    assert_int_equal(gw.n_elems, 4);
+    assert_int_equal(gw.n, 2);
+    assert_true(gw.rank == 2.0);
+    assert_int_equal(whole.bad_elements, 1);
+    for (size_t read_max = 1; read_max <= 7; read_max++) {
+        fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        memset(&gp, 0, sizeof(gp));
+        assert_int_equal(
+            nnp__json_stream_fd(fd, "t.json", NULL, read_max, count_elem, member, &gp, &part),
+            NNP_OK);
+        assert_int_equal(close(fd), 0);
+        assert_int_equal(gp.n_elems, gw.n_elems);
+        assert_int_equal(gp.n, gw.n);
+        assert_true(gp.rank == gw.rank);
+        assert_memory_equal(&part, &whole, sizeof(whole));
+    }
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +295,8 @@ int main(void)
         cmocka_unit_test(test_callback_stops_and_missing_file),
         cmocka_unit_test(test_object_members),
         cmocka_unit_test(test_gzip_and_cut_gzip),
+        cmocka_unit_test(test_gzip_larger_than_window),
+        cmocka_unit_test(test_fd_small_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

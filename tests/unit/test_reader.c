@@ -2,7 +2,8 @@
  * (N_EVENTS step records, a flush every FLUSH_EVERY, so ~40 RECORDS chunks), learns the
  * chunk layout by parsing the files itself (not through the reader), then cuts, flips and
  * pads copies of the files and checks that the reader delivers exactly the records the
- * layout predicts and names the damage. Also `nnprof dump` on damaged data and its exit codes. */
+ * layout predicts and names the damage, and that chunks found twice (same sequence number)
+ * are read once. Also `nnprof dump` / `nnprof info` on damaged data and dump's exit codes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ typedef struct chunk_info {
     uint64_t first; /* index of the chunk's first record in the run (data chunks) */
     uint16_t type;
     uint16_t codec;
+    uint64_t seq; /* the chunk's sequence number */
 } chunk_info_t;
 
 typedef struct fixture {
@@ -98,6 +100,7 @@ typedef struct fixture {
     nnp_str_t str_ids[N_STRINGS];
     char str_text[N_STRINGS][STR_TEXT_CAP];
     int str_chunk[N_STRINGS]; /* meta chunk that holds string i, -1 if none */
+    uint64_t max_seq;         /* highest chunk sequence number of the run (meta and data) */
 } fixture_t;
 
 /* What one read of a damaged copy produced. */
@@ -192,6 +195,7 @@ static uint32_t parse_chunks(const unsigned char *buf, size_t len, chunk_info_t 
         out[n].first = first;
         out[n].type = h.type;
         out[n].codec = h.codec;
+        out[n].seq = h.seq;
         first += h.count;
         off += out[n].size;
         n++;
@@ -283,6 +287,10 @@ static int setup(void **state)
     }
     assert_int_equal(total, N_EVENTS);
     map_strings(fx);
+    for (uint32_t c = 0; c < fx->n_chunks; c++)
+        fx->max_seq = fx->chunks[c].seq > fx->max_seq ? fx->chunks[c].seq : fx->max_seq;
+    for (uint32_t c = 0; c < fx->n_meta_chunks; c++)
+        fx->max_seq = fx->meta_chunks[c].seq > fx->max_seq ? fx->meta_chunks[c].seq : fx->max_seq;
 
     snprintf(fx->work_dir, sizeof(fx->work_dir), "%s/work", fx->root);
     assert_int_equal(mkdir(fx->work_dir, 0700), 0);
@@ -874,7 +882,7 @@ static size_t build_uncompressed(const fixture_t *fx, unsigned char *out, size_t
     h.payload_bytes = h.raw_bytes = n_recs * (uint32_t)sizeof(nnp_rec_t);
     h.payload_crc = nnp__crc32c(0, recs, h.payload_bytes);
     h.count = n_recs;
-    h.seq = fx->n_chunks + 1;
+    h.seq = fx->max_seq + 1; /* a chunk of its own, not a copy of one of the run's */
     h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
     memcpy(out + len, &h, sizeof(h));
     memcpy(out + len + sizeof(h), recs, h.payload_bytes);
@@ -1041,6 +1049,212 @@ static void test_alloc_failure_anywhere(void **state)
     assert_true(nth > 1 && nth < MAX_NTH);
 }
 
+/* ---- duplicate chunks: the same sequence number twice ---- */
+
+/* The data file with chunk k's bytes inserted again at offset at (a chunk boundary or the
+ * end). Returns the new length; *buf is malloc'd. */
+static size_t data_with_copy(const fixture_t *fx, uint32_t k, uint64_t at, unsigned char **buf)
+{
+    const chunk_info_t *ci = &fx->chunks[k];
+    size_t len = fx->data_len + ci->size;
+    unsigned char *b = malloc(len);
+    assert_non_null(b);
+    memcpy(b, fx->data, at);
+    memcpy(b + at, fx->data + ci->off, ci->size);
+    memcpy(b + at + ci->size, fx->data + at, fx->data_len - at);
+    *buf = b;
+    return len;
+}
+
+/* True when every record 0..N_EVENTS-1 was delivered exactly once, in any order. */
+static bool delivered_each_once(const readback_t *rb)
+{
+    unsigned char *hit = calloc(N_EVENTS, 1);
+    bool ok = hit != NULL && rb->bad == 0 && rb->n == N_EVENTS;
+    for (uint64_t i = 0; ok && i < rb->n; i++) {
+        ok = rb->a[i] < N_EVENTS && !hit[rb->a[i]];
+        if (ok)
+            hit[rb->a[i]] = 1;
+    }
+    free(hit);
+    return ok;
+}
+
+/* Checks a copy whose only damage is dups duplicate chunks of dup_bytes in all, the first
+ * at (file, first_off): every record once, in order, and the duplicates counted and named. */
+static void check_duplicates(const fixture_t *fx, const char *ctx, uint64_t dups,
+                             uint64_t dup_bytes, const char *file, uint64_t first_off)
+{
+    readback_t rb;
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK);
+    EXPECT(ctx, delivered_all(&rb));
+    EXPECT(ctx, rb.rep.records == N_EVENTS);
+    EXPECT(ctx, rb.rep.chunks_ok == meta_ok(fx) + fx->n_chunks);
+    EXPECT(ctx, rb.rep.chunks_duplicate == dups);
+    EXPECT(ctx, rb.rep.chunks_corrupt == 0 && rb.rep.chunks_truncated == 0);
+    EXPECT(ctx, rb.rep.bytes_skipped == dup_bytes);
+    EXPECT(ctx, rb.rep.n_damage == dups);
+    EXPECT(ctx, damage_is(&rb, 0, file, first_off, NNP_ECORRUPT, "read already"));
+    readback_done(&rb);
+}
+
+/* A RECORDS chunk written twice (right after itself, or at the end of the file) is read
+ * once: before the fix its records were delivered, and counted, twice. */
+static void test_duplicate_data_chunk_read_once(void **state)
+{
+    fixture_t *fx = *state;
+    const uint32_t picks[] = {0, fx->n_chunks / 2, fx->n_chunks - 1};
+
+    for (size_t i = 0; i < NNP_ARRAY_LEN(picks); i++) {
+        const chunk_info_t *ci = &fx->chunks[picks[i]];
+        const uint64_t places[] = {chunk_end(ci), fx->data_len};
+        for (size_t p = 0; p < NNP_ARRAY_LEN(places); p++) {
+            char ctx[CTX_BUF];
+            unsigned char *buf;
+            size_t len = data_with_copy(fx, picks[i], places[p], &buf);
+            snprintf(ctx, sizeof(ctx), "chunk %u (seq %llu) copied to offset %llu", picks[i],
+                     (unsigned long long)ci->seq, (unsigned long long)places[p]);
+            write_bytes(fx->work_dir, DATA_NAME, buf, len);
+            free(buf);
+            check_duplicates(fx, ctx, 1, ci->size, DATA_NAME, places[p]);
+        }
+    }
+}
+
+/* A data file restored beside its original under the next number (a copy with its file
+ * number changed): all its chunks are duplicates, and nothing is counted twice. */
+static void test_duplicate_data_file_read_once(void **state)
+{
+    fixture_t *fx = *state;
+    unsigned char *copy = malloc(fx->data_len);
+    nnp_raw_file_header_t fh;
+
+    assert_non_null(copy);
+    memcpy(copy, fx->data, fx->data_len);
+    memcpy(&fh, copy, sizeof(fh));
+    fh.file_seq = 2;
+    memcpy(copy, &fh, sizeof(fh));
+    write_bytes(fx->work_dir, DATA_NAME_2, copy, fx->data_len);
+    free(copy);
+    check_duplicates(fx, "data_000002.nnp a copy of data_000001.nnp", fx->n_chunks,
+                     fx->data_len - FILE_HDR, DATA_NAME_2, FILE_HDR);
+}
+
+/* Appends a LOSS chunk {tid 0, dropped} with sequence number seq to buf at *len. */
+static void append_loss_chunk(unsigned char *buf, size_t *len, uint64_t seq, uint64_t dropped)
+{
+    uint64_t payload[2] = {0, dropped};
+    nnp_chunk_header_t h;
+    memset(&h, 0, sizeof(h));
+    h.magic = NNP_CHUNK_MAGIC;
+    h.type = NNP_CHUNK_LOSS;
+    h.codec = NNP_CODEC_NONE;
+    h.payload_bytes = h.raw_bytes = (uint32_t)sizeof(payload);
+    h.payload_crc = nnp__crc32c(0, payload, sizeof(payload));
+    h.count = 1;
+    h.seq = seq;
+    h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
+    memcpy(buf + *len, &h, sizeof(h));
+    memcpy(buf + *len + sizeof(h), payload, sizeof(payload));
+    *len += sizeof(h) + sizeof(payload);
+}
+
+/* Duplicates in meta.nnp: a LOSS chunk twice counts its dropped events once, a STRINGS
+ * chunk twice leaves the strings as they were; the data chunks are all read. */
+static void test_duplicate_meta_chunks(void **state)
+{
+    fixture_t *fx = *state;
+    enum { DROPPED = 5 };
+    const chunk_info_t *strs = &fx->meta_chunks[fx->str_chunk[0]];
+    const size_t loss_bytes = CHUNK_HDR + 2 * sizeof(uint64_t);
+    unsigned char *meta = malloc(fx->meta_len + 2 * loss_bytes + strs->size);
+    size_t len = fx->meta_len;
+    uint64_t second_loss;
+    readback_t rb;
+    const char *ctx = "meta.nnp with a LOSS chunk twice and a STRINGS chunk twice";
+
+    assert_non_null(meta);
+    memcpy(meta, fx->meta, fx->meta_len);
+    append_loss_chunk(meta, &len, fx->max_seq + 1, DROPPED);
+    second_loss = len;
+    append_loss_chunk(meta, &len, fx->max_seq + 1, DROPPED);
+    memcpy(meta + len, fx->meta + strs->off, strs->size);
+    len += strs->size;
+    write_bytes(fx->work_dir, META_NAME, meta, len);
+    free(meta);
+
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK);
+    EXPECT(ctx, delivered_all(&rb));
+    EXPECT(ctx, rb.rep.events_lost == DROPPED);
+    EXPECT(ctx, rb.rep.chunks_duplicate == 2);
+    EXPECT(ctx, rb.rep.chunks_ok == meta_ok(fx) + 1 + fx->n_chunks);
+    EXPECT(ctx, rb.rep.bytes_skipped == loss_bytes + strs->size);
+    EXPECT(ctx, rb.rep.n_damage == 2);
+    EXPECT(ctx, damage_is(&rb, 0, META_NAME, second_loss, NNP_ECORRUPT, "read already"));
+    EXPECT(ctx,
+           damage_is(&rb, 1, META_NAME, second_loss + loss_bytes, NNP_ECORRUPT, "read already"));
+    for (uint32_t i = 0; i < N_STRINGS; i++) {
+        const char *str = nnp__raw_str(rb.raw, fx->str_ids[i]);
+        EXPECT(ctx, str != NULL && strcmp(str, fx->str_text[i]) == 0);
+    }
+    readback_done(&rb);
+}
+
+/* Only an intact chunk counts as read: a damaged first copy does not hide a later intact
+ * one (its records arrive, once, where the copy is), and a damaged later copy is corrupt,
+ * not a duplicate. */
+static void test_duplicate_of_damaged_chunk(void **state)
+{
+    fixture_t *fx = *state;
+    const uint32_t k = fx->n_chunks / 2;
+    const chunk_info_t *ci = &fx->chunks[k];
+    const uint64_t payload_mid = CHUNK_HDR + (ci->size - CHUNK_HDR) / 2;
+    unsigned char *buf;
+    size_t len = data_with_copy(fx, k, fx->data_len, &buf);
+    readback_t rb;
+    const char *ctx = "first copy damaged, intact copy at the end";
+
+    buf[ci->off + payload_mid] ^= FLIP_MIXED;
+    write_bytes(fx->work_dir, DATA_NAME, buf, len);
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK);
+    EXPECT(ctx, delivered_each_once(&rb));
+    EXPECT(ctx, rb.rep.chunks_corrupt == 1 && rb.rep.chunks_duplicate == 0);
+    EXPECT(ctx, rb.rep.chunks_ok == meta_ok(fx) + fx->n_chunks);
+    readback_done(&rb);
+
+    ctx = "intact first copy, damaged copy at the end";
+    buf[ci->off + payload_mid] ^= FLIP_MIXED;
+    buf[fx->data_len + payload_mid] ^= FLIP_MIXED;
+    write_bytes(fx->work_dir, DATA_NAME, buf, len);
+    free(buf);
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK);
+    EXPECT(ctx, delivered_all(&rb));
+    EXPECT(ctx, rb.rep.chunks_corrupt == 1 && rb.rep.chunks_duplicate == 0);
+    readback_done(&rb);
+}
+
+/* Reading the same handle twice delivers every record twice, once per read: the chunks of
+ * the first read are not duplicates of the second. */
+static void test_second_read_is_not_duplicate(void **state)
+{
+    fixture_t *fx = *state;
+    readback_t rb;
+    const char *ctx = "second nnp__raw_read of one handle";
+
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK && delivered_all(&rb));
+    rb.n = 0;
+    EXPECT(ctx, nnp__raw_read(rb.raw, on_record, &rb) == NNP_OK);
+    EXPECT(ctx, delivered_all(&rb));
+    EXPECT(ctx, nnp__raw_report(rb.raw)->chunks_duplicate == 0);
+    EXPECT(ctx, nnp__raw_report(rb.raw)->records == 2 * (uint64_t)N_EVENTS);
+    readback_done(&rb);
+}
+
 /* ---- the CLI ---- */
 
 /* Runs a shell command; returns its exit code, or -1 when it did not exit normally.
@@ -1164,6 +1378,74 @@ static void test_cli_dump_exit_codes(void **state)
     assert_int_equal(lines, 0);
 }
 
+/* `nnprof dump`, `info` and `analyse` report a duplicated chunk: the summary's and info's
+ * chunks_duplicate, a line on dump's stderr naming it, analyse's warning; every record is
+ * printed once. */
+static void test_cli_reports_duplicates(void **state)
+{
+    fixture_t *fx = *state;
+    enum { LAST_LINE_CAP = 1 << 16 };
+    const uint32_t k = fx->n_chunks / 2;
+    unsigned char *buf;
+    size_t len = data_with_copy(fx, k, fx->data_len, &buf);
+    char *last = malloc(LAST_LINE_CAP), *err = NULL;
+    char cmd[3 * PATH_BUF], want[CTX_BUF];
+    const cJSON *ranks, *r0;
+    cJSON *doc;
+    uint64_t lines;
+    unsigned char *info;
+    size_t info_len;
+
+    assert_non_null(last);
+    write_bytes(fx->work_dir, DATA_NAME, buf, len);
+    free(buf);
+
+    snprintf(cmd, sizeof(cmd), "'%s/nnprof' dump '%s' 2>'%s/stderr.txt'", NNP_BINARY_DIR,
+             fx->work_dir, fx->root);
+    assert_int_equal(run_cli(cmd, &lines, last, LAST_LINE_CAP), 0);
+    assert_int_equal(lines, N_EVENTS + 1);
+    doc = cJSON_Parse(last);
+    if (!doc)
+        fail_msg("last stdout line is not JSON: %.200s", last);
+    assert_true(json_num(doc, "chunks_duplicate") == 1);
+    assert_true(json_num(doc, "records") == N_EVENTS);
+    assert_true(json_num(doc, "bytes_skipped") == fx->chunks[k].size);
+    cJSON_Delete(doc);
+    snprintf(want, sizeof(want), DATA_NAME " at offset %zu", fx->data_len);
+    err_text(fx, &err);
+    if (!strstr(err, want) || !strstr(err, "read already"))
+        fail_msg("stderr does not name the duplicate (\"%s\"): %.300s", want, err);
+    free(err);
+
+    snprintf(cmd, sizeof(cmd), "'%s/nnprof' info --json '%s' 2>'%s/stderr.txt'", NNP_BINARY_DIR,
+             fx->work_dir, fx->root);
+    assert_int_equal(run_cli(cmd, &lines, last, LAST_LINE_CAP), 0);
+    doc = cJSON_Parse(last);
+    if (!doc)
+        fail_msg("nnprof info --json printed no JSON: %.200s", last);
+    ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
+    assert_int_equal(cJSON_GetArraySize(ranks), 1);
+    r0 = cJSON_GetArrayItem(ranks, 0);
+    assert_true(json_num(r0, "chunks_duplicate") == 1);
+    assert_true(json_num(r0, "records") == N_EVENTS);
+    cJSON_Delete(doc);
+    free(last);
+
+    /* analyse warns (the tests run with NNPROF_LOG_LEVEL=error: raise it). */
+    info = load_file(fx->src_dir, "info.json", &info_len);
+    write_bytes(fx->work_dir, "info.json", info, info_len);
+    free(info);
+    snprintf(cmd, sizeof(cmd),
+             "NNPROF_LOG_LEVEL=warn '%s/nnprof' analyse --quiet -o '%s/out' '%s' "
+             "2>'%s/stderr.txt'",
+             NNP_BINARY_DIR, fx->root, fx->work_dir, fx->root);
+    assert_int_equal(run_cli(cmd, &lines, NULL, 0), 0);
+    err_text(fx, &err);
+    if (!strstr(err, "skipped 1 duplicate chunk(s)"))
+        fail_msg("analyse does not warn of the duplicate: %.300s", err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1182,6 +1464,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alloc_failure_anywhere, setup, teardown),
         /* Ticks outside the clock points must clamp, not wrap (see the test). */
         cmocka_unit_test_setup_teardown(test_ticks_convert_monotonically, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_data_chunk_read_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_data_file_read_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_meta_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_of_damaged_chunk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_read_is_not_duplicate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_reports_duplicates, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,7 @@ static cJSON *rank_info(const char *raw)
     cJSON_AddNumberToObject(o, "chunks_ok", (double)rep->chunks_ok);
     cJSON_AddNumberToObject(o, "chunks_corrupt", (double)rep->chunks_corrupt);
     cJSON_AddNumberToObject(o, "chunks_truncated", (double)rep->chunks_truncated);
+    cJSON_AddNumberToObject(o, "chunks_duplicate", (double)rep->chunks_duplicate);
     cJSON_AddNumberToObject(o, "events_lost", (double)rep->events_lost);
     cJSON_AddNumberToObject(o, "events_lost_buffer", (double)rep->events_lost_buffer);
     cJSON_AddNumberToObject(o, "events_lost_write", (double)rep->events_lost_write);
@@ -172,10 +173,11 @@ static void print_text(const cJSON *o)
     kinds = cJSON_GetObjectItemCaseSensitive(o, "records_per_kind");
     for (it = kinds ? kinds->child : NULL; it; it = it->next)
         printf("  %-14s %.0f\n", it->string, it->valuedouble);
-    printf("chunks: %.0f ok, %.0f corrupt, %.0f truncated; events lost %.0f; files aged out "
-           "%.0f, missing %.0f\n",
+    printf("chunks: %.0f ok, %.0f corrupt, %.0f truncated, %.0f duplicate (skipped); events lost "
+           "%.0f; files aged out %.0f, missing %.0f\n",
            num_of(o, "chunks_ok"), num_of(o, "chunks_corrupt"), num_of(o, "chunks_truncated"),
-           num_of(o, "events_lost"), num_of(o, "files_aged_out"), num_of(o, "files_missing"));
+           num_of(o, "chunks_duplicate"), num_of(o, "events_lost"), num_of(o, "files_aged_out"),
+           num_of(o, "files_missing"));
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "loss")))
         printf("LOST: %s\n", text_of(o, "loss"));
     opts = cJSON_GetObjectItemCaseSensitive(o, "options");
@@ -248,7 +250,8 @@ static void help(FILE *f)
                "Summarises the raw data under DIR (a PROF_* directory, the profiler/\n"
                "directory holding them, or the output_path above it), per rank: device,\n"
                "host, pid, state, time span, windows, steps, records per kind, chunks\n"
-               "ok/corrupt/truncated, events lost, files aged out, and the options.\n\n"
+               "ok/corrupt/truncated/duplicate, events lost, files aged out, and the\n"
+               "options.\n\n"
                "  --json   one JSON document {\"ranks\":[...]} instead of text\n\n"
                "exit: 0 ok (even with damage, which the output counts), 1 no readable\n"
                "      raw data, 2 usage error\n");
