@@ -95,26 +95,18 @@ static void drain_one(nnp_tbuf_t *b, void *user)
     if (head - tail > b->cap / 2)
         w->busy = true; /* drain again at once instead of sleeping a period */
     while (tail < head) {
-        uint64_t end = tail;
-        uint32_t n_rec = 0;
-        /* Cut at a record boundary: whole records only, at most CHUNK_MAX_SLOTS. */
-        while (end < head) {
-            unsigned n = b->slots[end & b->mask].n_slots;
-            if (n == 0 || n > NNP_REC_MAX_SLOTS)
-                n = 1; /* cannot happen with our producers; never loop forever */
-            if (end + n - tail > CHUNK_MAX_SLOTS)
-                break;
-            end += n;
-            n_rec++;
-        }
-        copy_slots(w, b, tail, end);
+        uint64_t n = head - tail < CHUNK_MAX_SLOTS ? head - tail : CHUNK_MAX_SLOTS;
+        size_t used;
+        uint32_t n_rec, packed;
+        /* The packer cuts the chunk at a record boundary: no pass of our own over the slots,
+         * whose first read (they were written on another core) is the costly one. */
+        copy_slots(w, b, tail, tail + n);
+        packed = nnp__wr_pack(w, n, &used, &n_rec);
         if (w->data_fd >= 0) {
-            uint64_t wrote =
-                nnp__wr_chunk(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, w->scratch,
-                              (uint32_t)((end - tail) * sizeof(nnp_rec_t)), n_rec, b->tid);
+            uint64_t wrote = nnp__wr_records(w, packed, used, n_rec, b->tid);
             if (wrote > 0) {
                 atomic_fetch_add_explicit(&w->events_recorded, n_rec, memory_order_relaxed);
-                atomic_fetch_add_explicit(&w->bytes_raw, (end - tail) * sizeof(nnp_rec_t),
+                atomic_fetch_add_explicit(&w->bytes_raw, used * sizeof(nnp_rec_t),
                                           memory_order_relaxed);
                 nnp__wr_account(w, wrote);
             } else {
@@ -124,7 +116,7 @@ static void drain_one(nnp_tbuf_t *b, void *user)
             /* No data file (its creation failed): the records are lost, and counted. */
             atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
         }
-        tail = end;
+        tail += used;
         atomic_store_explicit(&b->tail, tail, memory_order_release);
     }
 }
@@ -300,6 +292,8 @@ static void release(nnp_writer_t *w, bool own_sync)
         close(w->wake_fd);
     nnp__free(w->zwork); /* the static context lives in it */
     nnp__free(w->zbuf);
+    nnp__free(w->pack);
+    nnp__free(w->pbuf);
     nnp__free(w->scratch);
     nnp__free(w->meta_buf);
     nnp__free(w->file_bytes);
@@ -337,12 +331,16 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
         w->zctx = w->zwork ? ZSTD_initStaticCCtx(w->zwork, zsize) : NULL;
     }
     w->zbuf = nnp__malloc(w->zbuf_cap);
+    /* The packer's state and output, once per writer: its thread never allocates. */
+    w->pack = nnp__malloc(sizeof(*w->pack));
+    w->pbuf = nnp__malloc(PBUF_BYTES);
     w->scratch = nnp__malloc((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
     w->meta_buf = nnp__malloc(META_BATCH_BYTES);
     w->file_bytes = nnp__calloc(MAX_TRACKED_FILES, sizeof(uint64_t));
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->done_cond, NULL);
-    if (!w->zctx || !w->zbuf || !w->scratch || !w->meta_buf || !w->file_bytes) {
+    if (!w->zctx || !w->zbuf || !w->pack || !w->pbuf || !w->scratch || !w->meta_buf ||
+        !w->file_bytes) {
         rc = nnp__fail(NNP_ENOMEM, "out of memory creating the writer");
         goto fail;
     }
