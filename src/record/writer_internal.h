@@ -37,6 +37,13 @@
 #define CLOCK_PERIOD_NS NNP_NS_PER_SEC
 /* Most bytes a packed chunk of the largest batch takes (rec_pack.h's bound per slot). */
 #define PBUF_BYTES ((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * NNP_PACK_SLOT_MAX)
+/* Buffer fill is measured in parts of FILL_SCALE; the writer sleeps no longer than it takes
+ * the fastest-filling buffer, at the rate it filled since the previous drain, to reach
+ * FILL_WAKE of FILL_SCALE (a quarter): a buffer sized for the default period then keeps
+ * up with a thread recording many times the rate it was sized for. */
+#define FILL_SCALE 1024u
+#define FILL_WAKE  256u
+#define NS_PER_MS  1000000ull
 /* Free disk space is checked at most this often (statvfs is a syscall). */
 #define DISK_CHECK_PERIOD_NS (NNP_NS_PER_SEC / 4)
 /* Upper bound of data files tracked for aging; the oldest entries are the ones removed. */
@@ -87,6 +94,7 @@ struct nnp_writer {
     unsigned char *meta_buf; /* META_BATCH_BYTES */
     bool io_failed_logged, disk_full_logged;
     bool busy;             /* last drain found a buffer over half full */
+    uint32_t fill_max;     /* fullest buffer of the last drain, in FILL_SCALE parts */
     bool files_open;       /* the raw directory and meta.nnp exist (created on first data) */
     bool aging;            /* inside enforce_storage(): a failed AGED write must not recurse */
     uint64_t next_open_ns; /* earliest retry of a failed directory or data file creation */
