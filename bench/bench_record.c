@@ -7,6 +7,7 @@
  * Figures are medians of repetitions; the program never fails on a target (exit 0 unless
  * something breaks). Usage: bench_record [--sustained-s S] [--no-burst] [--no-sustained].
  * See bench/README.md for how to read it. */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -459,8 +460,9 @@ typedef struct sustained {
     double wall_s;  /* the recording thread's loop */
     uint64_t pairs; /* begin/end pairs it called */
     uint64_t recorded, dropped;
-    double cpu_s;   /* the whole process over the loop and the final flush */
-    double flush_s; /* nnp_session_stop after the loop: what was still buffered */
+    double cpu_s;        /* the whole process over the loop and the final flush */
+    double flush_s;      /* nnp_session_stop after the loop: what was still buffered */
+    double writer_cpu_s; /* the writer thread's CPU over the same interval, < 0 unknown */
 } sustained_t;
 
 static double g_sustained_s = DEFAULT_SUSTAINED_S;
@@ -487,6 +489,62 @@ static void *sustained_main(void *arg)
     a->pairs = pairs;
     a->wall_s = t - t0;
     return NULL;
+}
+
+/* The writer thread names itself "nnprof-writer": its thread id, or 0. */
+static long writer_tid(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long found = 0;
+    if (!d)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        char path[64], name[32] = "";
+        long tid = strtol(e->d_name, NULL, 10);
+        FILE *f;
+        if (tid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
+        f = fopen(path, "re");
+        if (f && fgets(name, sizeof(name), f) && strncmp(name, "nnprof-writer", 13) == 0)
+            found = tid;
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+/* CPU seconds of one thread of this process (/proc: utime and stime, fields 14 and 15,
+ * after the parenthesised name); < 0 when unreadable. */
+static double thread_cpu_sec(long tid)
+{
+    char path[64], buf[1024];
+    unsigned long long ut, st;
+    size_t n;
+    char *p;
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
+    f = tid > 0 ? fopen(path, "re") : NULL;
+    if (!f)
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    if (!p || p[1] == '\0')
+        return -1;
+    p += 2; /* field 3, the state */
+    for (int field = 3; field < 14; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return -1;
+        p++;
+    }
+    ut = strtoull(p, &p, 10);
+    st = strtoull(p, &p, 10);
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static double process_cpu_sec(void)
@@ -517,13 +575,17 @@ static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_
     o.full_policy = policy;
     if (nnp_session_create(&o, &s) == NNP_OK) {
         set_payload();
+        long wtid = writer_tid();
+        double w0 = thread_cpu_sec(wtid), w1;
         c0 = process_cpu_sec();
         if (pthread_create(&th, NULL, sustained_main, &arg) == 0) {
             pthread_join(th, NULL);
             t1 = now_sec();
+            w1 = thread_cpu_sec(wtid); /* before stop: the writer thread ends there */
             if (nnp_session_stop(s) == NNP_OK && nnp_session_stats(s, &st) == NNP_OK) {
                 out->flush_s = now_sec() - t1;
                 out->cpu_s = process_cpu_sec() - c0;
+                out->writer_cpu_s = w0 >= 0 && w1 >= 0 ? w1 - w0 : -1;
                 out->wall_s = arg.wall_s;
                 out->pairs = arg.pairs;
                 out->recorded = st.events_recorded;
@@ -572,8 +634,9 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
     printf("\nsustained: default options (buffer, writer period, samplers), one new thread "
            "recording begin/end pairs flat out for %.0f s, writer draining meanwhile\n",
            g_sustained_s);
-    printf("%-16s %10s %12s %14s %14s %9s %10s %10s\n", "policy", "ns/pair", "pairs", "events rec.",
-           "dropped", "dropped%", "M ev/s rec", "proc CPU s");
+    printf("%-16s %10s %12s %14s %14s %9s %10s %10s %12s %12s\n", "policy", "ns/pair", "pairs",
+           "events rec.", "dropped", "dropped%", "M ev/s rec", "proc CPU s", "writer CPU s",
+           "Mev/wrCPU-s");
     for (int i = 0; i < 2; i++) {
         const sustained_t *r = v[i];
         double ns, events;
@@ -583,11 +646,15 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
         }
         ns = r->wall_s * NS_PER_SEC / (double)r->pairs;
         events = 2.0 * (double)r->pairs;
-        printf("%-16s %10.2f %12llu %14llu %14llu %8.2f%% %10.2f %10.2f\n", label[i], ns,
-               (unsigned long long)r->pairs, (unsigned long long)r->recorded,
+        printf("%-16s %10.2f %12llu %14llu %14llu %8.2f%% %10.2f %10.2f %12.2f %12.2f\n", label[i],
+               ns, (unsigned long long)r->pairs, (unsigned long long)r->recorded,
                (unsigned long long)r->dropped, 100.0 * (double)r->dropped / events,
-               (double)r->recorded / r->wall_s / 1e6, r->cpu_s);
+               (double)r->recorded / r->wall_s / 1e6, r->cpu_s, r->writer_cpu_s,
+               r->writer_cpu_s > 0 ? (double)r->recorded / r->writer_cpu_s / 1e6 : 0.0);
     }
+    printf("writer CPU s: the writer thread (\"nnprof-writer\") over the loop; Mev/wrCPU-s: "
+           "events recorded per writer CPU-second (its last drain, at stop, is not in its CPU "
+           "time: at most one buffer)\n");
     if (drop->ok) {
         double ns = drop->wall_s * NS_PER_SEC / (double)drop->pairs;
         printf("\ntargets (sustained, default options)\n");
