@@ -59,7 +59,7 @@ static inline bool only_ts_differs(const nnp_rec_t *r, const nnp_rec_t *p)
 
 static inline uint64_t zigzag(uint64_t d)
 {
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+    return (d << 1) ^ (0 - (d >> 63)); /* all ones when d is negative: no signed shift */
 }
 
 static inline uint64_t unzigzag(uint64_t z)
