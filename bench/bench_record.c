@@ -7,7 +7,6 @@
  * Figures are medians of repetitions; the program never fails on a target (exit 0 unless
  * something breaks). Usage: bench_record [--sustained-s S] [--no-burst] [--no-sustained].
  * See bench/README.md for how to read it. */
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -21,6 +20,8 @@
 #include <unistd.h>
 
 #include <nnprof/nnprof.h>
+
+#include "writer_thread.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -491,62 +492,6 @@ static void *sustained_main(void *arg)
     return NULL;
 }
 
-/* The writer thread names itself "nnprof-writer": its thread id, or 0. */
-static long writer_tid(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    long found = 0;
-    if (!d)
-        return 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char path[64], name[32] = "";
-        long tid = strtol(e->d_name, NULL, 10);
-        FILE *f;
-        if (tid <= 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
-        f = fopen(path, "re");
-        if (f && fgets(name, sizeof(name), f) && strncmp(name, "nnprof-writer", 13) == 0)
-            found = tid;
-        if (f)
-            fclose(f);
-    }
-    closedir(d);
-    return found;
-}
-
-/* CPU seconds of one thread of this process (/proc: utime and stime, fields 14 and 15,
- * after the parenthesised name); < 0 when unreadable. */
-static double thread_cpu_sec(long tid)
-{
-    char path[64], buf[1024];
-    unsigned long long ut, st;
-    size_t n;
-    char *p;
-    FILE *f;
-    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-    f = tid > 0 ? fopen(path, "re") : NULL;
-    if (!f)
-        return -1;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    if (!p || p[1] == '\0')
-        return -1;
-    p += 2; /* field 3, the state */
-    for (int field = 3; field < 14; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return -1;
-        p++;
-    }
-    ut = strtoull(p, &p, 10);
-    st = strtoull(p, &p, 10);
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static double process_cpu_sec(void)
 {
     struct timespec ts;
@@ -575,13 +520,14 @@ static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_
     o.full_policy = policy;
     if (nnp_session_create(&o, &s) == NNP_OK) {
         set_payload();
-        long wtid = writer_tid();
-        double w0 = thread_cpu_sec(wtid), w1;
+        long wtid = nnp_bench_writer_tid();
+        double w0, w1;
+        w0 = nnp_bench_thread_cpu_sec(wtid);
         c0 = process_cpu_sec();
         if (pthread_create(&th, NULL, sustained_main, &arg) == 0) {
             pthread_join(th, NULL);
             t1 = now_sec();
-            w1 = thread_cpu_sec(wtid); /* before stop: the writer thread ends there */
+            w1 = nnp_bench_thread_cpu_sec(wtid); /* before stop: the writer thread ends there */
             if (nnp_session_stop(s) == NNP_OK && nnp_session_stats(s, &st) == NNP_OK) {
                 out->flush_s = now_sec() - t1;
                 out->cpu_s = process_cpu_sec() - c0;

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -31,6 +30,7 @@
 #include "format/raw_format.h"
 #include "format/rec_pack.h"
 #include "util/util.h" /* nnp__crc32c (crc32c.c is compiled in) */
+#include "writer_thread.h"
 
 #define N_THREADS         8
 #define EVENTS_PER_THREAD 2000000u
@@ -50,13 +50,11 @@
 /* Goal of issue 17: one writer core drains at least 50 M events/s. */
 #define TARGET_EVENTS_PER_WRITER_CPU_S 50e6
 /* A 1-minute load average above this many runnable tasks means other work competed. */
-#define LOAD_WARN 0.5
-/* /proc/<pid>/task/<tid>/stat: utime is field 14, stime 15 (proc(5)). */
-#define STAT_UTIME_FIELD 14
-#define DECIMAL          10
-#define NS_PER_SEC       1e9
-#define BYTES_PER_MB     1e6
-#define PER_MILLION      1e6
+#define LOAD_WARN    0.5
+#define DECIMAL      10
+#define NS_PER_SEC   1e9
+#define BYTES_PER_MB 1e6
+#define PER_MILLION  1e6
 
 static nnp_host_tag_t g_tags[N_NAMES];
 static nnp_op_t g_ops[N_NAMES];
@@ -127,60 +125,6 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     (void)flag;
     (void)ftw;
     return remove(path) != 0 ? -1 : 0;
-}
-
-/* The writer is the only thread besides the main one while a session with sampling off
- * exists and no recording thread runs. Returns its thread id, or 0 if that is not so. */
-static long find_writer_tid(void)
-{
-    long me = (long)syscall(SYS_gettid), found = 0;
-    int others = 0;
-    struct dirent *e;
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        long tid = strtol(e->d_name, &end, DECIMAL);
-        if (e->d_name[0] == '.' || *end != '\0' || tid == me)
-            continue;
-        found = tid;
-        others++;
-    }
-    closedir(d);
-    return others == 1 ? found : 0;
-}
-
-/* CPU seconds (user + system) of one thread of this process, from /proc (field 14 utime and
- * 15 stime, in clock ticks, after the parenthesised name); < 0 when unreadable. */
-static double thread_cpu_sec(long tid)
-{
-    char path[64], buf[1024];
-    unsigned long long ut, st;
-    size_t n;
-    char *p;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-    f = fopen(path, "re");
-    if (!f)
-        return -1;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    if (!p || p[1] == '\0')
-        return -1;
-    p += 2; /* field 3, the state */
-    for (int field = 3; field < STAT_UTIME_FIELD; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return -1;
-        p++;
-    }
-    ut = strtoull(p, &p, DECIMAL);
-    st = strtoull(p, &p, DECIMAL);
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Encodings of the same record slots compared on one thread (CPU time of the encoding
@@ -498,12 +442,12 @@ static int one_rep(sample_t *out)
     if (rc != NNP_OK)
         goto fail;
     set_payload();
-    writer_tid = find_writer_tid();
+    writer_tid = nnp_bench_writer_tid();
 
     t0 = now_sec();
     c0 = cpu_sec();
     if (writer_tid != 0)
-        w0 = thread_cpu_sec(writer_tid);
+        w0 = nnp_bench_thread_cpu_sec(writer_tid);
     rc = nnp_session_start(s);
     if (rc != NNP_OK)
         goto fail;
@@ -521,7 +465,7 @@ static int one_rep(sample_t *out)
     rc = nnp_session_stop(s);
     out->wall_s = now_sec() - t0;
     out->cpu_s = cpu_sec() - c0;
-    out->writer_cpu_s = w0 >= 0 ? thread_cpu_sec(writer_tid) - w0 : -1;
+    out->writer_cpu_s = w0 >= 0 ? nnp_bench_thread_cpu_sec(writer_tid) - w0 : -1;
     if (rc != NNP_OK)
         goto fail;
     nnp_session_stats(s, &out->st);
