@@ -21,6 +21,8 @@
 
 #include <nnprof/nnprof.h>
 
+#include "writer_thread.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define HAVE_RDTSC 1
@@ -459,8 +461,9 @@ typedef struct sustained {
     double wall_s;  /* the recording thread's loop */
     uint64_t pairs; /* begin/end pairs it called */
     uint64_t recorded, dropped;
-    double cpu_s;   /* the whole process over the loop and the final flush */
-    double flush_s; /* nnp_session_stop after the loop: what was still buffered */
+    double cpu_s;        /* the whole process over the loop and the final flush */
+    double flush_s;      /* nnp_session_stop after the loop: what was still buffered */
+    double writer_cpu_s; /* the writer thread's CPU over the same interval, < 0 unknown */
 } sustained_t;
 
 static double g_sustained_s = DEFAULT_SUSTAINED_S;
@@ -517,13 +520,18 @@ static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_
     o.full_policy = policy;
     if (nnp_session_create(&o, &s) == NNP_OK) {
         set_payload();
+        long wtid = nnp_bench_writer_tid();
+        double w0, w1;
+        w0 = nnp_bench_thread_cpu_sec(wtid);
         c0 = process_cpu_sec();
         if (pthread_create(&th, NULL, sustained_main, &arg) == 0) {
             pthread_join(th, NULL);
             t1 = now_sec();
+            w1 = nnp_bench_thread_cpu_sec(wtid); /* before stop: the writer thread ends there */
             if (nnp_session_stop(s) == NNP_OK && nnp_session_stats(s, &st) == NNP_OK) {
                 out->flush_s = now_sec() - t1;
                 out->cpu_s = process_cpu_sec() - c0;
+                out->writer_cpu_s = w0 >= 0 && w1 >= 0 ? w1 - w0 : -1;
                 out->wall_s = arg.wall_s;
                 out->pairs = arg.pairs;
                 out->recorded = st.events_recorded;
@@ -572,8 +580,9 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
     printf("\nsustained: default options (buffer, writer period, samplers), one new thread "
            "recording begin/end pairs flat out for %.0f s, writer draining meanwhile\n",
            g_sustained_s);
-    printf("%-16s %10s %12s %14s %14s %9s %10s %10s\n", "policy", "ns/pair", "pairs", "events rec.",
-           "dropped", "dropped%", "M ev/s rec", "proc CPU s");
+    printf("%-16s %10s %12s %14s %14s %9s %10s %10s %12s %12s\n", "policy", "ns/pair", "pairs",
+           "events rec.", "dropped", "dropped%", "M ev/s rec", "proc CPU s", "writer CPU s",
+           "Mev/wrCPU-s");
     for (int i = 0; i < 2; i++) {
         const sustained_t *r = v[i];
         double ns, events;
@@ -583,11 +592,15 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
         }
         ns = r->wall_s * NS_PER_SEC / (double)r->pairs;
         events = 2.0 * (double)r->pairs;
-        printf("%-16s %10.2f %12llu %14llu %14llu %8.2f%% %10.2f %10.2f\n", label[i], ns,
-               (unsigned long long)r->pairs, (unsigned long long)r->recorded,
+        printf("%-16s %10.2f %12llu %14llu %14llu %8.2f%% %10.2f %10.2f %12.2f %12.2f\n", label[i],
+               ns, (unsigned long long)r->pairs, (unsigned long long)r->recorded,
                (unsigned long long)r->dropped, 100.0 * (double)r->dropped / events,
-               (double)r->recorded / r->wall_s / 1e6, r->cpu_s);
+               (double)r->recorded / r->wall_s / 1e6, r->cpu_s, r->writer_cpu_s,
+               r->writer_cpu_s > 0 ? (double)r->recorded / r->writer_cpu_s / 1e6 : 0.0);
     }
+    printf("writer CPU s: the writer thread (\"nnprof-writer\") over the loop; Mev/wrCPU-s: "
+           "events recorded per writer CPU-second (its last drain, at stop, is not in its CPU "
+           "time: at most one buffer)\n");
     if (drop->ok) {
         double ns = drop->wall_s * NS_PER_SEC / (double)drop->pairs;
         printf("\ntargets (sustained, default options)\n");

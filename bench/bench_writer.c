@@ -1,11 +1,13 @@
 /* bench_writer.c - throughput of the writer thread: 8 threads record a known volume under
  * the block policy (nothing drops); the writer thread's CPU time gives raw MB and events it
  * drains per CPU-second. Baseline doing the same work in the same process (STYLE 7.10):
- * the record bytes the writer compressed (read back from its chunks) compressed again
- * with the same zstd level in the same chunk sizes and written with write() to a file in
- * the same directory, on one thread (no fsync on either side). Repetitions: min and
- * median. Also bytes on disk per event and the compression ratio. Usage:
- * bench_writer [REPS]. Never fails on a figure. */
+ * the record slots the writer encoded (read back from its chunks) packed again with the
+ * same encoder (rec_pack) in the same chunk sizes, checksummed and written with write() to
+ * a file in the same directory, on one thread (no fsync on either side). Beside it, the
+ * candidate encodings of the same slots, CPU time alone: zstd level 1 on the slots (the
+ * v2 writer's codec), packing, and packing then zstd at fast levels. Repetitions: min and
+ * median. Also bytes on disk per event. Usage: bench_writer [REPS]. Never fails on a
+ * figure. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,15 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <nnprof/nnprof.h>
 
-/* The on-disk format (a plain header of structs): the baseline reads the chunks back. */
+/* The on-disk format (a plain header of structs) and the packer: the baseline reads the
+ * chunks back, unpacks them and packs them again (rec_pack.c is compiled in). */
 #include "format/raw_format.h"
+#include "format/rec_pack.h"
+#include "util/util.h" /* nnp__crc32c (crc32c.c is compiled in) */
+#include "writer_thread.h"
 
 #define N_THREADS         8
 #define EVENTS_PER_THREAD 2000000u
@@ -40,18 +45,16 @@
  * directory. */
 #define DEFAULT_REPS 5
 #define MAX_REPS     50
-/* zstd level of the writer's live path (src/record/writer.c ZSTD_LEVEL). */
-#define BASELINE_ZSTD_LEVEL 1
+/* zstd level of the v2 writer's RECORDS chunks (and of today's meta chunks). */
+#define V2_ZSTD_LEVEL 1
 /* Goal of issue 17: one writer core drains at least 50 M events/s. */
 #define TARGET_EVENTS_PER_WRITER_CPU_S 50e6
 /* A 1-minute load average above this many runnable tasks means other work competed. */
-#define LOAD_WARN 0.5
-/* /proc/<pid>/task/<tid>/stat: utime is field 14, stime 15 (proc(5)). */
-#define STAT_UTIME_FIELD 14
-#define DECIMAL          10
-#define NS_PER_SEC       1e9
-#define BYTES_PER_MB     1e6
-#define PER_MILLION      1e6
+#define LOAD_WARN    0.5
+#define DECIMAL      10
+#define NS_PER_SEC   1e9
+#define BYTES_PER_MB 1e6
+#define PER_MILLION  1e6
 
 static nnp_host_tag_t g_tags[N_NAMES];
 static nnp_op_t g_ops[N_NAMES];
@@ -124,73 +127,47 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path) != 0 ? -1 : 0;
 }
 
-/* The writer is the only thread besides the main one while a session with sampling off
- * exists and no recording thread runs. Returns its thread id, or 0 if that is not so. */
-static long find_writer_tid(void)
-{
-    long me = (long)syscall(SYS_gettid), found = 0;
-    int others = 0;
-    struct dirent *e;
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        long tid = strtol(e->d_name, &end, DECIMAL);
-        if (e->d_name[0] == '.' || *end != '\0' || tid == me)
-            continue;
-        found = tid;
-        others++;
-    }
-    closedir(d);
-    return others == 1 ? found : 0;
-}
+/* Encodings of the same record slots compared on one thread (CPU time of the encoding
+ * alone, no write): what the v2 writer did, what the writer does now, and packing followed
+ * by zstd at two fast levels (id, label, zstd level after packing or 0, packs). */
+#define CODEC_MAP(XX)                                                                              \
+    XX(ZSTD1, "zstd level 1 on the slots (v2)", V2_ZSTD_LEVEL, false)                              \
+    XX(PACK, "pack (the writer's codec)", 0, true)                                                 \
+    XX(PACK_ZSTD1, "pack + zstd level 1", 1, true)                                                 \
+    XX(PACK_ZSTDM3, "pack + zstd level -3", -3, true)
 
-/* CPU seconds (user + system) of one thread of this process, from /proc (field 14 utime and
- * 15 stime, in clock ticks, after the parenthesised name); < 0 when unreadable. */
-static double thread_cpu_sec(long tid)
-{
-    char path[64], buf[1024];
-    unsigned long long ut, st;
-    size_t n;
-    char *p;
-    FILE *f;
+enum {
+#define CODEC_ENUM_(id, label, level, packs) C_##id,
+    CODEC_MAP(CODEC_ENUM_)
+#undef CODEC_ENUM_
+        N_CODECS
+};
 
-    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-    f = fopen(path, "re");
-    if (!f)
-        return -1;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    if (!p || p[1] == '\0')
-        return -1;
-    p += 2; /* field 3, the state */
-    for (int field = 3; field < STAT_UTIME_FIELD; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return -1;
-        p++;
-    }
-    ut = strtoull(p, &p, DECIMAL);
-    st = strtoull(p, &p, DECIMAL);
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
+static const struct codec_info {
+    const char *label;
+    int level;
+    bool packs;
+} g_codecs[N_CODECS] = {
+#define CODEC_INFO_(id, label, level, packs) {label, level, packs},
+    CODEC_MAP(CODEC_INFO_)
+#undef CODEC_INFO_
+};
 
 typedef struct sample {
     double wall_s;     /* nnp_session_start .. nnp_session_stop returned */
     double cpu_s;      /* process CPU time over the same interval */
-    double base_s;     /* baseline: zstd + write() of the same record bytes, wall */
+    double base_s;     /* baseline: pack + CRC + write() of the same record slots, wall */
     double base_cpu_s; /* ... and its thread's CPU time */
-    uint64_t base_raw_bytes, base_zbytes; /* bytes it compressed, and their zstd size */
+    uint64_t base_raw_bytes, base_bytes; /* slot bytes it packed, and their packed size */
+    double codec_cpu_s[N_CODECS];        /* each candidate encoding's CPU time */
+    uint64_t codec_bytes[N_CODECS];      /* ... and its output bytes */
     double writer_cpu_s;  /* the writer thread's CPU over the same interval, < 0 if unknown */
     uint64_t files_bytes; /* every file of the raw directory after stop */
     nnp_stats_t st;
 } sample_t;
 
-/* The record payloads of every RECORDS chunk of a raw directory's data files, as the
- * writer handed them to zstd (decompressed again here). */
+/* The record slots of every RECORDS chunk of a raw directory's data files, as the writer
+ * handed them to its encoder (unpacked or decompressed again here). */
 typedef struct pieces {
     unsigned char **p;
     size_t *n;
@@ -226,6 +203,30 @@ static int pieces_add(pieces_t *ps, unsigned char *p, size_t n)
     return 0;
 }
 
+static nnp_pack_state_t g_pack;
+
+/* The slots of one stored RECORDS payload into raw (h.raw_bytes); 0 or -1. */
+static int decode_payload(const nnp_chunk_header_t *h, const unsigned char *in, unsigned char *raw)
+{
+    if (h->codec == NNP_CODEC_PACK) {
+        nnp__pack_reset(&g_pack);
+        return h->raw_bytes % sizeof(nnp_rec_t) == 0 &&
+                       nnp__pack_decode(&g_pack, in, h->payload_bytes, (nnp_rec_t *)raw,
+                                        h->raw_bytes / sizeof(nnp_rec_t)) == 0
+                   ? 0
+                   : -1;
+    }
+    if (h->codec == NNP_CODEC_ZSTD) {
+        size_t z = ZSTD_decompress(raw, h->raw_bytes, in, h->payload_bytes);
+        return ZSTD_isError(z) || z != h->raw_bytes ? -1 : 0;
+    }
+    if (h->codec == NNP_CODEC_NONE && h->payload_bytes == h->raw_bytes) {
+        memcpy(raw, in, h->raw_bytes);
+        return 0;
+    }
+    return -1;
+}
+
 /* Reads one data file and appends the raw payload of each of its RECORDS chunks. */
 static int load_file(const char *path, pieces_t *ps)
 {
@@ -256,22 +257,11 @@ static int load_file(const char *path, pieces_t *ps)
         }
         if (h.type == NNP_CHUNK_RECORDS) {
             raw = malloc(h.raw_bytes ? h.raw_bytes : 1);
-            if (!raw) {
-                rc = -1;
-                break;
-            }
-            if (h.codec == NNP_CODEC_ZSTD) {
-                size_t z = ZSTD_decompress(raw, h.raw_bytes, buf + off, h.payload_bytes);
-                if (ZSTD_isError(z) || z != h.raw_bytes)
-                    rc = -1;
-            } else if (h.codec == NNP_CODEC_NONE && h.payload_bytes == h.raw_bytes) {
-                memcpy(raw, buf + off, h.raw_bytes);
-            } else {
-                rc = -1;
-            }
-            if (rc != 0 || pieces_add(ps, raw, h.raw_bytes) != 0) {
+            if (!raw || decode_payload(&h, buf + off, raw) != 0 ||
+                pieces_add(ps, raw, h.raw_bytes) != 0) {
                 free(raw);
                 rc = -1;
+                break;
             }
         }
         off += h.payload_bytes;
@@ -319,36 +309,57 @@ static double thread_cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_SEC;
 }
 
-/* The baseline: compresses each piece with zstd at the writer's level and writes it to
- * dir/baseline.bin, on this thread. Fills its CPU and wall seconds; < 0 on error. */
+/* Largest piece, for the output buffers. */
+static size_t largest_piece(const pieces_t *ps)
+{
+    size_t m = 1;
+    for (size_t i = 0; i < ps->count; i++)
+        if (ps->n[i] > m)
+            m = ps->n[i];
+    return m;
+}
+
+/* The baseline: packs each piece as the writer does (a fresh state per chunk), checksums
+ * it and writes it with its chunk header to dir/baseline.bin, on this thread. Fills its
+ * CPU and wall seconds and the bytes written; -1 on error. */
 static int baseline_run(const char *dir, const pieces_t *ps, double *cpu_s, double *wall_s,
-                        uint64_t *zbytes)
+                        uint64_t *out_bytes)
 {
     char path[NNP_PATH_MAX];
-    ZSTD_CCtx *z = ZSTD_createCCtx();
-    size_t cap = 0;
-    void *zbuf = NULL;
+    size_t cap = largest_piece(ps) / sizeof(nnp_rec_t) * NNP_PACK_SLOT_MAX;
+    unsigned char *pbuf = malloc(cap);
     double t0, c0;
     int fd, rc = 0;
 
-    for (size_t i = 0; i < ps->count; i++)
-        if (ZSTD_compressBound(ps->n[i]) > cap)
-            cap = ZSTD_compressBound(ps->n[i]);
-    zbuf = malloc(cap ? cap : 1);
     snprintf(path, sizeof(path), "%s/baseline.bin", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (!z || !zbuf || fd < 0) {
+    if (!pbuf || fd < 0) {
         rc = -1;
         goto out;
     }
-    *zbytes = 0;
+    *out_bytes = 0;
     t0 = now_sec();
     c0 = thread_cpu_now();
     for (size_t i = 0; i < ps->count && rc == 0; i++) {
-        size_t n = ZSTD_compressCCtx(z, zbuf, cap, ps->p[i], ps->n[i], BASELINE_ZSTD_LEVEL);
-        if (ZSTD_isError(n) || write(fd, zbuf, n) != (ssize_t)n)
+        nnp_chunk_header_t h;
+        size_t n, used;
+        uint32_t n_rec;
+        nnp__pack_reset(&g_pack);
+        n = nnp__pack_encode(&g_pack, (const nnp_rec_t *)ps->p[i], ps->n[i] / sizeof(nnp_rec_t),
+                             pbuf, &used, &n_rec);
+        memset(&h, 0, sizeof(h));
+        h.magic = NNP_CHUNK_MAGIC;
+        h.type = NNP_CHUNK_RECORDS;
+        h.codec = NNP_CODEC_PACK;
+        h.count = n_rec;
+        h.payload_bytes = (uint32_t)n;
+        h.raw_bytes = (uint32_t)ps->n[i];
+        h.payload_crc = nnp__crc32c(0, pbuf, n);
+        h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
+        if (used != ps->n[i] / sizeof(nnp_rec_t) ||
+            write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || write(fd, pbuf, n) != (ssize_t)n)
             rc = -1;
-        *zbytes += n;
+        *out_bytes += sizeof(h) + n;
     }
     *cpu_s = thread_cpu_now() - c0;
     *wall_s = now_sec() - t0;
@@ -357,8 +368,54 @@ out:
         close(fd);
         unlink(path);
     }
-    free(zbuf);
+    free(pbuf);
+    return rc;
+}
+
+/* One candidate encoding of every piece, on this thread, nothing written: CPU seconds and
+ * output bytes. The zstd context is made before the clock starts, as the writer's is. */
+static int codec_run(const pieces_t *ps, const struct codec_info *c, double *cpu_s,
+                     uint64_t *out_bytes)
+{
+    size_t big = largest_piece(ps);
+    size_t pcap = big / sizeof(nnp_rec_t) * NNP_PACK_SLOT_MAX;
+    size_t zcap = ZSTD_compressBound(pcap > big ? pcap : big);
+    unsigned char *pbuf = malloc(pcap), *zbuf = malloc(zcap);
+    ZSTD_CCtx *z = ZSTD_createCCtx();
+    double c0;
+    int rc = 0;
+
+    if (!pbuf || !zbuf || !z) {
+        rc = -1;
+        goto out;
+    }
+    *out_bytes = 0;
+    c0 = thread_cpu_now();
+    for (size_t i = 0; i < ps->count && rc == 0; i++) {
+        const void *in = ps->p[i];
+        size_t n = ps->n[i];
+        if (c->packs) {
+            size_t used;
+            uint32_t n_rec;
+            nnp__pack_reset(&g_pack);
+            n = nnp__pack_encode(&g_pack, (const nnp_rec_t *)ps->p[i], ps->n[i] / sizeof(nnp_rec_t),
+                                 pbuf, &used, &n_rec);
+            in = pbuf;
+        }
+        if (c->level != 0) {
+            size_t zn = ZSTD_compressCCtx(z, zbuf, zcap, in, n, c->level);
+            if (ZSTD_isError(zn))
+                rc = -1;
+            else if (zn < n)
+                n = zn; /* the writer keeps the smaller, as it does for zstd */
+        }
+        *out_bytes += n;
+    }
+    *cpu_s = thread_cpu_now() - c0;
+out:
     ZSTD_freeCCtx(z);
+    free(pbuf);
+    free(zbuf);
     return rc;
 }
 
@@ -385,12 +442,12 @@ static int one_rep(sample_t *out)
     if (rc != NNP_OK)
         goto fail;
     set_payload();
-    writer_tid = find_writer_tid();
+    writer_tid = nnp_bench_writer_tid();
 
     t0 = now_sec();
     c0 = cpu_sec();
     if (writer_tid != 0)
-        w0 = thread_cpu_sec(writer_tid);
+        w0 = nnp_bench_thread_cpu_sec(writer_tid);
     rc = nnp_session_start(s);
     if (rc != NNP_OK)
         goto fail;
@@ -408,7 +465,7 @@ static int one_rep(sample_t *out)
     rc = nnp_session_stop(s);
     out->wall_s = now_sec() - t0;
     out->cpu_s = cpu_sec() - c0;
-    out->writer_cpu_s = w0 >= 0 ? thread_cpu_sec(writer_tid) - w0 : -1;
+    out->writer_cpu_s = w0 >= 0 ? nnp_bench_thread_cpu_sec(writer_tid) - w0 : -1;
     if (rc != NNP_OK)
         goto fail;
     nnp_session_stats(s, &out->st);
@@ -418,9 +475,15 @@ static int one_rep(sample_t *out)
     {
         pieces_t ps = {0};
         if (load_pieces(nnp_session_raw_dir(s), &ps) != 0 ||
-            baseline_run(dir, &ps, &out->base_cpu_s, &out->base_s, &out->base_zbytes) != 0) {
+            baseline_run(dir, &ps, &out->base_cpu_s, &out->base_s, &out->base_bytes) != 0) {
             fprintf(stderr, "bench_writer: baseline in %s failed: %s\n", dir, strerror(errno));
             rc = NNP_EIO;
+        }
+        for (int c = 0; c < N_CODECS && rc == NNP_OK; c++) {
+            if (codec_run(&ps, &g_codecs[c], &out->codec_cpu_s[c], &out->codec_bytes[c]) != 0) {
+                fprintf(stderr, "bench_writer: encoding '%s' failed\n", g_codecs[c].label);
+                rc = NNP_EIO;
+            }
         }
         out->base_raw_bytes = ps.bytes;
         pieces_free(&ps);
@@ -458,6 +521,29 @@ static void print_load(const char *when)
                load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
 }
 
+/* The candidate encodings of the same slots: bytes per event, median and best speed. */
+static void print_codecs(const sample_t *smp, int reps)
+{
+    printf("\nencodings of the same record slots, one thread, CPU time of the encoding alone "
+           "(no write), over %d runs\n",
+           reps);
+    printf("  %-34s %11s %13s %13s %13s\n", "encoding", "bytes/event", "MB/CPU-s med",
+           "Mev/CPU-s med", "Mev/CPU-s max");
+    for (int c = 0; c < N_CODECS; c++) {
+        static double ev[MAX_REPS];
+        double mb_med, bytes, events = (double)smp[0].st.events_recorded;
+        for (int i = 0; i < reps; i++)
+            ev[i] = events / smp[i].codec_cpu_s[c] / PER_MILLION;
+        qsort(ev, (size_t)reps, sizeof(ev[0]), cmp_double);
+        mb_med = (reps % 2 ? ev[reps / 2] : (ev[reps / 2 - 1] + ev[reps / 2]) / 2) * PER_MILLION *
+                 (double)smp[0].base_raw_bytes / events / BYTES_PER_MB;
+        bytes = (double)smp[0].codec_bytes[c] / events;
+        printf("  %-34s %11.2f %13.1f %13.2f %13.2f\n", g_codecs[c].label, bytes, mb_med,
+               mb_med * BYTES_PER_MB / ((double)smp[0].base_raw_bytes / events) / PER_MILLION,
+               ev[reps - 1]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static sample_t smp[MAX_REPS];
@@ -480,9 +566,8 @@ int main(int argc, char **argv)
     printf("cpus online: %ld; %d threads x %u events (range begin, counter, 2-slot op, range "
            "end), block policy, default buffer and writer period; %d runs\n",
            sysconf(_SC_NPROCESSORS_ONLN), N_THREADS, EVENTS_PER_THREAD, reps);
-    printf("baseline: the same record bytes (read back from the chunks), zstd level %d in the "
-           "same chunks + write(), one thread, same process\n",
-           BASELINE_ZSTD_LEVEL);
+    printf("baseline: the same record slots (read back from the chunks), packed in the same "
+           "chunks + CRC-32C + write(), one thread, same process\n");
     print_load("at start");
     fflush(stdout);
     printf("\n%4s %9s %9s %10s %11s %11s %11s %9s\n", "run", "wall s", "writer s", "MB/wrCPU-s",
@@ -518,19 +603,19 @@ int main(int argc, char **argv)
         printf("raw bytes             %llu (%.1f bytes/event raw)\n",
                (unsigned long long)m->st.bytes_raw,
                (double)m->st.bytes_raw / (double)m->st.events_recorded);
-        printf("chunk bytes written   %llu (%.2f bytes/event), compression %.2fx (baseline's zstd: "
-               "%.2f bytes/event)\n",
+        printf("chunk bytes written   %llu (%.2f bytes/event), compression %.2fx (baseline's "
+               "chunks: %.2f bytes/event)\n",
                (unsigned long long)m->st.bytes_written,
                (double)m->st.bytes_written / (double)m->st.events_recorded,
                (double)m->st.bytes_raw / (double)m->st.bytes_written,
-               (double)m->base_zbytes / (double)m->st.events_recorded);
+               (double)m->base_bytes / (double)m->st.events_recorded);
         printf("files on disk         %llu bytes (raw dir, meta and info.json included)\n",
                (unsigned long long)m->files_bytes);
     }
     printf("\nover %d runs:\n", reps);
     print_spread("record+write wall time (start .. stop)", wall, reps, "s");
     print_spread("record+write raw data per wall second", e2e, reps, "MB/s");
-    print_spread("baseline (zstd + write) wall time", bwall, reps, "s");
+    print_spread("baseline (pack + write) wall time", bwall, reps, "s");
     print_spread("baseline raw data per CPU-second", bmb, reps, "MB/s");
     if (n_cpu > 0) {
         double med_ev;
@@ -544,5 +629,6 @@ int main(int argc, char **argv)
     } else {
         printf("writer thread CPU time unreadable (/proc): no per-CPU figures\n");
     }
+    print_codecs(smp, reps);
     return 0;
 }

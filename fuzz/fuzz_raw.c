@@ -1,8 +1,10 @@
 /* fuzz_raw.c - libFuzzer harness for the raw reader (src/read/raw_reader.c). The first input
  * byte picks the mode: whether the rest becomes a data file (next to a valid meta.nnp) or
  * meta.nnp (next to a valid data file), and whether a file header is prepended and the chunk
- * checksums repaired first, so mutations get past the CRCs into decompression and record
- * parsing. The valid files come from a small run recorded once in LLVMFuzzerInitialize. */
+ * checksums repaired first, so mutations get past the CRCs into decompression, unpacking
+ * (codec pack, format v3) and record parsing. The valid files come from a small run recorded
+ * once in LLVMFuzzerInitialize (packed, as the writer writes them); the corpus adds a packed
+ * data file of demo_train (ops, memory, pipeline, CPU samples: 1- to 3-slot records). */
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -191,7 +191,7 @@ typedef struct nnp_options {
     /* -- nnprof recorder settings -- */
     size_t buffer_size_kb;         /* per-thread ring buffer, default 4096 KiB, min 64 */
     nnp_full_policy_t full_policy; /* default NNP_FULL_DROP */
-    int writer_period_ms;          /* how often the writer drains buffers, default 10 */
+    int writer_period_ms;          /* longest wait between drains (ms), default 10 */
     int sample_interval_ms;        /* CPU/memory sampler period, default 1000; 0 = off */
     uint64_t raw_file_bytes;       /* rotate data files at this size, default 64 MiB */
     uint64_t storage_limit_bytes;  /* exact byte limit (tests, embedding); 0 = use _mb */

@@ -1,5 +1,5 @@
-/* raw_format.c - name and slot-count tables of the record kinds, generated from the one
- * X-macro list in raw_format.h so they cannot drift. */
+/* raw_format.c - name and slot-count tables of the record kinds and the names of the
+ * codecs, generated from the X-macro lists in raw_format.h so they cannot drift. */
 #include "format/raw_format.h"
 
 typedef struct kind_info {
@@ -21,4 +21,15 @@ const char *nnp__rec_kind_name(unsigned kind)
 unsigned nnp__rec_kind_slots(unsigned kind)
 {
     return kind < NNP_REC_KIND_COUNT ? kinds[kind].slots : 0;
+}
+
+static const char *const codecs[NNP_CODEC_COUNT] = {
+#define NNP_CODEC_NAME_(c, num, text) [num] = text,
+    NNP_CODEC_MAP(NNP_CODEC_NAME_)
+#undef NNP_CODEC_NAME_
+};
+
+const char *nnp__codec_name(unsigned codec)
+{
+    return codec < NNP_CODEC_COUNT ? codecs[codec] : NULL;
 }

@@ -16,11 +16,13 @@
 #define NNP_RAW_MAGIC_LEN 8
 /* Version 2 added KERNEL's launch and copy slots, COMM's detail slot and the CALL and
  * COMM_GROUP kinds; a version 1 reader would take those records for damage, so it must
- * refuse the files instead. */
-#define NNP_RAW_VERSION     2
+ * refuse the files instead. Version 3 added codec NNP_CODEC_PACK for RECORDS chunks, which
+ * a version 2 reader cannot decode. */
+#define NNP_RAW_VERSION     3
 #define NNP_RAW_ENDIAN_MARK 0x01020304u
 
-/* Oldest version the reader still reads: v2 only added kinds and flags (docs/FORMAT.md). */
+/* Oldest version the reader still reads: v2 only added kinds and flags, v3 a codec
+ * (docs/FORMAT.md). */
 #define NNP_RAW_VERSION_MIN 1
 
 typedef struct nnp_raw_file_header {
@@ -70,7 +72,23 @@ typedef enum nnp_chunk_type {
                             * by storage_limit, oldest first */
 } nnp_chunk_type_t;
 
-typedef enum nnp_codec { NNP_CODEC_NONE = 0, NNP_CODEC_ZSTD = 1 } nnp_codec_t;
+/* X-macro: codec, number, name (as `nnprof dump` prints it). PACK (v3) is the per-field
+ * delta encoding of format/rec_pack.h, for RECORDS chunks only; raw_bytes is then the
+ * size of the slots it unpacks to. */
+#define NNP_CODEC_MAP(XX)                                                                          \
+    XX(NONE, 0, "none")                                                                            \
+    XX(ZSTD, 1, "zstd")                                                                            \
+    XX(PACK, 2, "pack")
+
+typedef enum nnp_codec {
+#define NNP_CODEC_ENUM_(c, num, text) NNP_CODEC_##c = (num),
+    NNP_CODEC_MAP(NNP_CODEC_ENUM_)
+#undef NNP_CODEC_ENUM_
+        NNP_CODEC_COUNT
+} nnp_codec_t;
+
+/* Name of a codec ("pack") or NULL when unknown. */
+const char *nnp__codec_name(unsigned codec);
 
 /* A pairing of the tick counter with CLOCK_MONOTONIC and CLOCK_REALTIME. The reader
  * converts ticks to ns by interpolating between consecutive points. */

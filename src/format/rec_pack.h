@@ -26,10 +26,14 @@ typedef struct nnp_pack_state {
 
 void nnp__pack_reset(nnp_pack_state_t *st);
 
-/* Packs n slots (whole records, as a RECORDS chunk holds them) into out, which holds at
- * least n * NNP_PACK_SLOT_MAX bytes. Returns the bytes written. Lossless for any slots:
- * what does not look like a record is kept raw. */
-size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, uint8_t *out);
+/* Packs the whole records at the start of slots[0..n) into out, which holds at least
+ * n * NNP_PACK_SLOT_MAX bytes, stopping before a record whose slots run past n (the
+ * writer cuts its chunks so, without a pass of its own over the slots). *n_used is the
+ * slots packed, *n_records the records among them (a slot that is no record, n_slots
+ * outside 1..NNP_REC_MAX_SLOTS, is kept raw and counts as one). Returns the bytes
+ * written. Lossless: the packed bytes unpack to exactly slots[0..*n_used). */
+size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, uint8_t *out,
+                        size_t *n_used, uint32_t *n_records);
 
 /* Unpacks in[0..n) into exactly n_slots slots. Returns 0, or -1 when the bytes are not a
  * packing of n_slots slots (damage: nothing outside out[0..n_slots) is written). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "format/rec_pack.h"
 #include "read/raw_reader.h"
 #include "read/seq_set.h"
 #include "util/util.h"
@@ -45,6 +46,7 @@ struct nnp_raw {
     void *dbuf; /* decompression buffer, grown to the largest chunk */
     size_t dbuf_cap;
     ZSTD_DCtx *zctx;         /* one decompression context for every chunk, made on first use */
+    nnp_pack_state_t *pack;  /* the unpacker's state (24 KiB), made on the first packed chunk */
     uint64_t meta_bytes;     /* size of meta.nnp: bounds the string ids it can define */
     nnp_seq_set_t meta_seen; /* chunks of meta.nnp (read once, at open) */
     nnp_seq_set_t data_seen; /* chunks of the data files, emptied at each nnp__raw_read */
@@ -205,7 +207,9 @@ static int walk_chunks(nnp_raw_t *r, const char *file, bool is_meta, const unsig
         }
         if (h.raw_bytes > NNP_CHUNK_MAX_RAW_BYTES ||
             (h.codec == NNP_CODEC_NONE && h.raw_bytes != h.payload_bytes) ||
-            h.codec > NNP_CODEC_ZSTD) {
+            h.codec >= NNP_CODEC_COUNT ||
+            (h.codec == NNP_CODEC_PACK &&
+             (h.type != NNP_CHUNK_RECORDS || h.raw_bytes % sizeof(nnp_rec_t) != 0))) {
             rep->chunks_corrupt++;
             rep->bytes_skipped += next - off;
             damage(r, file, off, NNP_ECORRUPT, "chunk #%llu has impossible sizes or codec %u",
@@ -249,12 +253,33 @@ static int walk_chunks(nnp_raw_t *r, const char *file, bool is_meta, const unsig
             }
             payload = r->dbuf;
         }
+        if (h.codec == NNP_CODEC_PACK) {
+            if (!r->pack && !(r->pack = nnp__malloc(sizeof(*r->pack)))) {
+                damage(r, file, off, NNP_ENOMEM, "out of memory for chunk #%llu",
+                       (unsigned long long)h.seq);
+                return NNP_ENOMEM;
+            }
+            /* Every chunk unpacks alone, from a fresh state (the writer packs it so). */
+            nnp__pack_reset(r->pack);
+            if (nnp__pack_decode(r->pack, payload, h.payload_bytes, r->dbuf,
+                                 h.raw_bytes / sizeof(nnp_rec_t)) != 0) {
+                rep->chunks_corrupt++;
+                rep->bytes_skipped += next - off;
+                damage(r, file, off, NNP_ECORRUPT,
+                       "chunk #%llu does not unpack to its %u bytes of records, skipped",
+                       (unsigned long long)h.seq, h.raw_bytes);
+                off = next;
+                continue;
+            }
+            payload = r->dbuf;
+        }
         if (((uintptr_t)payload % _Alignof(nnp_rec_t)) != 0) {
             /* A chunk found by resync at an odd offset: records need 8-byte alignment. */
             memcpy(r->dbuf, payload, h.raw_bytes);
             payload = r->dbuf;
         }
         rep->chunks_ok++;
+        rep->chunks_by_codec[h.codec]++;
         nnp__seq_add(is_meta ? &r->meta_seen : &r->data_seen, h.seq);
         rc = fn(r, file, &h, payload, off, user);
         if (rc != 0)
@@ -316,6 +341,8 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
                want_kind);
         rc = NNP_OK;
     } else {
+        if (fh.version > r->report.format_version)
+            r->report.format_version = fh.version;
         rc = walk_chunks(r, name, want_kind == NNP_FILE_META, base, (uint64_t)st.st_size, fn, user);
     }
     munmap(base, (size_t)st.st_size);
@@ -588,6 +615,7 @@ void nnp__raw_close(nnp_raw_t *r)
     ZSTD_freeDCtx(r->zctx);
     nnp__seq_clear(&r->meta_seen);
     nnp__seq_clear(&r->data_seen);
+    nnp__free(r->pack);
     nnp__free(r);
 }
 

@@ -42,6 +42,8 @@ typedef struct nnp_raw_report {
     bool disk_full;              /* the recorder met a full disk (info.json) */
     uint32_t n_damage;           /* damage entries, all of them (first NNP_RAW_MAX_DAMAGE kept) */
     bool meta_missing;           /* no meta.nnp: strings, threads, clock points unknown */
+    uint32_t format_version;     /* highest raw format version of the files read, 0 none */
+    uint64_t chunks_by_codec[NNP_CODEC_COUNT]; /* chunks read intact, by codec */
     nnp_raw_damage_t damage[NNP_RAW_MAX_DAMAGE];
 } nnp_raw_report_t;
 

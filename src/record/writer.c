@@ -94,27 +94,24 @@ static void drain_one(nnp_tbuf_t *b, void *user)
     }
     if (head - tail > b->cap / 2)
         w->busy = true; /* drain again at once instead of sleeping a period */
+    if (head - tail > 0) {
+        uint32_t fill = (uint32_t)((head - tail) * FILL_SCALE / b->cap);
+        if (fill > w->fill_max)
+            w->fill_max = fill;
+    }
     while (tail < head) {
-        uint64_t end = tail;
-        uint32_t n_rec = 0;
-        /* Cut at a record boundary: whole records only, at most CHUNK_MAX_SLOTS. */
-        while (end < head) {
-            unsigned n = b->slots[end & b->mask].n_slots;
-            if (n == 0 || n > NNP_REC_MAX_SLOTS)
-                n = 1; /* cannot happen with our producers; never loop forever */
-            if (end + n - tail > CHUNK_MAX_SLOTS)
-                break;
-            end += n;
-            n_rec++;
-        }
-        copy_slots(w, b, tail, end);
+        uint64_t n = head - tail < CHUNK_MAX_SLOTS ? head - tail : CHUNK_MAX_SLOTS;
+        size_t used;
+        uint32_t n_rec, packed;
+        /* The packer cuts the chunk at a record boundary: no pass of our own over the slots,
+         * whose first read (they were written on another core) is the costly one. */
+        copy_slots(w, b, tail, tail + n);
+        packed = nnp__wr_pack(w, n, &used, &n_rec);
         if (w->data_fd >= 0) {
-            uint64_t wrote =
-                nnp__wr_chunk(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, w->scratch,
-                              (uint32_t)((end - tail) * sizeof(nnp_rec_t)), n_rec, b->tid);
+            uint64_t wrote = nnp__wr_records(w, packed, used, n_rec, b->tid);
             if (wrote > 0) {
                 atomic_fetch_add_explicit(&w->events_recorded, n_rec, memory_order_relaxed);
-                atomic_fetch_add_explicit(&w->bytes_raw, (end - tail) * sizeof(nnp_rec_t),
+                atomic_fetch_add_explicit(&w->bytes_raw, used * sizeof(nnp_rec_t),
                                           memory_order_relaxed);
                 nnp__wr_account(w, wrote);
             } else {
@@ -124,7 +121,7 @@ static void drain_one(nnp_tbuf_t *b, void *user)
             /* No data file (its creation failed): the records are lost, and counted. */
             atomic_fetch_add_explicit(&w->events_unwritten, n_rec, memory_order_relaxed);
         }
-        tail = end;
+        tail += used;
         atomic_store_explicit(&b->tail, tail, memory_order_release);
     }
 }
@@ -259,17 +256,39 @@ static void complete_flushes(nnp_writer_t *w, uint64_t ticket)
     pthread_mutex_unlock(&w->lock);
 }
 
+/* How long to sleep before the next drain: the period, or less when a buffer filled fast
+ * (interval_ns: from the start of the previous drain to the start of the last one). A
+ * thread's buffer is then drained before it fills, whatever its rate, as long as the
+ * writer keeps up; a quiet run still wakes once a period. */
+static int sleep_ms(const nnp_writer_t *w, uint64_t interval_ns)
+{
+    uint64_t ms;
+    if (w->busy)
+        return 0;
+    if (w->fill_max == 0)
+        return w->period_ms;
+    ms = interval_ns * FILL_WAKE / w->fill_max / NS_PER_MS;
+    return ms < (uint64_t)w->period_ms ? (int)ms : w->period_ms;
+}
+
 static void *writer_main(void *arg)
 {
     nnp_writer_t *w = arg;
     struct pollfd pfd = {.fd = w->wake_fd, .events = POLLIN};
+    uint64_t last_ns = nnp__mono_ns(), interval_ns = 0;
 
+    /* Seen in top, ps and perf (15 characters at most). */
+    pthread_setname_np(pthread_self(), "nnprof-writer");
     for (;;) {
-        uint64_t ticket, v;
+        uint64_t ticket, v, now;
         bool stopping;
-        if (poll(&pfd, 1, w->busy ? 0 : w->period_ms) > 0)
+        if (poll(&pfd, 1, sleep_ms(w, interval_ns)) > 0)
             (void)!read(w->wake_fd, &v, sizeof(v));
+        now = nnp__mono_ns();
+        interval_ns = now - last_ns;
+        last_ns = now;
         w->busy = false;
+        w->fill_max = 0;
         stopping = atomic_load(&w->stop);
         ticket = atomic_load(&w->flush_req);
         drain_all(w);
@@ -300,6 +319,8 @@ static void release(nnp_writer_t *w, bool own_sync)
         close(w->wake_fd);
     nnp__free(w->zwork); /* the static context lives in it */
     nnp__free(w->zbuf);
+    nnp__free(w->pack);
+    nnp__free(w->pbuf);
     nnp__free(w->scratch);
     nnp__free(w->meta_buf);
     nnp__free(w->file_bytes);
@@ -337,12 +358,16 @@ int nnp__writer_start(const nnp_writer_config_t *cfg, nnp_writer_t **out)
         w->zctx = w->zwork ? ZSTD_initStaticCCtx(w->zwork, zsize) : NULL;
     }
     w->zbuf = nnp__malloc(w->zbuf_cap);
+    /* The packer's state and output, once per writer: its thread never allocates. */
+    w->pack = nnp__malloc(sizeof(*w->pack));
+    w->pbuf = nnp__malloc(PBUF_BYTES);
     w->scratch = nnp__malloc((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * sizeof(nnp_rec_t));
     w->meta_buf = nnp__malloc(META_BATCH_BYTES);
     w->file_bytes = nnp__calloc(MAX_TRACKED_FILES, sizeof(uint64_t));
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->done_cond, NULL);
-    if (!w->zctx || !w->zbuf || !w->scratch || !w->meta_buf || !w->file_bytes) {
+    if (!w->zctx || !w->zbuf || !w->pack || !w->pbuf || !w->scratch || !w->meta_buf ||
+        !w->file_bytes) {
         rc = nnp__fail(NNP_ENOMEM, "out of memory creating the writer");
         goto fail;
     }

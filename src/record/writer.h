@@ -1,7 +1,8 @@
-/* writer.h - the background writer thread: drains every thread buffer into zstd-compressed,
- * checksummed chunks (raw_format.h), rotates data files, ages out the oldest ones under
- * storage_limit, and records clock points, strings, thread names and losses in meta.nnp.
- * One writer per session. All I/O and compression of the recorder happen here. */
+/* writer.h - the background writer thread: drains every thread buffer into packed (records)
+ * or zstd-compressed (meta), checksummed chunks (raw_format.h), rotates data files, ages
+ * out the oldest ones under storage_limit, and records clock points, strings, thread names
+ * and losses in meta.nnp. One writer per session. All I/O and compression of the recorder
+ * happen here. */
 #ifndef NNP_WRITER_H
 #define NNP_WRITER_H
 

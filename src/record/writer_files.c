@@ -1,7 +1,8 @@
 /* writer_files.c - the writer's files (writer_internal.h): raw file headers, checksummed
- * and compressed chunks, data file rotation, seed 004's aging under storage_limit and the
- * 20 MB free-space rule, and what a failed write leaves: the file cut back to its last
- * whole chunk, a counted loss, one log line. Runs on the writer thread only. */
+ * chunks (records packed, meta chunks zstd-compressed), data file rotation, seed 004's
+ * aging under storage_limit and the 20 MB free-space rule, and what a failed write leaves:
+ * the file cut back to its last whole chunk, a counted loss, one log line. Runs on the
+ * writer thread only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -88,62 +89,64 @@ int nnp__wr_open_file(nnp_writer_t *w, const char *name, uint32_t kind, uint32_t
     return NNP_OK;
 }
 
-/* Writes one chunk (compressing when it pays) to fd, whose size is size_before. Returns 0
- * or the errno of a failed write, after cutting the file back to size_before so a later
- * chunk follows the last whole one (the disk may fill in the middle of a chunk). */
+/* A chunk's payload as it goes to disk. */
+typedef struct encoded {
+    const void *p;
+    uint32_t n;
+    uint16_t codec;
+} encoded_t;
+
+/* Compresses a meta chunk's payload with zstd when that makes it smaller, in the writer's
+ * workspace made at start (nothing is allocated). */
+static encoded_t encode_meta(nnp_writer_t *w, const void *payload, uint32_t raw_bytes)
+{
+    encoded_t e = {payload, raw_bytes, NNP_CODEC_NONE};
+    if (raw_bytes > 0 && ZSTD_compressBound(raw_bytes) <= w->zbuf_cap) {
+        size_t z = ZSTD_compressCCtx(w->zctx, w->zbuf, w->zbuf_cap, payload, raw_bytes, ZSTD_LEVEL);
+        if (!ZSTD_isError(z) && z < raw_bytes) {
+            e.p = w->zbuf;
+            e.n = (uint32_t)z;
+            e.codec = NNP_CODEC_ZSTD;
+        }
+    }
+    return e;
+}
+
+/* Writes one encoded chunk to fd, whose size is size_before. Returns 0 or the errno of a
+ * failed write, after cutting the file back to size_before so a later chunk follows the
+ * last whole one (the disk may fill in the middle of a chunk). */
 static int write_chunk_once(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
-                            const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid,
+                            const encoded_t *e, uint32_t raw_bytes, uint32_t count, uint64_t tid,
                             uint64_t *wrote)
 {
     nnp_chunk_header_t h;
-    const void *out = payload;
-    uint32_t out_bytes = raw_bytes;
-    uint16_t codec = NNP_CODEC_NONE;
     int err;
 
-    if (raw_bytes > 0) {
-        size_t need = ZSTD_compressBound(raw_bytes);
-        if (need <= w->zbuf_cap) {
-            size_t z =
-                ZSTD_compressCCtx(w->zctx, w->zbuf, w->zbuf_cap, payload, raw_bytes, ZSTD_LEVEL);
-            if (!ZSTD_isError(z) && z < raw_bytes) {
-                out = w->zbuf;
-                out_bytes = (uint32_t)z;
-                codec = NNP_CODEC_ZSTD;
-            }
-        }
-    }
     memset(&h, 0, sizeof(h));
     h.magic = NNP_CHUNK_MAGIC;
     h.type = type;
-    h.codec = codec;
-    h.payload_bytes = out_bytes;
+    h.codec = e->codec;
+    h.payload_bytes = e->n;
     h.raw_bytes = raw_bytes;
-    h.payload_crc = nnp__crc32c(0, out, out_bytes);
+    h.payload_crc = nnp__crc32c(0, e->p, e->n);
     h.count = count;
     h.seq = ++w->chunk_seq;
     h.tid = tid;
     h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
     err = put_all(fd, &h, sizeof(h));
     if (err == 0)
-        err = put_all(fd, out, out_bytes);
+        err = put_all(fd, e->p, e->n);
     if (err != 0) {
         (void)!ftruncate(fd, (off_t)size_before);
         return err;
     }
-    *wrote = sizeof(h) + out_bytes;
+    *wrote = sizeof(h) + e->n;
     return 0;
 }
 
-/* write_chunk_once(); when the disk is full, ages out old data as seed 004's 20 MB rule
- * allows and tries once more. Returns the bytes written, 0 when the chunk is lost. */
-uint64_t nnp__wr_chunk(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
-                       const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid)
+/* Counts a written chunk, or the error that lost it. Returns the bytes written or 0. */
+static uint64_t chunk_done(nnp_writer_t *w, int err, uint64_t wrote)
 {
-    uint64_t wrote = 0;
-    int err = write_chunk_once(w, fd, size_before, type, payload, raw_bytes, count, tid, &wrote);
-    if ((err == ENOSPC || err == EDQUOT) && !w->aging && nnp__wr_enforce_storage(w, true) > 0)
-        err = write_chunk_once(w, fd, size_before, type, payload, raw_bytes, count, tid, &wrote);
     if (err != 0) {
         nnp__wr_io_error(w, NNP_EIO, "chunk write failed", err);
         return 0;
@@ -151,6 +154,62 @@ uint64_t nnp__wr_chunk(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t t
     atomic_fetch_add_explicit(&w->bytes_written, wrote, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->chunks, 1, memory_order_relaxed);
     return wrote;
+}
+
+/* True when a failed write may succeed once seed 004's 20 MB rule has aged out old data;
+ * ages it out. */
+static bool age_for_retry(nnp_writer_t *w, int err)
+{
+    return (err == ENOSPC || err == EDQUOT) && !w->aging && nnp__wr_enforce_storage(w, true) > 0;
+}
+
+/* Writes a meta chunk; when the disk is full, ages out old data and tries once more. */
+uint64_t nnp__wr_chunk(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
+                       const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid)
+{
+    uint64_t wrote = 0;
+    encoded_t e = encode_meta(w, payload, raw_bytes);
+    int err = write_chunk_once(w, fd, size_before, type, &e, raw_bytes, count, tid, &wrote);
+    if (age_for_retry(w, err)) {
+        /* Compressed again: the AGED chunks just written went through the same buffer. */
+        e = encode_meta(w, payload, raw_bytes);
+        err = write_chunk_once(w, fd, size_before, type, &e, raw_bytes, count, tid, &wrote);
+    }
+    return chunk_done(w, err, wrote);
+}
+
+uint32_t nnp__wr_pack(nnp_writer_t *w, size_t n_slots, size_t *n_used, uint32_t *n_records)
+{
+    size_t n;
+    nnp__pack_reset(w->pack); /* a chunk unpacks alone: a damaged one loses only itself */
+    n = nnp__pack_encode(w->pack, w->scratch, n_slots, w->pbuf, n_used, n_records);
+    if (*n_used == 0) {
+        /* Cannot happen (producers publish whole records, of at most NNP_REC_MAX_SLOTS
+         * slots): the slots go unpacked, as they are, so the writer never stalls on them. */
+        *n_used = n_slots;
+        *n_records = 1;
+        return (uint32_t)(n_slots * sizeof(nnp_rec_t));
+    }
+    return (uint32_t)n;
+}
+
+uint64_t nnp__wr_records(nnp_writer_t *w, uint32_t packed_bytes, size_t n_slots, uint32_t count,
+                         uint64_t tid)
+{
+    uint32_t raw_bytes = (uint32_t)(n_slots * sizeof(nnp_rec_t));
+    encoded_t e = {w->pbuf, packed_bytes, NNP_CODEC_PACK};
+    uint64_t wrote = 0;
+    int err;
+
+    if (packed_bytes >= raw_bytes) /* slots that are no records: kept as they are */
+        e = (encoded_t){w->scratch, raw_bytes, NNP_CODEC_NONE};
+    err = write_chunk_once(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, &e, raw_bytes, count,
+                           tid, &wrote);
+    /* The packed bytes are the writer's own buffer, which aging does not touch. */
+    if (age_for_retry(w, err))
+        err = write_chunk_once(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, &e, raw_bytes,
+                               count, tid, &wrote);
+    return chunk_done(w, err, wrote);
 }
 
 void nnp__wr_meta(nnp_writer_t *w, uint16_t type, const void *p, uint32_t n, uint32_t count)

@@ -20,17 +20,30 @@
 
 #include "core/clock.h"
 #include "format/raw_format.h"
+#include "format/rec_pack.h"
 #include "record/writer.h"
 #include "util/util.h"
 
 /* Largest batch of slots per RECORDS chunk (256 KiB raw): small enough that one damaged
- * chunk loses little, large enough for zstd to find repetition. */
+ * chunk loses little, large enough that what each chunk costs (its header, a packing state
+ * started afresh, two write calls) is spread over thousands of records. */
 #define CHUNK_MAX_SLOTS 8192u
-/* zstd level 1: ~500 MB/s per core, ratio ~4-8x on records; higher levels cost the
- * writer CPU the host may need. */
+/* zstd level 1 for the meta chunks (strings, threads, clock points): ~500 MB/s per core.
+ * RECORDS chunks are packed instead (NNP_CODEC_PACK, docs/FORMAT.md "Packed records"): zstd
+ * level 1 drained ~14 M events per writer CPU-second, packing several times that (bench/
+ * README.md). */
 #define ZSTD_LEVEL 1
 /* A clock point every second bounds tick-to-ns interpolation error to TSC drift over 1 s. */
 #define CLOCK_PERIOD_NS NNP_NS_PER_SEC
+/* Most bytes a packed chunk of the largest batch takes (rec_pack.h's bound per slot). */
+#define PBUF_BYTES ((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * NNP_PACK_SLOT_MAX)
+/* Buffer fill is measured in parts of FILL_SCALE; the writer sleeps no longer than it takes
+ * the fastest-filling buffer, at the rate it filled since the previous drain, to reach
+ * FILL_WAKE of FILL_SCALE (a quarter): a buffer sized for the default period then keeps
+ * up with a thread recording many times the rate it was sized for. */
+#define FILL_SCALE 1024u
+#define FILL_WAKE  256u
+#define NS_PER_MS  1000000ull
 /* Free disk space is checked at most this often (statvfs is a syscall). */
 #define DISK_CHECK_PERIOD_NS (NNP_NS_PER_SEC / 4)
 /* Upper bound of data files tracked for aging; the oldest entries are the ones removed. */
@@ -76,9 +89,12 @@ struct nnp_writer {
     nnp_rec_t *scratch; /* CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS slots */
     void *zbuf;
     size_t zbuf_cap;
+    nnp_pack_state_t *pack;  /* the packer's previous records, reset per chunk (24 KiB) */
+    uint8_t *pbuf;           /* packed RECORDS payload: PBUF_BYTES */
     unsigned char *meta_buf; /* META_BATCH_BYTES */
     bool io_failed_logged, disk_full_logged;
     bool busy;             /* last drain found a buffer over half full */
+    uint32_t fill_max;     /* fullest buffer of the last drain, in FILL_SCALE parts */
     bool files_open;       /* the raw directory and meta.nnp exist (created on first data) */
     bool aging;            /* inside enforce_storage(): a failed AGED write must not recurse */
     uint64_t next_open_ns; /* earliest retry of a failed directory or data file creation */
@@ -100,8 +116,16 @@ struct nnp_writer {
 void nnp__wr_io_error(nnp_writer_t *w, int code, const char *what, int err);
 /* Creates dir/name with the raw file header; on failure errno says why. */
 int nnp__wr_open_file(nnp_writer_t *w, const char *name, uint32_t kind, uint32_t seq, int *fd_out);
-/* Writes one chunk to fd (size_before: the file's size), aging out old data and trying once
- * more when the disk is full. Returns the bytes written, 0 when the chunk was lost. */
+/* Packs the first n_slots slots of the scratch buffer into pbuf, whole records only:
+ * *n_used slots (<= n_slots, >= 1), *n_records records. Returns the packed bytes. */
+uint32_t nnp__wr_pack(nnp_writer_t *w, size_t n_slots, size_t *n_used, uint32_t *n_records);
+/* Writes the RECORDS chunk nnp__wr_pack() made (the first n_slots scratch slots) to the
+ * current data file, aging out old data and trying once more when the disk is full.
+ * Returns the bytes written, 0 when the chunk was lost. */
+uint64_t nnp__wr_records(nnp_writer_t *w, uint32_t packed_bytes, size_t n_slots, uint32_t count,
+                         uint64_t tid);
+/* Writes one meta chunk to fd (size_before: the file's size), aging out old data and trying
+ * once more when the disk is full. Returns the bytes written, 0 when the chunk was lost. */
 uint64_t nnp__wr_chunk(nnp_writer_t *w, int fd, uint64_t size_before, uint16_t type,
                        const void *payload, uint32_t raw_bytes, uint32_t count, uint64_t tid);
 /* A chunk of meta.nnp (nothing while it is not open). */

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "format/raw_format.h"
 #include "model/model.h"
 #include "read/raw_import.h"
 #include "test_util.h"
@@ -332,7 +333,7 @@ static void test_format_v1_still_reads(void **state)
 {
     char *out = nnpt_mkdtemp();
     nnp_session_t *s = make(out, true, false);
-    char dir[NNP_PATH_MAX];
+    char dir[NNP_PATH_MAX], newer[32];
     nnp_kernel_t k = {0};
     nnp_model_t m;
     (void)state;
@@ -351,12 +352,15 @@ static void test_format_v1_still_reads(void **state)
     assert_int_equal(m.info.chunks_corrupt, 0);
     nnp__model_fini(&m);
 
-    set_version(dir, 3);
+    /* A version newer than the reader's (v3 added the pack codec, which this file's
+     * records use: the v1 label above only tests how kinds are read). */
+    set_version(dir, NNP_RAW_VERSION + 1);
+    snprintf(newer, sizeof(newer), "version %u", NNP_RAW_VERSION + 1);
     nnpt_log_capture();
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__import_raw(dir, &m), NNP_OK);
     assert_int_equal(m.kernels.t.n, 0);
-    assert_non_null(strstr(nnpt_log_text(), "version 3"));
+    assert_non_null(strstr(nnpt_log_text(), newer));
     nnpt_log_release();
     nnp__model_fini(&m);
     nnpt_rm_rf(out);

@@ -3,7 +3,10 @@
  * chunk layout by parsing the files itself (not through the reader), then cuts, flips and
  * pads copies of the files and checks that the reader delivers exactly the records the
  * layout predicts and names the damage, and that chunks found twice (same sequence number)
- * are read once. Also `nnprof dump` / `nnprof info` on damaged data and dump's exit codes. */
+ * are read once. The run is written packed (format v3); the same damage is checked on a copy
+ * made as a version 2 writer made it (zstd-compressed records), and on packed chunks whose
+ * checksums agree but whose bytes do not unpack. Also `nnprof dump` / `nnprof info` on
+ * damaged data and dump's exit codes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include <zstd.h>
 
 #include "format/raw_format.h"
+#include "format/rec_pack.h"
 #include "read/raw_reader.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -101,6 +105,8 @@ typedef struct fixture {
     char str_text[N_STRINGS][STR_TEXT_CAP];
     int str_chunk[N_STRINGS]; /* meta chunk that holds string i, -1 if none */
     uint64_t max_seq;         /* highest chunk sequence number of the run (meta and data) */
+    uint16_t codec;           /* of every data chunk: PACK as written, ZSTD in the v2 copy */
+    uint32_t version;         /* of the data file */
 } fixture_t;
 
 /* What one read of a damaged copy produced. */
@@ -283,8 +289,12 @@ static int setup(void **state)
     assert_true(fx->n_chunks >= MIN_CHUNKS);
     for (uint32_t c = 0; c < fx->n_chunks; c++) {
         assert_int_equal(fx->chunks[c].type, NNP_CHUNK_RECORDS);
+        /* The writer packs records (format v3): the damage tests below hit packed chunks. */
+        assert_int_equal(fx->chunks[c].codec, NNP_CODEC_PACK);
         total += fx->chunks[c].count;
     }
+    fx->codec = NNP_CODEC_PACK;
+    fx->version = NNP_RAW_VERSION;
     assert_int_equal(total, N_EVENTS);
     map_strings(fx);
     for (uint32_t c = 0; c < fx->n_chunks; c++)
@@ -297,6 +307,70 @@ static int setup(void **state)
     write_bytes(fx->work_dir, META_NAME, fx->meta, fx->meta_len);
     write_bytes(fx->work_dir, DATA_NAME, fx->data, fx->data_len);
     *state = fx;
+    return 0;
+}
+
+/* Rewrites the fixture's data file as a version 2 writer wrote it: the file header says
+ * version 2 and every RECORDS chunk holds its slots zstd-compressed (level 1), headers and
+ * checksums made anew, sequence numbers, counts and thread ids kept; meta.nnp's header says
+ * version 2 too. The reader must read such files as before (older versions are still read),
+ * and lose only a damaged chunk. */
+static void make_v2_zstd(fixture_t *fx)
+{
+    size_t cap = fx->data_len * 8 + FILE_HDR, len = FILE_HDR;
+    unsigned char *out = malloc(cap);
+    nnp_pack_state_t *st = malloc(sizeof(*st));
+    nnp_raw_file_header_t fh;
+
+    assert_non_null(out);
+    assert_non_null(st);
+    memcpy(&fh, fx->data, sizeof(fh));
+    fh.version = 2;
+    memcpy(out, &fh, sizeof(fh));
+    for (uint32_t c = 0; c < fx->n_chunks; c++) {
+        nnp_chunk_header_t h;
+        nnp_rec_t *slots;
+        size_t z;
+        memcpy(&h, fx->data + fx->chunks[c].off, sizeof(h));
+        slots = malloc(h.raw_bytes);
+        assert_non_null(slots);
+        nnp__pack_reset(st);
+        assert_int_equal(nnp__pack_decode(st, fx->data + fx->chunks[c].off + CHUNK_HDR,
+                                          h.payload_bytes, slots, h.raw_bytes / sizeof(*slots)),
+                         0);
+        assert_true(len + CHUNK_HDR + ZSTD_compressBound(h.raw_bytes) <= cap);
+        z = ZSTD_compress(out + len + CHUNK_HDR, cap - len - CHUNK_HDR, slots, h.raw_bytes, 1);
+        assert_false(ZSTD_isError(z));
+        h.codec = NNP_CODEC_ZSTD;
+        h.payload_bytes = (uint32_t)z;
+        h.payload_crc = nnp__crc32c(0, out + len + CHUNK_HDR, z);
+        h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
+        memcpy(out + len, &h, sizeof(h));
+        len += CHUNK_HDR + z;
+        free(slots);
+    }
+    free(st);
+    free(fx->data);
+    fx->data = out;
+    fx->data_len = len;
+    fx->n_chunks = parse_chunks(fx->data, fx->data_len, fx->chunks, MAX_CHUNKS);
+    for (uint32_t c = 0; c < fx->n_chunks; c++)
+        assert_int_equal(fx->chunks[c].codec, NNP_CODEC_ZSTD);
+    fx->codec = NNP_CODEC_ZSTD;
+    fx->version = 2;
+    write_bytes(fx->work_dir, DATA_NAME, fx->data, fx->data_len);
+    /* meta.nnp holds no records: only its header's version differs. */
+    memcpy(&fh, fx->meta, sizeof(fh));
+    fh.version = 2;
+    memcpy(fx->meta, &fh, sizeof(fh));
+    write_bytes(fx->work_dir, META_NAME, fx->meta, fx->meta_len);
+}
+
+/* The known run, its data file turned into what a version 2 writer made. */
+static int setup_v2(void **state)
+{
+    setup(state);
+    make_v2_zstd(*state);
     return 0;
 }
 
@@ -405,6 +479,13 @@ static void test_intact_run_reads_back_exactly(void **state)
     EXPECT(ctx, rb.rep.chunks_corrupt == 0 && rb.rep.chunks_truncated == 0);
     EXPECT(ctx, rb.rep.bytes_skipped == 0 && rb.rep.n_damage == 0);
     EXPECT(ctx, rb.rep.events_lost == 0 && rb.rep.data_files_missing == 0);
+    {
+        uint32_t meta_same = 0;
+        for (uint32_t c = 0; c < fx->n_meta_chunks; c++)
+            meta_same += fx->meta_chunks[c].codec == fx->codec;
+        EXPECT(ctx, rb.rep.chunks_by_codec[fx->codec] == fx->n_chunks + meta_same);
+    }
+    EXPECT(ctx, rb.rep.format_version == fx->version);
     for (uint32_t i = 0; i < N_STRINGS; i++) {
         const char *s = nnp__raw_str(rb.raw, fx->str_ids[i]);
         EXPECT(ctx, s != NULL && strcmp(s, fx->str_text[i]) == 0);
@@ -573,6 +654,63 @@ static void test_byte_flip_costs_one_chunk(void **state)
     for (uint32_t i = 0; i < N_RANDOM_FLIPS; i++) {
         uint64_t p = rng_below(&rng, fx->data_len);
         check_flip(fx, p, (unsigned char)(1 + rng_below(&rng, UINT8_MAX)));
+    }
+}
+
+/* Chunk j of the data file changed as `how` says, with both checksums made anew, so only
+ * the unpacking can find the damage: 0 claims one slot more than was packed, 1 drops the
+ * last packed byte. Exactly chunk j is lost, named as not unpacking. */
+static void check_bad_packing(const fixture_t *fx, uint32_t j, int how)
+{
+    const chunk_info_t *ci = &fx->chunks[j];
+    unsigned char *copy = malloc(fx->data_len);
+    nnp_chunk_header_t h;
+    size_t len = 0, payload;
+    readback_t rb;
+    char ctx[CTX_BUF];
+
+    assert_non_null(copy);
+    memcpy(&h, fx->data + ci->off, sizeof(h));
+    payload = h.payload_bytes;
+    if (how == 0) {
+        h.raw_bytes += sizeof(nnp_rec_t);
+    } else {
+        payload--;
+        h.payload_bytes--;
+    }
+    h.payload_crc = nnp__crc32c(0, fx->data + ci->off + CHUNK_HDR, payload);
+    h.header_crc = nnp__crc32c(0, &h, offsetof(nnp_chunk_header_t, header_crc));
+    memcpy(copy, fx->data, ci->off);
+    len = ci->off;
+    memcpy(copy + len, &h, sizeof(h));
+    memcpy(copy + len + CHUNK_HDR, fx->data + ci->off + CHUNK_HDR, payload);
+    len += CHUNK_HDR + payload;
+    memcpy(copy + len, fx->data + chunk_end(ci), fx->data_len - chunk_end(ci));
+    len += fx->data_len - chunk_end(ci);
+    write_bytes(fx->work_dir, DATA_NAME, copy, len);
+    free(copy);
+    snprintf(ctx, sizeof(ctx), "chunk %u %s", j,
+             how == 0 ? "claims one slot more" : "lost its last packed byte");
+    readback_run(fx, &rb);
+    EXPECT(ctx, rb.open_rc == NNP_OK && rb.read_rc == NNP_OK);
+    EXPECT(ctx, delivered_all_but(&rb, ci->first, ci->first + ci->count));
+    EXPECT(ctx, rb.rep.chunks_corrupt == 1 && rb.rep.chunks_truncated == 0);
+    EXPECT(ctx, rb.rep.chunks_ok == meta_ok(fx) + fx->n_chunks - 1);
+    EXPECT(ctx, rb.rep.bytes_skipped == CHUNK_HDR + payload);
+    EXPECT(ctx, rb.rep.n_damage == 1);
+    EXPECT(ctx, damage_is(&rb, 0, DATA_NAME, ci->off, NNP_ECORRUPT, "does not unpack"));
+    readback_done(&rb);
+}
+
+/* Packed bytes that are not a packing of the slots the header claims (a writer bug, or
+ * damage that the checksum missed) cost that chunk alone: first, middle and last. */
+static void test_bad_packing_costs_one_chunk(void **state)
+{
+    fixture_t *fx = *state;
+    const uint32_t some[] = {0, fx->n_chunks / 2, fx->n_chunks - 1};
+    for (size_t i = 0; i < NNP_ARRAY_LEN(some); i++) {
+        check_bad_packing(fx, some[i], 0);
+        check_bad_packing(fx, some[i], 1);
     }
 }
 
@@ -850,8 +988,8 @@ static void test_missing_data_file_is_reported(void **state)
     readback_done(&rb);
 }
 
-/* Builds a data file by hand: the file header, then chunk 0 of the run (a zstd chunk whose
- * size is whatever zstd made it), then `pad` junk bytes, then one uncompressed (codec NONE)
+/* Builds a data file by hand: the file header, then chunk 0 of the run (a packed chunk whose
+ * size is whatever packing made it), then `pad` junk bytes, then one uncompressed (codec NONE)
  * RECORDS chunk of n_recs step records numbered from first. The reader reads codec NONE
  * payloads straight from the mapping, so this places records at an unaligned address
  * whenever the bytes before them are not a multiple of 8. */
@@ -1334,6 +1472,16 @@ static void test_cli_dump_damaged_dir(void **state)
     assert_true(json_num(sum, "records") == N_EVENTS - ci->count);
     assert_true(json_num(sum, "chunks_ok") == meta_ok(fx) + fx->n_chunks - 1);
     assert_true(json_num(sum, "bytes_skipped") == ci->size);
+    assert_true(json_num(sum, "format_version") == fx->version);
+    /* The codecs of the chunks read: the data chunks' one (one chunk lost), plus what the
+     * meta chunks used. */
+    {
+        const cJSON *codecs = cJSON_GetObjectItemCaseSensitive(sum, "codecs");
+        uint32_t meta_same = 0;
+        for (uint32_t c = 0; c < fx->n_meta_chunks; c++)
+            meta_same += fx->meta_chunks[c].codec == fx->codec;
+        assert_true(json_num(codecs, nnp__codec_name(fx->codec)) == fx->n_chunks - 1 + meta_same);
+    }
     damage = cJSON_GetObjectItemCaseSensitive(sum, "damage");
     assert_true(cJSON_IsArray(damage));
     assert_int_equal(cJSON_GetArraySize(damage), 1);
@@ -1470,6 +1618,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_duplicate_of_damaged_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_read_is_not_duplicate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_reports_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_packing_costs_one_chunk, setup, teardown),
+        /* The same damage on a version 2 file (zstd-compressed records): still read. */
+        cmocka_unit_test_setup_teardown(test_intact_run_reads_back_exactly, setup_v2, teardown),
+        cmocka_unit_test_setup_teardown(test_truncation_keeps_whole_chunks, setup_v2, teardown),
+        cmocka_unit_test_setup_teardown(test_byte_flip_costs_one_chunk, setup_v2, teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_between_chunks_is_skipped, setup_v2, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_dump_damaged_dir, setup_v2, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* test_rec_pack.c - the compact encoding of RECORDS chunks (src/format/rec_pack.c):
- * round trips of realistic and of random slots, the size bound, a few bytes per event for
- * a range's begin/end, and damaged input (cut short, bytes changed) that decodes to an
- * error or to some records but never writes outside the slots it was given. */
+ * round trips of realistic and of random slots, the size bound, chunks cut at record
+ * boundaries (slots and records counted), a few bytes per event for a range's begin/end,
+ * and damaged input (cut short, bytes changed) that decodes to an error or to some records
+ * but never writes outside the slots it was given. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,30 +83,76 @@ static size_t fill_realistic(nnp_rec_t *s, size_t cap, bool with_garbage)
     return n;
 }
 
-static void roundtrip(const nnp_rec_t *in, size_t n, size_t *packed_bytes)
+/* Packs in[0..n) and unpacks it again; returns the slots packed (all of them, unless the
+ * last record runs past n). */
+static size_t roundtrip(const nnp_rec_t *in, size_t n, size_t *packed_bytes)
 {
     nnp_pack_state_t *enc = malloc(sizeof(*enc)), *dec = malloc(sizeof(*dec));
-    uint8_t *buf = malloc(n * NNP_PACK_SLOT_MAX);
+    uint8_t *buf = malloc(n * NNP_PACK_SLOT_MAX + 1);
     nnp_rec_t *out = malloc((n + GUARD) * sizeof(*out));
-    size_t len;
+    size_t len, used = SIZE_MAX;
+    uint32_t records = 0;
     assert_non_null(enc);
     assert_non_null(dec);
     assert_non_null(buf);
     assert_non_null(out);
     nnp__pack_reset(enc);
     nnp__pack_reset(dec);
-    len = nnp__pack_encode(enc, in, n, buf);
-    assert_true(len <= n * NNP_PACK_SLOT_MAX);
+    len = nnp__pack_encode(enc, in, n, buf, &used, &records);
+    assert_true(used <= n && used + NNP_REC_MAX_SLOTS > n);
+    assert_true(len <= used * NNP_PACK_SLOT_MAX);
+    assert_true(records <= used);
     memset(out, 0xA5, (n + GUARD) * sizeof(*out));
-    assert_int_equal(nnp__pack_decode(dec, buf, len, out, n), 0);
-    assert_memory_equal(out, in, n * sizeof(*out));
-    for (size_t g = 0; g < GUARD * sizeof(*out); g++)
-        assert_int_equal(((uint8_t *)&out[n])[g], 0xA5);
+    assert_int_equal(nnp__pack_decode(dec, buf, len, out, used), 0);
+    assert_memory_equal(out, in, used * sizeof(*out));
+    for (size_t g = 0; g < (n - used + GUARD) * sizeof(*out); g++)
+        assert_int_equal(((uint8_t *)&out[used])[g], 0xA5);
     *packed_bytes = len;
     free(enc);
     free(dec);
     free(buf);
     free(out);
+    return used;
+}
+
+/* Whole records only, as they come: the records counted, a record cut by the end left out
+ * (the writer's next chunk starts with it). */
+static void test_cut_at_record_boundary(void **state)
+{
+    enum { N = 12 };
+    nnp_rec_t s[N];
+    nnp_pack_state_t *st = malloc(sizeof(*st));
+    uint8_t buf[N * NNP_PACK_SLOT_MAX];
+    size_t used, len;
+    uint32_t records;
+    (void)state;
+    assert_non_null(st);
+    memset(s, 0, sizeof(s));
+    /* 1 + 2 + 3 + 1 + 3 slots: records at 0, 1, 3, 6, 7 (7..9), then two range slots. */
+    s[0] = (nnp_rec_t){.kind = NNP_REC_RANGE_BEGIN, .n_slots = 1, .name = 1, .ts = 10};
+    s[1] = (nnp_rec_t){.kind = NNP_REC_OP, .n_slots = 2, .name = 2, .ts = 11, .a = 20};
+    s[3] = (nnp_rec_t){.kind = NNP_REC_KERNEL, .n_slots = 3, .name = 3, .ts = 12, .a = 30};
+    s[6] = (nnp_rec_t){.kind = NNP_REC_RANGE_END, .n_slots = 1, .name = 1, .ts = 13};
+    s[7] = (nnp_rec_t){.kind = NNP_REC_SYS_CPU, .n_slots = 3, .ts = 14};
+    s[10] = (nnp_rec_t){.kind = NNP_REC_COUNTER, .n_slots = 1, .name = 4, .ts = 15};
+    s[11] = (nnp_rec_t){.kind = NNP_REC_COUNTER, .n_slots = 1, .name = 4, .ts = 16};
+    for (size_t n = 0; n <= N; n++) {
+        static const size_t want_used[N + 1] = {0, 1, 1, 3, 3, 3, 6, 7, 7, 7, 10, 11, 12};
+        static const uint32_t want_rec[N + 1] = {0, 1, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6, 7};
+        nnp__pack_reset(st);
+        len = nnp__pack_encode(st, s, n, buf, &used, &records);
+        assert_int_equal(used, want_used[n]);
+        assert_int_equal(records, want_rec[n]);
+        assert_true(len <= used * NNP_PACK_SLOT_MAX);
+    }
+    /* A slot that is no record (n_slots 0 or over 3) is one raw slot, counted as one. */
+    s[6].n_slots = 0;
+    s[7].n_slots = 9;
+    nnp__pack_reset(st);
+    (void)nnp__pack_encode(st, s, N, buf, &used, &records);
+    assert_int_equal(used, N);
+    assert_int_equal(records, 4 + 5);
+    free(st);
 }
 
 static void test_realistic(void **state)
@@ -115,7 +162,7 @@ static void test_realistic(void **state)
     (void)state;
     assert_non_null(s);
     n = fill_realistic(s, N_SLOTS, false);
-    roundtrip(s, n, &len);
+    assert_int_equal(roundtrip(s, n, &len), n);
     /* A fifth of the bytes or less for this mix (mostly range pairs). */
     assert_true(len * 5 <= n * sizeof(nnp_rec_t));
     free(s);
@@ -133,7 +180,7 @@ static void test_pairs_are_small(void **state)
         s[i + 1] = (nnp_rec_t){.kind = NNP_REC_RANGE_END, .n_slots = 1, .name = 7, .ts = ts + 20};
         ts += 45;
     }
-    roundtrip(s, N_SLOTS, &len);
+    assert_int_equal(roundtrip(s, N_SLOTS, &len), N_SLOTS);
     /* kind, mode and a one-byte delta: 3 bytes per event (the first of each kind more). */
     assert_true(len <= N_SLOTS * 3 + 16);
     free(s);
@@ -166,12 +213,14 @@ static void test_damage(void **state)
     nnp_rec_t in[N], out[N + GUARD];
     uint8_t buf[N * NNP_PACK_SLOT_MAX], bad[N * NNP_PACK_SLOT_MAX];
     nnp_pack_state_t *st = malloc(sizeof(*st));
-    size_t len;
+    size_t len, used;
+    uint32_t records;
     (void)state;
     assert_non_null(st);
     fill_realistic(in, N, true);
     nnp__pack_reset(st);
-    len = nnp__pack_encode(st, in, N, buf);
+    len = nnp__pack_encode(st, in, N, buf, &used, &records);
+    assert_int_equal(used, N); /* fill_realistic leaves no record cut at the end */
     for (int k = 0; k < N_DAMAGED; k++) {
         size_t cut = len, flips = (size_t)(1 + rnd() % 3);
         memcpy(bad, buf, len);
@@ -202,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_pairs_are_small),
         cmocka_unit_test(test_random_slots),
         cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_cut_at_record_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

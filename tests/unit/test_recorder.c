@@ -12,6 +12,7 @@
 #include "format/raw_format.h"
 #include "read/raw_reader.h"
 #include "test_util.h"
+#include "util/util.h"
 
 #define N_THREADS         8
 #define EVENTS_PER_THREAD 1000000u
@@ -213,6 +214,53 @@ static void test_drop_policy_counts_every_loss(void **state)
     assert_int_equal(c.n, st.events_recorded);
     assert_true(c.ordered);
     assert_int_equal(nnp__raw_report(raw)->events_lost, st.events_dropped);
+    nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* The writer drains without allocating (STYLE 7: its packing state, output buffer and zstd
+ * workspace are made when it starts; a fork() must never catch it inside malloc): with the
+ * next allocation anywhere set to fail, draining several chunks' worth of 1- and 3-slot
+ * records allocates nothing, and every record reads back. */
+static void test_writer_drains_without_allocating(void **state)
+{
+    /* ~60,000 slots (an op of 3 slots every OP_EVERY records): several 8192-slot chunks. */
+    enum { N = 40000 };
+    char *dir = nnpt_mkdtemp();
+    nnp_session_t *s = open_session(dir, NNP_FULL_DROP, 4096, 1000);
+    worker_t w;
+    check_t c;
+    nnp_raw_t *raw;
+    nnp_stats_t st;
+    char raw_dir[4096];
+    (void)state;
+
+    memset(&w, 0, sizeof(w));
+    memset(&c, 0, sizeof(c));
+    w.name = nnp_intern("writer-no-alloc");
+    w.n = N;
+    c.names[0] = w.name;
+    /* This thread's buffer and the raw directory's files exist before the test proper. */
+    nnp_step_begin(0, 0);
+    assert_int_equal(nnp_session_flush(s), NNP_OK);
+    nnp__alloc_fail_at(1);
+    work(&w);
+    assert_int_equal(nnp_session_flush(s), NNP_OK);
+    assert_true(nnp__alloc_fail_pending()); /* nothing allocated while recording or draining */
+    nnp__alloc_fail_at(0);
+    nnp_session_stats(s, &st);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(st.events_dropped, 0);
+    assert_int_equal(st.events_recorded, N + 1);
+
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, on_event, &c), NNP_OK);
+    assert_int_equal(c.total, N);
+    assert_int_equal(c.bad, 0);
+    assert_int_equal(c.other, 1); /* the step */
+    assert_int_equal(nnp__raw_report(raw)->chunks_corrupt, 0);
     nnp__raw_close(raw);
     nnpt_rm_rf(dir);
     free(dir);
@@ -630,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_eight_threads_exact),
         cmocka_unit_test(test_second_session_while_threads_record),
         cmocka_unit_test(test_window_starts_with_a_sample),
+        cmocka_unit_test(test_writer_drains_without_allocating),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -284,6 +284,14 @@ static void summary(dump_ctx_t *c, const char *dir, const nnp_raw_report_t *rep)
     key_u(c, "chunks_corrupt", rep->chunks_corrupt);
     key_u(c, "chunks_truncated", rep->chunks_truncated);
     key_u(c, "chunks_duplicate", rep->chunks_duplicate);
+    key_u(c, "format_version", rep->format_version);
+    /* How the intact chunks were stored (raw_format.h codecs), e.g. {"zstd":3,"pack":40}. */
+    nnp__jw_key(&c->jw, "codecs");
+    nnp__jw_obj_begin(&c->jw);
+    for (unsigned k = 0; k < NNP_CODEC_COUNT; k++)
+        if (rep->chunks_by_codec[k] > 0)
+            key_u(c, nnp__codec_name(k), rep->chunks_by_codec[k]);
+    nnp__jw_obj_end(&c->jw);
     key_u(c, "bytes_skipped", rep->bytes_skipped);
     key_u(c, "events_lost", rep->events_lost);
     key_u(c, "events_lost_buffer", rep->events_lost_buffer);
@@ -316,8 +324,8 @@ static void help(FILE *f)
     fprintf(f, "usage: nnprof dump [--summary-only] DIR\n\n"
                "Prints every record of the raw data under DIR as one JSON object per line,\n"
                "then one line {\"kind\":\"summary\",...} per raw directory with the chunks\n"
-               "read, corrupted, truncated and duplicate (skipped), events lost and files\n"
-               "aged out.\n"
+               "read (by codec), corrupted, truncated and duplicate (skipped), the raw\n"
+               "format version, events lost and files aged out.\n"
                "DIR is a raw directory (PROF_*), the profiler/ directory holding them, or\n"
                "the output_path above it. Damage is also listed on stderr.\n\n"
                "  --summary-only   print only the summary lines\n\n"
