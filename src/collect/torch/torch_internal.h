@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "nnprof/nnprof.h"
 #include "nnprof_torch.h"
@@ -73,20 +74,44 @@ class NameCache
     // The same for a NUL-terminated string, through a small cache keyed by the string's
     // address first: op names of the dispatcher live in the operator's schema, so the
     // same op passes the same pointer every call. A hit still compares the text (an
-    // address can be reused by another string), but skips strlen and hashing.
-    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp);
+    // address can be reused by another string), but skips strlen and hashing. Names built
+    // for one call (autograd nodes: "autograd::engine::evaluate_function: MmBackward0")
+    // come back at the few addresses the allocator reuses: a bucket keeps kWays names
+    // per address range, so those hit too. Inline: it runs for every op.
+    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+    {
+        PtrSlot *b = &ptrs_[bucket(s)];
+        for (size_t w = 0; w < kWays; w++) {
+            if (b[w].p == s && b[w].scope == scope && b[w].idx) {
+                const NameEntry *e = &tab_[b[w].idx - 1];
+                // strncmp stops at s's terminator: never reads past the string.
+                if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
+                    return e;
+            }
+        }
+        return get_cstr_miss(s, scope, tmp);
+    }
 
   private:
-    bool grow();
     struct PtrSlot {
         const char *p;
         uint32_t scope;
         uint32_t idx; // entry index + 1, 0 = empty
     };
-    static constexpr size_t kPtrSlots = 512; // direct-mapped; a model has ~100-300 op names
+    // Buckets of kWays slots, by address: a model has ~100-300 op names.
+    static constexpr size_t kWays = 4;
+    static constexpr size_t kBuckets = 128;
+    static size_t bucket(const char *s)
+    {
+        // Heap and schema strings are 16-byte aligned: drop the low bits.
+        return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
+    }
+    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, NameEntry *tmp);
+    bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;
-    PtrSlot ptrs_[kPtrSlots] = {};
+    PtrSlot ptrs_[kBuckets * kWays] = {};
+    uint8_t next_way_[kBuckets] = {}; // the way a miss replaces next, round robin
 };
 
 // Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.

@@ -39,7 +39,8 @@ uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
         n -= 8;
     }
     uint64_t v = 0;
-    std::memcpy(&v, s, n);
+    for (size_t i = 0; i < n; i++) // the last 0-7 bytes
+        v |= uint64_t(uint8_t(s[i])) << (8 * i);
     h = (h ^ v) * kMix2;
     h ^= h >> 29;
     return h | 1; // 0 marks an empty slot
@@ -198,24 +199,18 @@ bool NameCache::grow()
     tab_ = nt;
     cap_ = ncap;
     std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
+    std::memset(next_way_, 0, sizeof(next_way_));
     return true;
 }
 
-const NameEntry *NameCache::get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, NameEntry *tmp)
 {
-    // Addresses of schema strings are at least 8-byte aligned: drop the low bits.
-    PtrSlot &slot = ptrs_[(reinterpret_cast<uintptr_t>(s) >> 3) % kPtrSlots];
-    if (slot.p == s && slot.scope == scope && slot.idx) {
-        const NameEntry *e = &tab_[slot.idx - 1];
-        // strncmp stops at s's terminator: never reads past the string.
-        if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
-            return e;
-    }
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
-        slot.p = s;
-        slot.scope = scope;
-        slot.idx = uint32_t(e - tab_) + 1;
+        size_t b = bucket(s);
+        size_t w = next_way_[b / kWays];
+        next_way_[b / kWays] = uint8_t((w + 1) % kWays);
+        ptrs_[b + w] = PtrSlot{s, scope, uint32_t(e - tab_) + 1};
     }
     return e;
 }
