@@ -73,31 +73,38 @@ class NameCache
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
     // The same for a NUL-terminated string, through a small cache keyed by the string's
     // address first: op names of the dispatcher live in the operator's schema, so the
-    // same op passes the same pointer every call. A hit still compares the text (an
-    // address can be reused by another string), but skips strlen and hashing. Names built
-    // for one call (autograd nodes: "autograd::engine::evaluate_function: MmBackward0")
-    // come back at the few addresses the allocator reuses: a bucket keeps kWays names
-    // per address range, so those hit too. Inline: it runs for every op.
-    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+    // same op passes the same pointer every call. stable: the caller knows the string
+    // lives at s as long as its operator is registered (see torch_ops.cpp): a hit on an
+    // address cached as stable is then exact without reading the text. Other hits
+    // compare the text (an address can be reused by another string), but skip strlen and
+    // hashing. Names built for one call (autograd nodes: "autograd::engine::
+    // evaluate_function: MmBackward0") come back at the few addresses the allocator
+    // reuses: a bucket keeps kWays names per address range, so those hit too. Inline: it
+    // runs for every op.
+    const NameEntry *get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
     {
         PtrSlot *b = &ptrs_[bucket(s)];
         for (size_t w = 0; w < kWays; w++) {
             if (b[w].p == s && b[w].scope == scope && b[w].idx) {
-                const NameEntry *e = &tab_[b[w].idx - 1];
+                const NameEntry *e = &tab_[(b[w].idx & kIdxMask) - 1];
+                if (stable && (b[w].idx & kStableBit))
+                    return e;
                 // strncmp stops at s's terminator: never reads past the string.
                 if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
                     return e;
             }
         }
-        return get_cstr_miss(s, scope, tmp);
+        return get_cstr_miss(s, scope, stable, tmp);
     }
 
   private:
     struct PtrSlot {
         const char *p;
         uint32_t scope;
-        uint32_t idx; // entry index + 1, 0 = empty
+        uint32_t idx; // entry index + 1 (0 = empty), kStableBit: cached as stable
     };
+    static constexpr uint32_t kStableBit = uint32_t(1) << 31;
+    static constexpr uint32_t kIdxMask = kStableBit - 1;
     // Buckets of kWays slots, by address: a model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kBuckets = 128;
@@ -106,7 +113,7 @@ class NameCache
         // Heap and schema strings are 16-byte aligned: drop the low bits.
         return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
     }
-    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, NameEntry *tmp);
+    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
     bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;

@@ -203,14 +203,16 @@ bool NameCache::grow()
     return true;
 }
 
-const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, NameEntry *tmp)
+const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable,
+                                          NameEntry *tmp)
 {
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
         size_t b = bucket(s);
         size_t w = next_way_[b / kWays];
         next_way_[b / kWays] = uint8_t((w + 1) % kWays);
-        ptrs_[b + w] = PtrSlot{s, scope, uint32_t(e - tab_) + 1};
+        // Indexes stay below kCacheMax (2^16): the stable bit never meets them.
+        ptrs_[b + w] = PtrSlot{s, scope, (uint32_t(e - tab_) + 1) | (stable ? kStableBit : 0)};
     }
     return e;
 }

@@ -12,10 +12,12 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/profiler/util.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <string>
 
 #include "torch_internal.h"
 
@@ -151,6 +153,65 @@ __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, const Na
     }
 }
 
+// ---- which op names are stable ----
+// fn.name() points either into the operator's schema (dispatcher ops: the same string as
+// long as the operator is registered) or into a std::string the RecordFunction owns
+// (autograd nodes, ranges named at run time), freed when the call ends, whose address the
+// allocator soon gives to another name. The name cache must compare the text of the
+// latter on every hit, not of the former. A RecordFunction that owns its name holds that
+// string's data pointer, at an offset in the object found once by a probe: on
+// RecordFunctions without callbacks given a long (heap) and a short (in-place) name, the
+// one word equal to name() must be at the same offset for both. A schema name is never at
+// that word (the word then points to the schema object, not into it). If the probe finds
+// no single offset, every name is compared (kNoOffset).
+constexpr long kNoOffset = -1;
+std::atomic<long> g_name_word{kNoOffset};
+std::once_flag g_probe_once;
+
+long probe_name_word(const std::string &text)
+{
+    at::RecordFunction rf{at::StepCallbacks{}};
+    rf.before(std::string(text));
+    const char *s = rf.name();
+    if (!s || text != s)
+        return kNoOffset;
+    const unsigned char *base = reinterpret_cast<const unsigned char *>(&rf);
+    long found = kNoOffset;
+    int hits = 0;
+    for (size_t k = 0; k + sizeof(s) <= sizeof(rf); k += alignof(const char *)) {
+        const char *w;
+        std::memcpy(&w, base + k, sizeof(w));
+        if (w == s) {
+            found = long(k);
+            hits++;
+        }
+    }
+    return hits == 1 ? found : kNoOffset;
+}
+
+void probe_names()
+{
+    constexpr size_t kHeapName = 48; // past any small-string buffer
+    try {
+        long heap = probe_name_word(std::string(kHeapName, 'n'));
+        long in_place = probe_name_word("n");
+        g_name_word.store(heap == in_place ? heap : kNoOffset);
+    } catch (const std::exception &) {
+        g_name_word.store(kNoOffset);
+    }
+}
+
+// Whether fn's name s lives in an operator schema (see above).
+inline bool name_is_stable(const at::RecordFunction &fn, const char *s)
+{
+    long off = g_name_word.load(std::memory_order_relaxed);
+    if (off < 0)
+        return false;
+    const char *w;
+    std::memcpy(&w, reinterpret_cast<const unsigned char *>(&fn) + off, sizeof(w));
+    return w != s;
+}
+
 // ---- the ops callback ----
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
@@ -169,7 +230,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
     NameEntry tmp;
-    const NameEntry *e = ts->names.get_cstr(name, scope, &tmp);
+    const NameEntry *e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
@@ -314,6 +375,7 @@ void ops_install()
         g_torch_module = nnp_intern("torch");
         g_run_stage = nnp_intern("Run");
     }
+    std::call_once(g_probe_once, probe_names);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
     std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> op_scopes;
     for (int s = 0; s < int(at::RecordScope::NUM_SCOPES); s++) {
