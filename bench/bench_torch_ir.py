@@ -12,13 +12,16 @@ after the steps (torch.profiler parses its events when it stops) is not counted.
   none            no profiler
   noop            a global RecordFunction callback that does nothing: torch's own
                   machinery for an active callback, which any profiler pays
+  noop+inputs     the same asking for the ops' inputs (torch boxes them for every op):
+                  the baseline of the record_shapes configurations
   torch           torch.profiler, CPU activity (legacy profiler: Debian's torch has no Kineto)
   nnprof          nnprof.torch.profile
   (+shapes)       both with record_shapes=True
 
-Printed per configuration: Ir per op on the training thread, the part above "noop" (the
-profiler's own work), Ir per op of the other threads (nnprof's writer), and the goal
-"nnprof's own <= 1/5 of torch.profiler's own". With --annotate, the inclusive profile of
+Printed per configuration: Ir per op on the training thread and the part above "noop"
+(above "noop+inputs" for record_shapes): the profiler's own work; and the goal "nnprof's
+own <= 1/5 of torch.profiler's own". nnprof's writer thread is not counted here (see
+bench_writer). With --annotate, the inclusive profile of
 the shim's functions (callgrind_annotate) for the nnprof run.
 
     PYTHONPATH=python /usr/bin/python3 bench/bench_torch_ir.py [--steps 20] [--annotate]
@@ -54,9 +57,10 @@ static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &)
 static void on_end(const at::RecordFunction &, at::ObserverContext *) {}
 extern "C" void cg_start(void) { CALLGRIND_START_INSTRUMENTATION; }
 extern "C" void cg_stop(void) { CALLGRIND_DUMP_STATS; CALLGRIND_STOP_INSTRUMENTATION; }
-extern "C" void noop_install(void)
+extern "C" void noop_install(int inputs)
 {
-    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end));
+    g_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(on_start, on_end).needsInputs(inputs != 0));
 }
 extern "C" void noop_remove(void) { at::removeCallback(g_handle); }
 extern "C" unsigned long long noop_calls(void) { return g_calls.load(); }
@@ -83,6 +87,7 @@ def child(args):
     """One configuration, in the process valgrind runs."""
     import torch  # pylint: disable=import-outside-toplevel
     import torch.profiler as tp  # pylint: disable=import-outside-toplevel
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, HERE)
     import bench_torch  # pylint: disable=import-outside-toplevel
     import nnprof.torch as nt  # pylint: disable=import-outside-toplevel
@@ -97,7 +102,7 @@ def child(args):
     out_dir = tempfile.mkdtemp(prefix="nnp-bench-ir-")
     prof = None
     if kind == "noop":
-        helper.noop_install()
+        helper.noop_install(1 if extra == "inputs" else 0)
     elif kind == "torch":
         prof = tp.profile(activities=[tp.ProfilerActivity.CPU], **kwargs)
     elif kind == "nnprof":
@@ -129,7 +134,7 @@ def totals(path):
 
 
 def measure(config, steps, helper, work):
-    """(main thread Ir, other threads Ir, main thread file) of one configuration."""
+    """(main thread Ir, main thread file) of one configuration."""
     prefix = os.path.join(work, f"cg.{config.replace('+', '_')}")
     cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--instr-atstart=no",
            f"--callgrind-out-file={prefix}.%p", sys.executable, os.path.abspath(__file__),
@@ -137,11 +142,10 @@ def measure(config, steps, helper, work):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=3600)
     # Dumps are <prefix>.<pid>.<dump number>-<thread number>: thread 01 is the main thread.
-    main_files = [p for p in glob.glob(prefix + ".*.1-01")]
-    others = [p for p in glob.glob(prefix + ".*.1-*") if not p.endswith("-01")]
+    main_files = glob.glob(prefix + ".*.1-01")
     if len(main_files) != 1:
         raise RuntimeError(f"{config}: expected one main-thread dump, found {main_files}")
-    return totals(main_files[0]), sum(totals(p) for p in others), main_files[0]
+    return totals(main_files[0]), main_files[0]
 
 
 def ops_per_step(steps, helper):
@@ -173,7 +177,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--annotate", action="store_true",
                         help="print the inclusive profile of nnprof's functions")
-    parser.add_argument("--configs", default="none,noop,torch,nnprof,torch+shapes,nnprof+shapes")
+    parser.add_argument("--configs", default="none,noop,torch,nnprof,noop+inputs,torch+shapes,"
+                        "nnprof+shapes")
     parser.add_argument("--keep", help="keep callgrind files in this folder")
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -195,21 +200,24 @@ def main():
               "(Ir do not depend on it)")
         results = {}
         for config in args.configs.split(","):
-            main_ir, other_ir, path = measure(config, args.steps, helper, work)
-            results[config] = (main_ir / (n_ops * args.steps), other_ir / (n_ops * args.steps),
-                               path)
-        base = results.get("noop", (0.0,))[0]
-        none = results.get("none", (0.0,))[0]
-        print(f"{'config':<16}{'Ir/op':>10}{'above none':>12}{'own (above noop)':>18}"
-              f"{'other threads Ir/op':>21}")
-        for config, (ir, other, _) in results.items():
-            own = f"{ir - base:18.0f}" if "noop" in results and config not in ("none", "noop") \
-                else f"{'':18}"
-            print(f"{config:<16}{ir:>10.0f}{ir - none:>12.0f}{own}{other:>21.0f}")
+            main_ir, path = measure(config, args.steps, helper, work)
+            results[config] = (main_ir / (n_ops * args.steps), path)
+
+        def baseline(config):
+            """The no-op callback run a configuration's own work is counted above."""
+            return "noop+inputs" if config.endswith("+shapes") else "noop"
+
+        none = results["none"][0] if "none" in results else 0.0
+        print(f"{'config':<16}{'Ir/op':>10}{'above none':>12}{'own (above its noop)':>22}")
+        for config, (ir, _) in results.items():
+            own = f"{ir - results[baseline(config)][0]:22.0f}" \
+                if baseline(config) in results and not config.startswith("no") else ""
+            print(f"{config:<16}{ir:>10.0f}{ir - none:>12.0f}{own}")
         for extra in ("", "+shapes"):
             t, n = results.get("torch" + extra), results.get("nnprof" + extra)
-            if t and n and "noop" in results:
-                t_own, n_own = t[0] - base, n[0] - base
+            base = results.get(baseline(extra))
+            if t and n and base:
+                t_own, n_own = t[0] - base[0], n[0] - base[0]
                 ratio = t_own / n_own if n_own > 0 else float("inf")
                 print(f"own work per op{extra}: torch.profiler {t_own:.0f} Ir, nnprof "
                       f"{n_own:.0f} Ir, ratio {ratio:.1f} (goal >= {RATIO_GOAL:.0f}): "
@@ -217,7 +225,7 @@ def main():
         if args.annotate and "nnprof" in results:
             print("\ninclusive Ir of nnprof's functions, nnprof run, main thread "
                   f"({args.steps} steps x {n_ops:.0f} ops):")
-            print("\n".join(annotate(results["nnprof"][2], n_ops * args.steps)))
+            print("\n".join(annotate(results["nnprof"][1], n_ops * args.steps)))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
