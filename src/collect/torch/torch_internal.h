@@ -97,7 +97,15 @@ class NameCache
         return get_cstr_miss(s, scope, stable, tmp);
     }
 
+    // A cache whose entries the caller fills (not names): the entry of key bytes, or
+    // NULL; put_key() adds one (key -> id, type), unless the table is full.
+    const NameEntry *find_key(const char *key, size_t len) const;
+    void put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type);
+
   private:
+    const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
+    // Copies the key and adds the filled entry; NULL when full or out of memory.
+    const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
     struct PtrSlot {
         const char *p;
         uint32_t scope;
@@ -134,15 +142,18 @@ struct Frame {
 constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
 constexpr int kMaxScopes = 128;    // module nesting of very deep networks
 constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cut at a field
+constexpr size_t kKeyWords = 256;  // inputs' key of one op; longer ones are not cached
 
 struct ThreadState {
     int depth = 0;
     int scope_depth = 0;
     Frame frames[kMaxDepth];
     uint32_t scopes[kMaxScopes];
-    NameCache names; // op names (with their scope)
-    NameCache texts; // shapes and dtypes strings
+    NameCache names;  // op names (with their scope)
+    NameCache texts;  // shapes and dtypes strings
+    NameCache inputs; // inputs' key (kinds, dtypes, sizes) -> shapes and dtypes ids
     char fmt[kFmtBytes];
+    uint64_t key[kKeyWords];
 };
 
 // The calling thread's state. initial-exec TLS: the shim is loaded after the program

@@ -100,11 +100,9 @@ nnp_str_t text_id(ThreadState *ts, size_t n)
     return e->type;
 }
 
-// Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
-__attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
-                                           nnp_op_t *op)
+// Formats the shapes and dtypes texts of the inputs and interns them.
+void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_t *op)
 {
-    c10::ArrayRef<const c10::IValue> in = fn.inputs();
     char *b = ts->fmt;
     size_t n = 0;
     bool ok = true;
@@ -134,6 +132,59 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
         ok = ok && put(b, n, t, len);
     }
     op->input_dtypes = ok ? text_id(ts, n) : 0;
+}
+
+// What decides the two texts of the inputs, as words: per input a header (kind, number
+// of dims), then for a defined tensor the address of its dtype's name (static, one per
+// type) and its sizes; for anything else the address of input_type()'s text (a literal).
+// Returns the number of words, 0 when they do not fit.
+size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
+{
+    constexpr uint64_t kTensor = 1, kOther = 2;
+    constexpr int kDimsShift = 8;
+    size_t n = 0;
+    for (const c10::IValue &v : in) {
+        if (v.isTensor() && v.toTensor().defined()) {
+            const at::Tensor &t = v.toTensor();
+            c10::IntArrayRef sizes = t.sizes();
+            if (n + 2 + sizes.size() > kKeyWords)
+                return 0;
+            key[n++] = kTensor | (uint64_t(sizes.size()) << kDimsShift);
+            key[n++] = reinterpret_cast<uintptr_t>(t.dtype().name().data());
+            for (int64_t d : sizes)
+                key[n++] = uint64_t(d);
+        } else {
+            size_t len;
+            if (n + 2 > kKeyWords)
+                return 0;
+            key[n++] = kOther;
+            key[n++] = reinterpret_cast<uintptr_t>(input_type(v, &len));
+        }
+    }
+    return n;
+}
+
+// Shapes and dtypes ids of the op's inputs. An op meets the same few input shapes step
+// after step: the texts are formatted and interned once per distinct key (inputs_key),
+// later calls only build the key and look it up.
+// Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
+__attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
+                                           nnp_op_t *op)
+{
+    c10::ArrayRef<const c10::IValue> in = fn.inputs();
+    size_t words = inputs_key(in, ts->key);
+    const char *key = reinterpret_cast<const char *>(ts->key);
+    if (words) {
+        const NameEntry *e = ts->inputs.find_key(key, words * sizeof(uint64_t));
+        if (e) {
+            op->input_shapes = e->id;
+            op->input_dtypes = e->type;
+            return;
+        }
+    }
+    format_inputs(ts, in, op);
+    if (words)
+        ts->inputs.put_key(key, words * sizeof(uint64_t), op->input_shapes, op->input_dtypes);
 }
 
 __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, const NameEntry *e,
