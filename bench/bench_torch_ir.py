@@ -5,9 +5,10 @@ bench_torch.py (bench/README.md, "bench_torch").
 Each configuration runs in its own process under
 `valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no`; the process warms
 the model up (3 steps without profiler, 3 with it, so caches of names are filled), then
-brackets N steps of the small-op model with CALLGRIND_START_INSTRUMENTATION /
-CALLGRIND_DUMP_STATS (a small helper library built on first use under build/). Work done
-after the steps (torch.profiler parses its events when it stops) is not counted.
+brackets N steps of bench_torch.py's small-op model (--model demo: the demo model) with
+CALLGRIND_START_INSTRUMENTATION / CALLGRIND_DUMP_STATS (a small helper library built on
+first use under build/). Work done after the steps (torch.profiler parses its events when
+it stops) is not counted.
 
   none            no profiler
   noop            a global RecordFunction callback that does nothing: torch's own
@@ -20,11 +21,12 @@ after the steps (torch.profiler parses its events when it stops) is not counted.
 
 Printed per configuration: Ir per op on the training thread and the part above "noop"
 (above "noop+inputs" for record_shapes): the profiler's own work; and the goal "nnprof's
-own <= 1/5 of torch.profiler's own". nnprof's writer thread is not counted here (see
-bench_writer). With --annotate, the inclusive profile of
-the shim's functions (callgrind_annotate) for the nnprof run.
+own <= 1/5 of torch.profiler's own"; with "none", each configuration's added instructions
+per step. nnprof's writer thread is not counted here (see bench_writer). With --annotate,
+the inclusive Ir per op of the shim's and libnnprof's functions in the nnprof run.
 
     PYTHONPATH=python /usr/bin/python3 bench/bench_torch_ir.py [--steps 20] [--annotate]
+        [--model small|demo] [--configs none,noop,nnprof]
 """
 
 import argparse
@@ -94,7 +96,8 @@ def child(args):
 
     torch.set_num_threads(1)
     helper = ctypes.CDLL(args.helper)
-    trainer = bench_torch.Trainer(*bench_torch.mlp())
+    model = bench_torch.mlp() if args.model == "small" else bench_torch.resnet(args.batch)
+    trainer = bench_torch.Trainer(*model)
     for _ in range(3):
         trainer.step()
     kind, _, extra = args.child.partition("+")
@@ -133,12 +136,12 @@ def totals(path):
     return 0
 
 
-def measure(config, steps, helper, work):
+def measure(config, model_args, helper, work):
     """(main thread Ir, main thread file) of one configuration."""
     prefix = os.path.join(work, f"cg.{config.replace('+', '_')}")
     cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--instr-atstart=no",
            f"--callgrind-out-file={prefix}.%p", sys.executable, os.path.abspath(__file__),
-           "--child", config, "--steps", str(steps), "--helper", helper]
+           "--child", config, "--helper", helper] + model_args
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=3600)
     # Dumps are <prefix>.<pid>.<dump number>-<thread number>: thread 01 is the main thread.
@@ -148,10 +151,10 @@ def measure(config, steps, helper, work):
     return totals(main_files[0]), main_files[0]
 
 
-def ops_per_step(steps, helper):
+def ops_per_step(steps, model_args, helper):
     """RecordFunctions per step (the no-op callback counts them), outside valgrind."""
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "noop",
-                          "--steps", str(steps), "--helper", helper],
+                          "--helper", helper] + model_args,
                          check=True, capture_output=True, text=True).stdout
     calls = int(re.search(r"calls (\d+)", out).group(1))
     return calls / (steps + 3)  # the 3 warm-up steps run with the callback too
@@ -175,6 +178,9 @@ def annotate(path, n_calls):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--model", choices=("small", "demo"), default="small",
+                        help="bench_torch's small-op model or the demo model (SmallResNet)")
+    parser.add_argument("--batch", type=int, default=32, help="demo model's batch")
     parser.add_argument("--annotate", action="store_true",
                         help="print the inclusive profile of nnprof's functions")
     parser.add_argument("--configs", default="none,noop,torch,nnprof,noop+inputs,torch+shapes,"
@@ -194,13 +200,17 @@ def main():
     work = args.keep or tempfile.mkdtemp(prefix="nnp-bench-ir-")
     os.makedirs(work, exist_ok=True)
     try:
-        n_ops = ops_per_step(args.steps, helper)
-        print(f"small-op model (bench_torch.mlp): {n_ops:.0f} RecordFunctions per step, "
+        model_args = ["--steps", str(args.steps), "--model", args.model, "--batch",
+                      str(args.batch)]
+        n_ops = ops_per_step(args.steps, model_args, helper)
+        label = "small-op model (bench_torch.mlp)" if args.model == "small" else \
+            f"demo model (SmallResNet, batch {args.batch})"
+        print(f"{label}: {n_ops:.0f} RecordFunctions per step, "
               f"{args.steps} steps counted; load average {os.getloadavg()[0]:.2f} "
               "(Ir do not depend on it)")
         results = {}
         for config in args.configs.split(","):
-            main_ir, path = measure(config, args.steps, helper, work)
+            main_ir, path = measure(config, model_args, helper, work)
             results[config] = (main_ir / (n_ops * args.steps), path)
 
         def baseline(config):
@@ -213,6 +223,11 @@ def main():
             own = f"{ir - results[baseline(config)][0]:22.0f}" \
                 if baseline(config) in results and not config.startswith("no") else ""
             print(f"{config:<16}{ir:>10.0f}{ir - none:>12.0f}{own}")
+        if "none" in results:
+            for config, (ir, _) in results.items():
+                if config != "none":
+                    print(f"{config}: {ir / none - 1:+.3%} instructions per step on the training "
+                          "thread")
         for extra in ("", "+shapes"):
             t, n = results.get("torch" + extra), results.get("nnprof" + extra)
             base = results.get(baseline(extra))
