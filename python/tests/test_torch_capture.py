@@ -80,6 +80,42 @@ class CaptureTest(support.NnprofTestCase):
         self.assertTrue(all("input_shapes" not in r or not r["input_shapes"]
                             for r in rows if r["kind"] == "op"))
 
+    def test_shapes_and_dtypes_change_between_calls(self):
+        # The same op with other sizes, dtypes and kinds of input in turn, twice over: the
+        # shim formats each distinct set of inputs once and reuses it; every call must
+        # still carry its own texts.
+        a32, b32 = torch.ones(2, 3), torch.ones(3, 2)
+        a64, i32 = torch.ones(2, 3, dtype=torch.float64), torch.ones(4, dtype=torch.int32)
+
+        def work():
+            for _ in range(2):
+                for x in (a32, b32, a64, i32):
+                    torch.add(x, 1)
+                torch.add(a32, a32)
+                torch.cat([a32, a32])
+
+        work()
+        with tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=True) as tprof:
+            work()
+        theirs = [e.input_shapes for e in tprof.events() if e.name == "aten::add"]
+        with nt.profile(output_path=self.path("data"), record_shapes=True) as prof:
+            work()
+        trace = kineto_trace(prof.export_chrome_trace(self.path("t.json")))
+        adds = sorted((e for e in trace["traceEvents"]
+                       if e.get("cat") == "cpu_op" and e["name"] == "aten::add"),
+                      key=lambda e: e["ts"])
+        self.assertEqual([e["args"].get("Input Dims") for e in adds], theirs)
+        self.assertEqual(theirs[:5], [[[2, 3], [], []], [[3, 2], [], []], [[2, 3], [], []],
+                                      [[4], [], []], [[2, 3], [2, 3], []]])
+        # A Python number is passed as a 0-dim int64 tensor ("long int"), alpha as a Scalar.
+        self.assertEqual([e["args"].get("Input type") for e in adds],
+                         [["float", "long int", "Scalar"], ["float", "long int", "Scalar"],
+                          ["double", "long int", "Scalar"], ["int", "long int", "Scalar"],
+                          ["float", "float", "Scalar"]] * 2)
+        cats = [e for e in trace["traceEvents"]
+                if e.get("cat") == "cpu_op" and e["name"] == "aten::cat"]
+        self.assertEqual([e["args"].get("Input type")[0] for e in cats], ["TensorList"] * 2)
+
     def test_backward_ops_linked_to_forward(self):
         prof = self.nnprof_run()
         events = kineto_trace(prof.export_chrome_trace(self.path("t.json")))["traceEvents"]

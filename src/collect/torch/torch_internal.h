@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "nnprof/nnprof.h"
 #include "nnprof_torch.h"
@@ -72,21 +73,60 @@ class NameCache
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
     // The same for a NUL-terminated string, through a small cache keyed by the string's
     // address first: op names of the dispatcher live in the operator's schema, so the
-    // same op passes the same pointer every call. A hit still compares the text (an
-    // address can be reused by another string), but skips strlen and hashing.
-    const NameEntry *get_cstr(const char *s, uint32_t scope, NameEntry *tmp);
+    // same op passes the same pointer every call. stable: the caller knows the string
+    // lives at s as long as its operator is registered (see torch_ops.cpp): a hit on an
+    // address cached as stable is then exact without reading the text. Other hits
+    // compare the text (an address can be reused by another string), but skip strlen and
+    // hashing. Names built for one call (autograd nodes: "autograd::engine::
+    // evaluate_function: MmBackward0") come back at the few addresses the allocator
+    // reuses: a bucket keeps kWays names per address range, so those hit too. Inline: it
+    // runs for every op.
+    const NameEntry *get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
+    {
+        PtrSlot *b = &ptrs_[bucket(s)];
+        for (size_t w = 0; w < kWays; w++) {
+            if (b[w].p == s && b[w].scope == scope && b[w].idx) {
+                const NameEntry *e = &tab_[(b[w].idx & kIdxMask) - 1];
+                if (stable && (b[w].idx & kStableBit))
+                    return e;
+                // strncmp stops at s's terminator: never reads past the string.
+                if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
+                    return e;
+            }
+        }
+        return get_cstr_miss(s, scope, stable, tmp);
+    }
+
+    // A cache whose entries the caller fills (not names): the entry of key bytes, or
+    // NULL; put_key() adds one (key -> id, type), unless the table is full.
+    const NameEntry *find_key(const char *key, size_t len) const;
+    void put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type);
 
   private:
-    bool grow();
+    const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
+    // Copies the key and adds the filled entry; NULL when full or out of memory.
+    const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
     struct PtrSlot {
         const char *p;
         uint32_t scope;
-        uint32_t idx; // entry index + 1, 0 = empty
+        uint32_t idx; // entry index + 1 (0 = empty), kStableBit: cached as stable
     };
-    static constexpr size_t kPtrSlots = 512; // direct-mapped; a model has ~100-300 op names
+    static constexpr uint32_t kStableBit = uint32_t(1) << 31;
+    static constexpr uint32_t kIdxMask = kStableBit - 1;
+    // Buckets of kWays slots, by address: a model has ~100-300 op names.
+    static constexpr size_t kWays = 4;
+    static constexpr size_t kBuckets = 128;
+    static size_t bucket(const char *s)
+    {
+        // Heap and schema strings are 16-byte aligned: drop the low bits.
+        return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
+    }
+    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
+    bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;
-    PtrSlot ptrs_[kPtrSlots] = {};
+    PtrSlot ptrs_[kBuckets * kWays] = {};
+    uint8_t next_way_[kBuckets] = {}; // the way a miss replaces next, round robin
 };
 
 // Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.
@@ -102,15 +142,18 @@ struct Frame {
 constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
 constexpr int kMaxScopes = 128;    // module nesting of very deep networks
 constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cut at a field
+constexpr size_t kKeyWords = 256;  // inputs' key of one op; longer ones are not cached
 
 struct ThreadState {
     int depth = 0;
     int scope_depth = 0;
     Frame frames[kMaxDepth];
     uint32_t scopes[kMaxScopes];
-    NameCache names; // op names (with their scope)
-    NameCache texts; // shapes and dtypes strings
+    NameCache names;  // op names (with their scope)
+    NameCache texts;  // shapes and dtypes strings
+    NameCache inputs; // inputs' key (kinds, dtypes, sizes) -> shapes and dtypes ids
     char fmt[kFmtBytes];
+    uint64_t key[kKeyWords];
 };
 
 // The calling thread's state. initial-exec TLS: the shim is loaded after the program

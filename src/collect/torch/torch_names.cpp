@@ -39,7 +39,8 @@ uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
         n -= 8;
     }
     uint64_t v = 0;
-    std::memcpy(&v, s, n);
+    for (size_t i = 0; i < n; i++) // the last 0-7 bytes
+        v |= uint64_t(uint8_t(s[i])) << (8 * i);
     h = (h ^ v) * kMix2;
     h ^= h >> 29;
     return h | 1; // 0 marks an empty slot
@@ -198,61 +199,85 @@ bool NameCache::grow()
     tab_ = nt;
     cap_ = ncap;
     std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
+    std::memset(next_way_, 0, sizeof(next_way_));
     return true;
 }
 
-const NameEntry *NameCache::get_cstr(const char *s, uint32_t scope, NameEntry *tmp)
+const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable,
+                                          NameEntry *tmp)
 {
-    // Addresses of schema strings are at least 8-byte aligned: drop the low bits.
-    PtrSlot &slot = ptrs_[(reinterpret_cast<uintptr_t>(s) >> 3) % kPtrSlots];
-    if (slot.p == s && slot.scope == scope && slot.idx) {
-        const NameEntry *e = &tab_[slot.idx - 1];
-        // strncmp stops at s's terminator: never reads past the string.
-        if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
-            return e;
-    }
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
-        slot.p = s;
-        slot.scope = scope;
-        slot.idx = uint32_t(e - tab_) + 1;
+        size_t b = bucket(s);
+        size_t w = next_way_[b / kWays];
+        next_way_[b / kWays] = uint8_t((w + 1) % kWays);
+        // Indexes stay below kCacheMax (2^16): the stable bit never meets them.
+        ptrs_[b + w] = PtrSlot{s, scope, (uint32_t(e - tab_) + 1) | (stable ? kStableBit : 0)};
     }
     return e;
+}
+
+const NameEntry *NameCache::find(const char *s, size_t len, uint32_t scope, uint64_t h) const
+{
+    if (!cap_)
+        return nullptr;
+    for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
+        const NameEntry *e = &tab_[j];
+        if (!e->hash)
+            return nullptr;
+        if (e->hash == h && e->len == len && e->scope == scope && std::memcmp(e->str, s, len) == 0)
+            return e;
+    }
+}
+
+const NameEntry *NameCache::keep(const char *s, size_t len, const NameEntry &filled)
+{
+    // Load factor at most 1/2.
+    if ((n_ + 1) * 2 > cap_ && !grow())
+        return nullptr;
+    char *copy = static_cast<char *>(std::malloc(len + 1));
+    if (!copy)
+        return nullptr;
+    std::memcpy(copy, s, len);
+    copy[len] = '\0';
+    size_t j = filled.hash & (cap_ - 1);
+    while (tab_[j].hash)
+        j = (j + 1) & (cap_ - 1);
+    tab_[j] = filled;
+    tab_[j].str = copy;
+    n_++;
+    return &tab_[j];
 }
 
 const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameEntry *tmp)
 {
     uint64_t h = hash_bytes(s, len, scope);
-    if (cap_) {
-        for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
-            NameEntry *e = &tab_[j];
-            if (!e->hash)
-                break;
-            if (e->hash == h && e->len == len && e->scope == scope &&
-                std::memcmp(e->str, s, len) == 0)
-                return e;
-        }
-    }
-    // A miss: intern, then keep it (load factor at most 1/2).
+    const NameEntry *e = find(s, len, scope, h);
+    if (e)
+        return e;
+    // A miss: intern, then keep it.
     name_entry_fill(tmp, s, len, scope);
     tmp->hash = h;
     tmp->len = uint32_t(len);
     tmp->scope = scope;
     tmp->str = nullptr;
-    if ((n_ + 1) * 2 > cap_ && !grow())
-        return tmp;
-    char *copy = static_cast<char *>(std::malloc(len + 1));
-    if (!copy)
-        return tmp;
-    std::memcpy(copy, s, len);
-    copy[len] = '\0';
-    size_t j = h & (cap_ - 1);
-    while (tab_[j].hash)
-        j = (j + 1) & (cap_ - 1);
-    tab_[j] = *tmp;
-    tab_[j].str = copy;
-    n_++;
-    return &tab_[j];
+    e = keep(s, len, *tmp);
+    return e ? e : tmp;
+}
+
+const NameEntry *NameCache::find_key(const char *key, size_t len) const
+{
+    return find(key, len, 0, hash_bytes(key, len, 0));
+}
+
+void NameCache::put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type)
+{
+    NameEntry e{};
+    e.hash = hash_bytes(key, len, 0);
+    e.len = uint32_t(len);
+    e.id = id;
+    e.type = type;
+    keep(key, len, e); // full or out of memory: not cached, looked up again next time
 }
 
 namespace

@@ -12,10 +12,12 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/profiler/util.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <string>
 
 #include "torch_internal.h"
 
@@ -98,9 +100,9 @@ nnp_str_t text_id(ThreadState *ts, size_t n)
     return e->type;
 }
 
-void fill_shapes(ThreadState *ts, const at::RecordFunction &fn, nnp_op_t *op)
+// Formats the shapes and dtypes texts of the inputs and interns them.
+void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_t *op)
 {
-    c10::ArrayRef<const c10::IValue> in = fn.inputs();
     char *b = ts->fmt;
     size_t n = 0;
     bool ok = true;
@@ -132,7 +134,61 @@ void fill_shapes(ThreadState *ts, const at::RecordFunction &fn, nnp_op_t *op)
     op->input_dtypes = ok ? text_id(ts, n) : 0;
 }
 
-void fill_flops(const at::RecordFunction &fn, const NameEntry *e, nnp_op_t *op)
+// What decides the two texts of the inputs, as words: per input a header (kind, number
+// of dims), then for a defined tensor the address of its dtype's name (static, one per
+// type) and its sizes; for anything else the address of input_type()'s text (a literal).
+// Returns the number of words, 0 when they do not fit.
+size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
+{
+    constexpr uint64_t kTensor = 1, kOther = 2;
+    constexpr int kDimsShift = 8;
+    size_t n = 0;
+    for (const c10::IValue &v : in) {
+        if (v.isTensor() && v.toTensor().defined()) {
+            const at::Tensor &t = v.toTensor();
+            c10::IntArrayRef sizes = t.sizes();
+            if (n + 2 + sizes.size() > kKeyWords)
+                return 0;
+            key[n++] = kTensor | (uint64_t(sizes.size()) << kDimsShift);
+            key[n++] = reinterpret_cast<uintptr_t>(t.dtype().name().data());
+            for (int64_t d : sizes)
+                key[n++] = uint64_t(d);
+        } else {
+            size_t len;
+            if (n + 2 > kKeyWords)
+                return 0;
+            key[n++] = kOther;
+            key[n++] = reinterpret_cast<uintptr_t>(input_type(v, &len));
+        }
+    }
+    return n;
+}
+
+// Shapes and dtypes ids of the op's inputs. An op meets the same few input shapes step
+// after step: the texts are formatted and interned once per distinct key (inputs_key),
+// later calls only build the key and look it up.
+// Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
+__attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
+                                           nnp_op_t *op)
+{
+    c10::ArrayRef<const c10::IValue> in = fn.inputs();
+    size_t words = inputs_key(in, ts->key);
+    const char *key = reinterpret_cast<const char *>(ts->key);
+    if (words) {
+        const NameEntry *e = ts->inputs.find_key(key, words * sizeof(uint64_t));
+        if (e) {
+            op->input_shapes = e->id;
+            op->input_dtypes = e->type;
+            return;
+        }
+    }
+    format_inputs(ts, in, op);
+    if (words)
+        ts->inputs.put_key(key, words * sizeof(uint64_t), op->input_shapes, op->input_dtypes);
+}
+
+__attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, const NameEntry *e,
+                                          nnp_op_t *op)
 {
     try {
         auto args = torch::profiler::impl::saveExtraArgs(fn);
@@ -146,6 +202,65 @@ void fill_flops(const at::RecordFunction &fn, const NameEntry *e, nnp_op_t *op)
     } catch (const std::exception &) {
         g_counters.flops_errors.fetch_add(1, std::memory_order_relaxed);
     }
+}
+
+// ---- which op names are stable ----
+// fn.name() points either into the operator's schema (dispatcher ops: the same string as
+// long as the operator is registered) or into a std::string the RecordFunction owns
+// (autograd nodes, ranges named at run time), freed when the call ends, whose address the
+// allocator soon gives to another name. The name cache must compare the text of the
+// latter on every hit, not of the former. A RecordFunction that owns its name holds that
+// string's data pointer, at an offset in the object found once by a probe: on
+// RecordFunctions without callbacks given a long (heap) and a short (in-place) name, the
+// one word equal to name() must be at the same offset for both. A schema name is never at
+// that word (the word then points to the schema object, not into it). If the probe finds
+// no single offset, every name is compared (kNoOffset).
+constexpr long kNoOffset = -1;
+std::atomic<long> g_name_word{kNoOffset};
+std::once_flag g_probe_once;
+
+long probe_name_word(const std::string &text)
+{
+    at::RecordFunction rf{at::StepCallbacks{}};
+    rf.before(std::string(text));
+    const char *s = rf.name();
+    if (!s || text != s)
+        return kNoOffset;
+    const unsigned char *base = reinterpret_cast<const unsigned char *>(&rf);
+    long found = kNoOffset;
+    int hits = 0;
+    for (size_t k = 0; k + sizeof(s) <= sizeof(rf); k += alignof(const char *)) {
+        const char *w;
+        std::memcpy(&w, base + k, sizeof(w));
+        if (w == s) {
+            found = long(k);
+            hits++;
+        }
+    }
+    return hits == 1 ? found : kNoOffset;
+}
+
+void probe_names()
+{
+    constexpr size_t kHeapName = 48; // past any small-string buffer
+    try {
+        long heap = probe_name_word(std::string(kHeapName, 'n'));
+        long in_place = probe_name_word("n");
+        g_name_word.store(heap == in_place ? heap : kNoOffset);
+    } catch (const std::exception &) {
+        g_name_word.store(kNoOffset);
+    }
+}
+
+// Whether fn's name s lives in an operator schema (see above).
+inline bool name_is_stable(const at::RecordFunction &fn, const char *s)
+{
+    long off = g_name_word.load(std::memory_order_relaxed);
+    if (off < 0)
+        return false;
+    const char *w;
+    std::memcpy(&w, reinterpret_cast<const unsigned char *>(&fn) + off, sizeof(w));
+    return w != s;
 }
 
 // ---- the ops callback ----
@@ -166,7 +281,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
     NameEntry tmp;
-    const NameEntry *e = ts->names.get_cstr(name, scope, &tmp);
+    const NameEntry *e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
@@ -202,11 +317,13 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *)
     // Ends come in reverse order of starts on one thread; a frame above the matching one
     // belongs to a call whose end will not come here (it never does for the ops scope, but
     // a mismatch must not corrupt the stack): drop such frames.
-    while (k >= 0 && ts->frames[k].fn != &fn)
-        k--;
-    if (k < 0) {
-        g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
-        return;
+    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
+        while (k >= 0 && ts->frames[k].fn != &fn)
+            k--;
+        if (k < 0) {
+            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
     }
     ts->depth = k;
     Frame &f = ts->frames[k];
@@ -309,6 +426,7 @@ void ops_install()
         g_torch_module = nnp_intern("torch");
         g_run_stage = nnp_intern("Run");
     }
+    std::call_once(g_probe_once, probe_names);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
     std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> op_scopes;
     for (int s = 0; s < int(at::RecordScope::NUM_SCOPES); s++) {
