@@ -48,17 +48,9 @@ static const char default_timeline[] =
     "{\"name\":\"Default/AllReduce-op534_0\",\"pid\":1003611,\"tid\":70000,\"ts\":"
     "56635868946.3,\"dur\":41534.3,\"ph\":\"X\"}]\n";
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    if (nnp_fuzz_setup("cann") != 0)
-        return -1;
-    return nnp_fuzz_mkdir(TL_DIR) == 0 && nnp_fuzz_mkdir(NEW_DIR) == 0 ? 0 : -1;
-}
+NNP_FUZZ_INITIALIZE("cann", TL_DIR, NEW_DIR);
 
 /* find() on the PROF_* directory reads info.json.0 for the rank of each input. */
 static void find_inputs(void)

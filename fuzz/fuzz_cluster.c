@@ -5,19 +5,16 @@
  * of two ranks: the first byte picks the layout and which of its files the rest replaces;
  * the whole analysis then runs on it (one thread), writers included, so whatever a damaged
  * file lets through is also written out. */
-#include <ftw.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cluster/cl_driver.h"
+#include "harness.h"
 #include "nnprof/nnprof.h"
 #include "util/util.h"
 
 #define PATH_BUF 4096
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* ---- the valid cluster: every file of every layout ---- */
@@ -155,91 +152,38 @@ static const layout_t layouts[] = {
 
 /* ---- the harness ---- */
 
-static char base_dir[PATH_BUF];
+/* In the harness's directory: the case the analysis reads, and where it writes. */
+#define CASE_DIR "case"
+#define OUT_DIR  "out"
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void cleanup(void)
-{
-    if (base_dir[0])
-        rm_tree(base_dir);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    const char *tmp = getenv("TMPDIR");
-    (void)argc;
-    (void)argv;
-    snprintf(base_dir, sizeof(base_dir), "%s/nnprof-fuzz-cluster-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(base_dir)) {
-        perror("fuzz_cluster: mkdtemp");
-        base_dir[0] = '\0';
-        return -1;
-    }
-    atexit(cleanup);
-    nnp_log_set_level(NNP_LOG_ERROR);
-    return 0;
-}
-
-/* Writes dir/rel (its folders made first). */
-static int put(const char *dir, const char *rel, const void *data, size_t size)
-{
-    char path[PATH_BUF];
-    FILE *f;
-    size_t done;
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >= sizeof(path))
-        return -1;
-    for (char *s = path + strlen(dir) + 1; (s = strchr(s, '/')) != NULL; s++) {
-        *s = '\0';
-        (void)mkdir(path, 0700);
-        *s = '/';
-    }
-    f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    done = size ? fwrite(data, 1, size, f) : 0;
-    return fclose(f) == 0 && done == size ? 0 : -1;
-}
+NNP_FUZZ_INITIALIZE("cluster", NULL);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char case_dir[PATH_BUF];
+    char case_dir[PATH_BUF], rel[PATH_BUF];
     const layout_t *lay;
     size_t which;
     nnp_cl_opts_t o;
     nnp_cl_report_t rep;
     nnp_cl_dist_t d;
     static uint8_t sel[NNP_CL_MAX_RANKS];
-    if (size < 1 || !base_dir[0])
+    if (size < 1 || !nnp_fuzz_dir()[0] || !nnp_fuzz_path(case_dir, sizeof(case_dir), CASE_DIR))
         return 0;
     lay = &layouts[data[0] % NNP_ARRAY_LEN(layouts)];
     which = (size_t)(data[0] / NNP_ARRAY_LEN(layouts)) % lay->n;
     data++;
     size--;
-    snprintf(case_dir, sizeof(case_dir), "%s/case", base_dir);
-    rm_tree(case_dir);
-    if (mkdir(case_dir, 0700) != 0)
-        return 0;
+    nnp_fuzz_rmdir(CASE_DIR);
     for (size_t i = 0; i < lay->n; i++) {
         const void *p = i == which ? (const void *)data : lay->files[i].text;
         size_t n = i == which ? size : strlen(lay->files[i].text);
-        if (put(case_dir, lay->files[i].path, p, n) != 0)
+        if ((size_t)snprintf(rel, sizeof(rel), CASE_DIR "/%s", lay->files[i].path) >= sizeof(rel) ||
+            nnp_fuzz_write_mkdir(rel, p, n) != 0)
             return 0;
     }
     memset(&o, 0, sizeof(o));
-    snprintf(o.out_dir, sizeof(o.out_dir), "%s/out", base_dir);
+    if (!nnp_fuzz_path(o.out_dir, sizeof(o.out_dir), OUT_DIR))
+        return 0;
     o.threads = 1;
     o.quiet = true;
     o.timeline_ranks = sel;

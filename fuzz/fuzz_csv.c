@@ -14,15 +14,9 @@
 /* Records read per input before stopping: far more than any seed holds. */
 #define MAX_RECORDS 100000u
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return nnp_fuzz_setup("csv");
-}
+NNP_FUZZ_INITIALIZE("csv", NULL);
 
 static void check_record(const nnp_csv_reader_t *r, const char *prev_end)
 {

@@ -15,15 +15,9 @@
 #define SEED_TID 4242u
 #define SEED_PID 17u
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return nnp_fuzz_setup("host_info");
-}
+NNP_FUZZ_INITIALIZE("host_info", NULL);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -31,7 +31,6 @@
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME  0x100000001b3ull
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct seen {
@@ -90,12 +89,7 @@ static int run_fd(const char *path, size_t read_max, seen_t *s, nnp_json_stream_
     return rc;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return nnp_fuzz_setup("json_stream");
-}
+NNP_FUZZ_INITIALIZE("json_stream", NULL);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

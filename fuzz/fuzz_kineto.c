@@ -22,18 +22,12 @@
 #define MODE_HTA     0x04u /* run HTA's analyses on the imported model */
 #define PATH_BUF     4096
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Every value read from the model is folded in here, so no read is optimised away. */
 static volatile uint64_t sink;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return nnp_fuzz_setup("kineto");
-}
+NNP_FUZZ_INITIALIZE("kineto", NULL);
 
 static int write_input(const char *path, const uint8_t *data, size_t size, bool gzip)
 {

@@ -5,13 +5,12 @@
  * (codec pack, format v3) and record parsing. The valid files come from a small run recorded
  * once in LLVMFuzzerInitialize (packed, as the writer writes them); the corpus adds a packed
  * data file of demo_train (ops, memory, pipeline, CPU samples: 1- to 3-slot records). */
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "format/raw_format.h"
+#include "harness.h"
 #include "nnprof/nnprof.h"
 #include "read/raw_reader.h"
 #include "util/util.h"
@@ -25,6 +24,9 @@
 #define DATA_NAME "data_000001.nnp"
 #define META_NAME "meta.nnp"
 #define PATH_BUF  4096
+/* In the harness's directory: the seed run, and the raw dir the reader opens per input. */
+#define RUN_DIR  "run"
+#define WORK_DIR "work"
 /* Events of each kind recorded for the valid run: a few chunks' worth, files of a few KB. */
 #define SEED_EVENTS 16
 /* Graph id and sizes of the seed run's records; any values would do. */
@@ -34,41 +36,16 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char base_dir[PATH_BUF]; /* temp dir of this fuzzer process */
-static char work_dir[PATH_BUF]; /* raw dir the reader opens for every input */
+static char work_dir[PATH_BUF]; /* WORK_DIR's path */
 static char *valid_meta, *valid_data;
 /* Every value read from the records is folded in here, so no read is optimised away. */
 static volatile uint64_t sink;
 static size_t valid_meta_len, valid_data_len;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+static void free_seed(void)
 {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void cleanup(void)
-{
-    if (base_dir[0])
-        nftw(base_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     free(valid_meta);
     free(valid_data);
-}
-
-static int write_bytes(const char *name, const void *buf, size_t n)
-{
-    char path[PATH_BUF];
-    FILE *f;
-    size_t done;
-    if (nnp__path_join(path, sizeof(path), work_dir, name) != NNP_OK)
-        return -1;
-    f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    done = n > 0 ? fwrite(buf, 1, n, f) : 0;
-    return fclose(f) == 0 && done == n ? 0 : -1;
 }
 
 static int load(const char *dir, const char *name, char **out, size_t *len)
@@ -137,23 +114,20 @@ static void record_seed_run(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *tmp = getenv("TMPDIR");
+    static const char *const dirs[] = {WORK_DIR, NULL};
     nnp_options_t o;
     nnp_session_t *s = NULL;
     char raw_dir[PATH_BUF];
     (void)argc;
     (void)argv;
 
-    snprintf(base_dir, sizeof(base_dir), "%s/nnprof-fuzz-raw-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(base_dir)) {
-        perror("fuzz_raw: mkdtemp");
-        base_dir[0] = '\0';
+    if (nnp_fuzz_init("raw", dirs) != 0)
         return -1;
-    }
-    atexit(cleanup);
-    nnp_log_set_level(NNP_LOG_ERROR);
+    atexit(free_seed);
     nnp_options_init(&o);
-    snprintf(o.output_path, sizeof(o.output_path), "%s/run", base_dir);
+    if (!nnp_fuzz_path(o.output_path, sizeof(o.output_path), RUN_DIR) ||
+        !nnp_fuzz_path(work_dir, sizeof(work_dir), WORK_DIR))
+        return -1;
     o.sample_interval_ms = 0;
     o.profile_memory = true; /* keep tensor and communication records in the seed run */
     o.profile_communication = true;
@@ -167,11 +141,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         load(raw_dir, META_NAME, &valid_meta, &valid_meta_len) != 0 ||
         load(raw_dir, DATA_NAME, &valid_data, &valid_data_len) != 0) {
         fprintf(stderr, "fuzz_raw: cannot load the seed run from %s\n", raw_dir);
-        return -1;
-    }
-    snprintf(work_dir, sizeof(work_dir), "%s/work", base_dir);
-    if (mkdir(work_dir, 0700) != 0) {
-        perror("fuzz_raw: mkdir");
         return -1;
     }
     return 0;
@@ -254,10 +223,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mode & MODE_FIX_CRC)
         fix_checksums(buf, len);
 
-    if (write_bytes(META_NAME, (mode & MODE_META) ? buf : (unsigned char *)valid_meta,
-                    (mode & MODE_META) ? len : valid_meta_len) != 0 ||
-        write_bytes(DATA_NAME, (mode & MODE_META) ? (unsigned char *)valid_data : buf,
-                    (mode & MODE_META) ? valid_data_len : len) != 0) {
+    if (nnp_fuzz_write(WORK_DIR "/" META_NAME,
+                       (mode & MODE_META) ? buf : (unsigned char *)valid_meta,
+                       (mode & MODE_META) ? len : valid_meta_len) != 0 ||
+        nnp_fuzz_write(WORK_DIR "/" DATA_NAME,
+                       (mode & MODE_META) ? (unsigned char *)valid_data : buf,
+                       (mode & MODE_META) ? valid_data_len : len) != 0) {
         free(buf);
         return 0;
     }

@@ -22,17 +22,9 @@ static const char *const files[] = {
 };
 #define N_FILES (sizeof(files) / sizeof(files[0]))
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    if (nnp_fuzz_setup("torch_npu") != 0)
-        return -1;
-    return nnp_fuzz_mkdir(DIR_NAME);
-}
+NNP_FUZZ_INITIALIZE("torch_npu", DIR_NAME);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -43,6 +43,14 @@ static void remove_dir(void)
         nftw(base_dir, rm_one, NFTW_FDS, FTW_DEPTH | FTW_PHYS);
 }
 
+void nnp_fuzz_rmdir(const char *rel)
+{
+    char path[PATH_BUF];
+    struct stat st;
+    if (base_dir[0] && nnp_fuzz_path(path, sizeof(path), rel) && lstat(path, &st) == 0)
+        nftw(path, rm_one, NFTW_FDS, FTW_DEPTH | FTW_PHYS);
+}
+
 int nnp_fuzz_setup(const char *target)
 {
     const char *tmp = getenv("TMPDIR");
@@ -62,6 +70,18 @@ int nnp_fuzz_setup(const char *target)
     /* Every message is formatted (its format and arguments are fuzzed too), then dropped. */
     nnp_log_set_handler(drop_log, NULL);
     nnp_log_set_level(NNP_LOG_DEBUG);
+    return 0;
+}
+
+int nnp_fuzz_init(const char *target, const char *const *dirs)
+{
+    if (nnp_fuzz_setup(target) != 0)
+        return -1;
+    for (; *dirs; dirs++)
+        if (nnp_fuzz_mkdir(*dirs) != 0) {
+            fprintf(stderr, "%s: cannot create %s/%s\n", target, base_dir, *dirs);
+            return -1;
+        }
     return 0;
 }
 
@@ -94,6 +114,21 @@ int nnp_fuzz_write(const char *rel, const void *buf, size_t n)
         return -1;
     rc = n ? nnp__write_all(fd, buf, n) : NNP_OK;
     return close(fd) == 0 && rc == NNP_OK ? 0 : -1;
+}
+
+int nnp_fuzz_write_mkdir(const char *rel, const void *buf, size_t n)
+{
+    char dir[PATH_BUF];
+    const char *slash = strrchr(rel, '/');
+    if (slash) {
+        if ((size_t)(slash - rel) >= sizeof(dir))
+            return -1;
+        memcpy(dir, rel, (size_t)(slash - rel));
+        dir[slash - rel] = '\0';
+        if (nnp_fuzz_mkdir(dir) != 0)
+            return -1;
+    }
+    return nnp_fuzz_write(rel, buf, n);
 }
 
 size_t nnp_fuzz_split(const uint8_t *data, size_t size, nnp_fuzz_part_t *parts, size_t cap)

@@ -1,7 +1,8 @@
-/* harness.h - what the fuzz targets of file readers share (fuzz/harness.c): a private
- * temporary directory per fuzzer process, made once and removed at exit; one input cut
- * into several files; quiet logging that still formats every message; and checks that
- * trap, so libFuzzer keeps the input that broke a contract. Linked into every fuzz_*. */
+/* harness.h - what the fuzz targets share (fuzz/harness.c): their LLVMFuzzerInitialize
+ * (NNP_FUZZ_INITIALIZE); a private temporary directory per fuzzer process, made once with
+ * the target's folders and removed at exit; one input cut into several files; quiet
+ * logging that still formats every message; and checks that trap, so libFuzzer keeps the
+ * input that broke a contract. Linked into every fuzz_*. */
 #ifndef NNP_FUZZ_HARNESS_H
 #define NNP_FUZZ_HARNESS_H
 
@@ -31,6 +32,21 @@ typedef struct nnp_fuzz_part {
  * sink that drops it. Returns 0, or -1 with a message on stderr. Call once, from
  * LLVMFuzzerInitialize. */
 int nnp_fuzz_setup(const char *target);
+/* nnp_fuzz_setup(target), then each folder of dirs (NULL-terminated) made in the directory.
+ * Returns 0, or -1 with a message on stderr. */
+int nnp_fuzz_init(const char *target, const char *const *dirs);
+/* Defines the target's LLVMFuzzerInitialize: nnp_fuzz_init(target, the folders listed),
+ * NULL for none: NNP_FUZZ_INITIALIZE("csv", NULL); NNP_FUZZ_INITIALIZE("cann", A, B);. */
+#define NNP_FUZZ_INITIALIZE(target, ...)                                                           \
+    int LLVMFuzzerInitialize(int *argc, char ***argv);                                             \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                              \
+    {                                                                                              \
+        static const char *const nnp_fuzz_dirs_[] = {__VA_ARGS__, NULL};                           \
+        (void)argc;                                                                                \
+        (void)argv;                                                                                \
+        return nnp_fuzz_init((target), nnp_fuzz_dirs_);                                            \
+    }                                                                                              \
+    struct nnp_fuzz_initialize_ /* makes the use end with a semicolon */
 /* The directory made by nnp_fuzz_setup. */
 const char *nnp_fuzz_dir(void);
 /* dir/rel into out; false when it does not fit. */
@@ -39,6 +55,10 @@ bool nnp_fuzz_path(char *out, size_t cap, const char *rel);
 int nnp_fuzz_mkdir(const char *rel);
 /* Writes n bytes to dir/rel (created or truncated). 0 or -1. */
 int nnp_fuzz_write(const char *rel, const void *buf, size_t n);
+/* nnp_fuzz_write, the folders of rel made first. 0 or -1. */
+int nnp_fuzz_write_mkdir(const char *rel, const void *buf, size_t n);
+/* Removes dir/rel and everything below it (nothing when it does not exist). */
+void nnp_fuzz_rmdir(const char *rel);
 
 /* Cuts data into at most cap parts at NNP_FUZZ_SEP; empty parts are left out. Returns
  * the number of parts. */

@@ -80,43 +80,18 @@ static int cmp_comm(const void *a, const void *b, void *ctx)
 
 /* ---- one op instance ---- */
 
-typedef struct inst {
-    char *buf;
-    size_t len, cap;
-    size_t *off;
-    size_t n, off_cap;
-} inst_t;
-
-static int inst_add(inst_t *in, const void *rec, size_t len)
+/* An op instance is a batch of the merge: its records on every rank (cmp_comm's order). */
+static int same_inst(const void *a, const void *b, void *ctx)
 {
-    if (in->len + len > in->cap) {
-        size_t ncap = in->cap ? in->cap * 2 : 4096;
-        char *nb;
-        while (ncap < in->len + len)
-            ncap *= 2;
-        nb = nnp__realloc(in->buf, ncap);
-        if (!nb)
-            return nnp__fail(NNP_ENOMEM, "out of memory");
-        in->buf = nb;
-        in->cap = ncap;
-    }
-    if (in->n == in->off_cap) {
-        size_t ncap = in->off_cap ? in->off_cap * 2 : 64;
-        size_t *no = nnp__realloc(in->off, ncap * sizeof(*no));
-        if (!no)
-            return nnp__fail(NNP_ENOMEM, "out of memory");
-        in->off = no;
-        in->off_cap = ncap;
-    }
-    memcpy(in->buf + in->len, rec, len);
-    in->off[in->n++] = in->len;
-    in->len += len;
-    return NNP_OK;
+    nnp_cl_comm_rec_t x, y;
+    memcpy(&x, a, sizeof(x));
+    memcpy(&y, b, sizeof(y));
+    return cmp_inst(ctx, &x, &y);
 }
 
-static nnp_cl_comm_rec_t *inst_rec(const inst_t *in, size_t i)
+static nnp_cl_comm_rec_t *inst_rec(const nnp_cl_batch_t *in, size_t i)
 {
-    return (nnp_cl_comm_rec_t *)(void *)(in->buf + in->off[i]);
+    return nnp__cl_batch_rec(in, i);
 }
 
 nnp_cl_bw_t *nnp__cl_comm_bw(nnp_cl_comm_rec_t *r)
@@ -131,7 +106,7 @@ nnp_cl_pkt_t *nnp__cl_comm_dist(nnp_cl_comm_rec_t *r)
 
 /* A collective's wait on each rank: from its entry to the latest entry of any rank into the
  * same instance (the time it waited for the others), never more than its own duration. */
-static void derive_waits(inst_t *in)
+static void derive_waits(nnp_cl_batch_t *in)
 {
     int64_t latest = INT64_MIN;
     for (size_t i = 0; i < in->n; i++) {
@@ -184,7 +159,7 @@ int nnp__cl_rank_index(const nnp_cl_data_t *d, int r)
 }
 
 /* msprof's SlowRankCalculator on one collective instance (mscalculate/cluster). */
-static void wait_rule(nnp_cl_data_t *d, const inst_t *in, const char *op_key, uint64_t step)
+static void wait_rule(nnp_cl_data_t *d, const nnp_cl_batch_t *in, const char *op_key, uint64_t step)
 {
     nnp_cl_wait_stats_t *ws = &d->vin.wait;
     const nnp_cl_comm_rec_t *mx = NULL, *mn = NULL;
@@ -415,7 +390,7 @@ static int write_op_rank(writer_t *wr, nnp_cl_comm_rec_t *r, const char *step_s,
     return rc;
 }
 
-static int write_instance(writer_t *wr, inst_t *in, const char *step_s)
+static int write_instance(writer_t *wr, nnp_cl_batch_t *in, const char *step_s)
 {
     nnp_cl_data_t *d = wr->d;
     nnp_cl_comm_rec_t *r0 = inst_rec(in, 0);
@@ -441,9 +416,7 @@ static int write_comm_file(nnp_cl_data_t *d)
     nnp_outfile_t f;
     nnp_cl_spill_t sorted;
     nnp_cl_merge_t *m = NULL;
-    inst_t in = {0};
-    const void *rec;
-    nnp_cl_comm_rec_t h;
+    nnp_cl_batch_t in;
     nnp_cl_nest_t nest = {0};
     int rc;
 
@@ -464,32 +437,19 @@ static int write_comm_file(nnp_cl_data_t *d)
     rc = nnp__jw_init(&wr.w, f.fd, d->o->pretty, 0);
     if (rc == NNP_OK)
         nnp__jw_obj_begin(&wr.w);
-    memset(&h, 0, sizeof(h));
-    for (;;) {
-        bool end;
-        if (rc != NNP_OK)
-            break;
-        rec = nnp__cl_merge_next(m, &rc);
-        if (rc != NNP_OK)
-            break;
-        end = rec == NULL;
-        if (!end)
-            memcpy(&h, rec, sizeof(h));
-        /* An instance ends when the key changes. */
-        if (in.n > 0 && (end || cmp_inst(d, inst_rec(&in, 0), &h) != 0)) {
-            rc = write_instance(&wr, &in, nest.step_s);
-            in.n = in.len = 0;
-            if (rc != NNP_OK)
-                break;
-        }
-        if (nnp__cl_nest_leaves_step(&nest, end, h.group_key, h.step_id)) {
+    nnp__cl_batch_init(&in, m, 0, same_inst, d);
+    while (rc == NNP_OK && (rc = nnp__cl_batch_next(&in)) == NNP_OK) {
+        bool end = in.n == 0;
+        uint32_t key = end ? 0 : inst_rec(&in, 0)->group_key;
+        uint64_t step = end ? 0 : inst_rec(&in, 0)->step_id;
+        if (nnp__cl_nest_leaves_step(&nest, end, key, step)) {
             rc = nnp__cl_totals_write(&wr.tot, d, &wr.w);
             nnp__cl_nest_close_step(&nest, &wr.w);
         }
-        nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
+        nnp__cl_nest_enter(&nest, &wr.w, d, end, key, step);
         if (end || rc != NNP_OK)
             break;
-        rc = inst_add(&in, rec, h.len);
+        rc = write_instance(&wr, &in, nest.step_s);
     }
     if (rc == NNP_OK) {
         nnp__jw_obj_end(&wr.w);
@@ -502,8 +462,7 @@ static int write_comm_file(nnp_cl_data_t *d)
     nnp__cl_buf_fini(&wr.parts);
     nnp__cl_totals_clear(&wr.tot);
     nnp__free(wr.tot.v);
-    nnp__free(in.buf);
-    nnp__free(in.off);
+    nnp__cl_batch_fini(&in);
     nnp__cl_merge_close(m);
     nnp__cl_spill_fini(&sorted);
     return nnp__out_commit(&f, rc);
@@ -514,58 +473,47 @@ static int write_comm_file(nnp_cl_data_t *d)
 static int bw_stats(nnp_cl_data_t *d)
 {
     nnp_cl_merge_t *m = NULL;
-    const bw_part_t *p;
-    bw_part_t cur;
-    bool have = false;
+    nnp_cl_batch_t b;
     int rc =
         nnp__cl_merge_open(&d->vin.bw_parts, sizeof(bw_part_t), cmp_part, NULL, d->tmp_dir, &m);
-    memset(&cur, 0, sizeof(cur));
-    for (;;) {
-        bool end;
-        if (rc != NNP_OK)
-            break;
-        p = nnp__cl_merge_next(m, &rc);
-        if (rc != NNP_OK)
-            break;
-        end = p == NULL;
-        if (have && (end || cmp_part(p, &cur, NULL) != 0)) {
-            double mb = (double)cur.bytes / BYTES_PER_MB, ms = (double)cur.time_ns / NS_PER_MS;
-            double bw = nnp__cl_safe_ratio(mb, ms);
-            for (int i = 0; i < NNP_CL_MAX_BW; i++) {
-                if (d->vin.mpa_bw[i].type != 0 && d->vin.mpa_bw[i].type != cur.type)
-                    continue;
-                if (d->vin.mpa_bw[i].type == 0) {
-                    d->vin.mpa_bw[i].type = cur.type;
-                    d->vin.mpa_bw[i].max = d->vin.mpa_bw[i].min = bw;
-                    d->vin.mpa_bw[i].max_rank = d->vin.mpa_bw[i].min_rank = cur.rank;
-                    d->vin.mpa_bw[i].max_step = d->vin.mpa_bw[i].min_step = cur.step;
-                }
-                d->vin.mpa_bw[i].n++;
-                d->vin.mpa_bw[i].sum += bw;
-                if (bw > d->vin.mpa_bw[i].max) {
-                    d->vin.mpa_bw[i].max = bw;
-                    d->vin.mpa_bw[i].max_rank = cur.rank;
-                    d->vin.mpa_bw[i].max_step = cur.step;
-                }
-                if (bw < d->vin.mpa_bw[i].min) {
-                    d->vin.mpa_bw[i].min = bw;
-                    d->vin.mpa_bw[i].min_rank = cur.rank;
-                    d->vin.mpa_bw[i].min_step = cur.step;
-                }
-                break;
-            }
-            have = false;
-        }
-        if (end)
-            break;
-        if (!have) {
-            cur = *p;
-            have = true;
-        } else {
+    nnp__cl_batch_init(&b, m, sizeof(bw_part_t), cmp_part, NULL);
+    /* One batch: the partial sums of one (type, step, rank). */
+    while (rc == NNP_OK && (rc = nnp__cl_batch_next(&b)) == NNP_OK && b.n > 0) {
+        bw_part_t cur = *(const bw_part_t *)nnp__cl_batch_rec(&b, 0);
+        double mb, ms, bw;
+        for (size_t k = 1; k < b.n; k++) {
+            const bw_part_t *p = nnp__cl_batch_rec(&b, k);
             cur.bytes += p->bytes;
             cur.time_ns += p->time_ns;
         }
+        mb = (double)cur.bytes / BYTES_PER_MB;
+        ms = (double)cur.time_ns / NS_PER_MS;
+        bw = nnp__cl_safe_ratio(mb, ms);
+        for (int i = 0; i < NNP_CL_MAX_BW; i++) {
+            if (d->vin.mpa_bw[i].type != 0 && d->vin.mpa_bw[i].type != cur.type)
+                continue;
+            if (d->vin.mpa_bw[i].type == 0) {
+                d->vin.mpa_bw[i].type = cur.type;
+                d->vin.mpa_bw[i].max = d->vin.mpa_bw[i].min = bw;
+                d->vin.mpa_bw[i].max_rank = d->vin.mpa_bw[i].min_rank = cur.rank;
+                d->vin.mpa_bw[i].max_step = d->vin.mpa_bw[i].min_step = cur.step;
+            }
+            d->vin.mpa_bw[i].n++;
+            d->vin.mpa_bw[i].sum += bw;
+            if (bw > d->vin.mpa_bw[i].max) {
+                d->vin.mpa_bw[i].max = bw;
+                d->vin.mpa_bw[i].max_rank = cur.rank;
+                d->vin.mpa_bw[i].max_step = cur.step;
+            }
+            if (bw < d->vin.mpa_bw[i].min) {
+                d->vin.mpa_bw[i].min = bw;
+                d->vin.mpa_bw[i].min_rank = cur.rank;
+                d->vin.mpa_bw[i].min_step = cur.step;
+            }
+            break;
+        }
     }
+    nnp__cl_batch_fini(&b);
     nnp__cl_merge_close(m);
     return rc;
 }

@@ -417,15 +417,43 @@ static int keep_mi_link(nnp_cl_data_t *d, const nnp_cl_link_rec_t *r)
     return NNP_OK;
 }
 
+/* A (group key, step) block is a batch of the merge (cmp_link sorts by those first). */
+static int same_block(const void *a, const void *b, void *ctx)
+{
+    nnp_cl_link_rec_t x, y;
+    (void)ctx;
+    memcpy(&x, a, sizeof(x));
+    memcpy(&y, b, sizeof(y));
+    return x.group_key != y.group_key || x.step_id != y.step_id;
+}
+
+/* The block's matrix links, moved to the front of the batch (b views them); its MindInsight
+ * averages, which are the rule's input and not matrix entries, are kept aside in order. */
+static int block_links(nnp_cl_data_t *d, nnp_cl_batch_t *batch, links_t *b)
+{
+    b->v = batch->n ? nnp__cl_batch_rec(batch, 0) : NULL;
+    b->n = 0;
+    b->cap = batch->n;
+    for (size_t i = 0; i < batch->n; i++) {
+        const nnp_cl_link_rec_t *r = nnp__cl_batch_rec(batch, i);
+        if (r->flags & NNP_CL_LINK_MI_AVG) {
+            int rc = keep_mi_link(d, r);
+            if (rc != NNP_OK)
+                return rc;
+        } else {
+            b->v[b->n++] = *r;
+        }
+    }
+    return NNP_OK;
+}
+
 int nnp__cl_write_matrix(nnp_cl_data_t *d)
 {
     writer_t wr;
     nnp_outfile_t f;
     nnp_cl_spill_t sorted;
     nnp_cl_merge_t *m = NULL;
-    links_t in = {0};
-    const nnp_cl_link_rec_t *rec;
-    nnp_cl_link_rec_t h;
+    nnp_cl_batch_t batch;
     nnp_cl_nest_t nest = {0};
     int rc;
 
@@ -444,33 +472,27 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
     rc = nnp__jw_init(&wr.w, f.fd, d->o->pretty, 0);
     if (rc == NNP_OK)
         nnp__jw_obj_begin(&wr.w);
-    memset(&h, 0, sizeof(h));
-    for (;;) {
-        bool end;
+    nnp__cl_batch_init(&batch, m, sizeof(nnp_cl_link_rec_t), same_block, NULL);
+    while (rc == NNP_OK && (rc = nnp__cl_batch_next(&batch)) == NNP_OK) {
+        bool end = batch.n == 0;
+        links_t in;
+        uint32_t key;
+        uint64_t step;
+        rc = block_links(d, &batch, &in);
         if (rc != NNP_OK)
             break;
-        rec = nnp__cl_merge_next(m, &rc);
-        if (rc != NNP_OK)
-            break;
-        end = rec == NULL;
-        if (!end) {
-            memcpy(&h, rec, sizeof(h));
-            if (h.flags & NNP_CL_LINK_MI_AVG) {
-                rc = keep_mi_link(d, &h); /* MindInsight's rule input, not a matrix entry */
-                continue;
-            }
-        }
-        if (nnp__cl_nest_leaves_step(&nest, end, h.group_key, h.step_id)) {
-            rc = write_block(&wr, &in, nest.step_s);
-            in.n = 0;
-            if (rc == NNP_OK)
-                rc = write_totals(&wr, nest.step_s);
+        if (!end && in.n == 0)
+            continue; /* MindInsight's averages only: no matrix entry */
+        key = end ? 0 : in.v[0].group_key;
+        step = end ? 0 : in.v[0].step_id;
+        if (nnp__cl_nest_leaves_step(&nest, end, key, step))
             nnp__cl_nest_close_step(&nest, &wr.w);
-        }
-        nnp__cl_nest_enter(&nest, &wr.w, d, end, h.group_key, h.step_id);
-        if (end || rc != NNP_OK)
+        nnp__cl_nest_enter(&nest, &wr.w, d, end, key, step);
+        if (end)
             break;
-        rc = links_add(&in, &h);
+        rc = write_block(&wr, &in, nest.step_s);
+        if (rc == NNP_OK)
+            rc = write_totals(&wr, nest.step_s);
     }
     if (rc == NNP_OK) {
         nnp__jw_obj_end(&wr.w);
@@ -482,7 +504,7 @@ int nnp__cl_write_matrix(nnp_cl_data_t *d)
         NNP_LOG_W("%llu group-local links could not be mapped to global ranks (no rank reported "
                   "its own local rank in that op) and are left out of the matrix",
                   (unsigned long long)d->vin.links_unmapped);
-    nnp__free(in.v);
+    nnp__cl_batch_fini(&batch);
     nnp__free(wr.step_links.v);
     nnp__cl_merge_close(m);
     nnp__cl_spill_fini(&sorted);

@@ -561,6 +561,67 @@ void nnp__cl_merge_close(nnp_cl_merge_t *m)
     nnp__free(m);
 }
 
+/* ---- batches of equal keys ---- */
+
+void nnp__cl_batch_init(nnp_cl_batch_t *b, nnp_cl_merge_t *m, size_t rec_size, nnp_cl_cmp_fn same,
+                        void *ctx)
+{
+    memset(b, 0, sizeof(*b));
+    b->m = m;
+    b->rec_size = rec_size;
+    b->same = same;
+    b->ctx = ctx;
+}
+
+/* The last batch read one record past its end (the first that did not belong): it becomes
+ * the first of this one. */
+int nnp__cl_batch_next(nnp_cl_batch_t *b)
+{
+    size_t ahead = b->recs.len - b->used;
+    int rc = NNP_OK;
+    b->offs.len = 0;
+    b->n = 0;
+    if (ahead > 0) {
+        size_t zero = 0;
+        memmove(b->recs.p, b->recs.p + b->used, ahead);
+        nnp__cl_buf_add(&b->offs, &zero, sizeof(zero));
+        b->n = 1;
+    }
+    b->recs.len = b->used = ahead;
+    while (!b->done && b->recs.err == NNP_OK && b->offs.err == NNP_OK) {
+        const void *rec = nnp__cl_merge_next(b->m, &rc);
+        size_t at = b->recs.len;
+        if (rc != NNP_OK)
+            return rc;
+        if (!rec) {
+            b->done = true;
+            break;
+        }
+        nnp__cl_buf_add(&b->recs, rec, rec_len(rec, b->rec_size));
+        if (b->recs.err != NNP_OK)
+            break;
+        if (b->n > 0 && b->same(b->recs.p, b->recs.p + at, b->ctx) != 0)
+            break; /* the next batch's first record, kept past b->used */
+        nnp__cl_buf_add(&b->offs, &at, sizeof(at));
+        b->n++;
+        b->used = b->recs.len;
+    }
+    return b->recs.err != NNP_OK ? b->recs.err : b->offs.err;
+}
+
+void *nnp__cl_batch_rec(const nnp_cl_batch_t *b, size_t i)
+{
+    size_t off;
+    memcpy(&off, b->offs.p + i * sizeof(off), sizeof(off));
+    return b->recs.p + off;
+}
+
+void nnp__cl_batch_fini(nnp_cl_batch_t *b)
+{
+    nnp__cl_buf_fini(&b->recs);
+    nnp__cl_buf_fini(&b->offs);
+}
+
 int nnp__cl_sort_open(const nnp_cl_spill_t *src, nnp_cl_spill_t *sorted, size_t rec_size,
                       void (*fix)(void *rec, void *ctx), nnp_cl_cmp_fn cmp, void *ctx,
                       const char *tmp_dir, nnp_cl_merge_t **m)

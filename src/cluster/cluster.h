@@ -301,6 +301,30 @@ int nnp__cl_sort_open(const nnp_cl_spill_t *src, nnp_cl_spill_t *sorted, size_t 
                       const char *tmp_dir, nnp_cl_merge_t **m);
 void nnp__cl_merge_close(nnp_cl_merge_t *m);
 
+/* Batches of a merge: the records it hands out one at a time, gathered while same() says
+ * they belong with the batch's first record (same returns 0; it must agree with the merge's
+ * order, so that a batch is a run of neighbours: one op instance, one step of a group). A
+ * batch's records are copied, back to back, into a buffer the batch owns; they stay valid
+ * until the next nnp__cl_batch_next. The merge stays the caller's. */
+typedef struct nnp_cl_batch {
+    nnp_cl_merge_t *m;
+    size_t rec_size; /* as the merge's: 0 for variable-length records */
+    nnp_cl_cmp_fn same;
+    void *ctx;
+    nnp_cl_buf_t recs; /* the batch's records, then the next batch's first one */
+    nnp_cl_buf_t offs; /* size_t offsets in recs of the batch's records */
+    size_t n;          /* records in the batch; 0 at the end of the merge */
+    size_t used;       /* bytes of recs the batch's records take */
+    bool done;         /* the merge has handed out its last record */
+} nnp_cl_batch_t;
+void nnp__cl_batch_init(nnp_cl_batch_t *b, nnp_cl_merge_t *m, size_t rec_size, nnp_cl_cmp_fn same,
+                        void *ctx);
+/* Reads the next batch into b (b->n records, 0 when the merge is over). */
+int nnp__cl_batch_next(nnp_cl_batch_t *b);
+/* Record i (< b->n) of the batch. */
+void *nnp__cl_batch_rec(const nnp_cl_batch_t *b, size_t i);
+void nnp__cl_batch_fini(nnp_cl_batch_t *b);
+
 /* Reads a run's records one at a time (a cursor over one run). */
 typedef struct nnp_cl_cursor {
     const nnp_cl_spill_t *s;

@@ -1167,6 +1167,113 @@ static void test_spill_merge_rounds(void **state)
     free(dir);
 }
 
+/* Batches of equal keys over a two-round merge: every record once, in merge order, each
+ * batch one key (keys rising), with as many records as the runs hold of that key. */
+static void test_spill_batches(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_cl_spill_t s;
+    nnp_cl_merge_t *m = NULL;
+    nnp_cl_batch_t b;
+    int per_key[97] = {0}, n_batches = 0, n_recs = 0, prev_key = -1;
+    (void)state;
+    assert_int_equal(nnp__cl_spill_init(&s, dir), NNP_OK);
+    for (int run = 0; run < 200; run++) {
+        rec_t v[50];
+        for (int i = 0; i < 50; i++) {
+            v[i] = (rec_t){(i * 7 + run) % 97, run};
+            per_key[v[i].key]++;
+        }
+        assert_int_equal(
+            nnp__cl_spill_add_sorted(&s, run, (char *)v, sizeof(v), sizeof(rec_t), cmp_rec, NULL),
+            NNP_OK);
+    }
+    nnp__cl_spill_sort_runs(&s);
+    assert_int_equal(nnp__cl_merge_open(&s, sizeof(rec_t), cmp_rec, NULL, dir, &m), NNP_OK);
+    nnp__cl_batch_init(&b, m, sizeof(rec_t), cmp_rec, NULL);
+    while (nnp__cl_batch_next(&b) == NNP_OK && b.n > 0) {
+        const rec_t *first = nnp__cl_batch_rec(&b, 0);
+        assert_true(first->key > prev_key);
+        assert_int_equal((int)b.n, per_key[first->key]);
+        for (size_t i = 1; i < b.n; i++) {
+            const rec_t *r = nnp__cl_batch_rec(&b, i), *q = nnp__cl_batch_rec(&b, i - 1);
+            assert_int_equal(r->key, first->key);
+            assert_true(r->run >= q->run);
+        }
+        prev_key = first->key;
+        n_recs += (int)b.n;
+        n_batches++;
+    }
+    assert_int_equal(b.n, 0);
+    assert_int_equal(n_batches, 97);
+    assert_int_equal(n_recs, 200 * 50);
+    nnp__cl_batch_fini(&b);
+    nnp__cl_merge_close(m);
+    nnp__cl_spill_fini(&s);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* Variable-length records: {length, key, key repeated}, 8 to 24 bytes by key. */
+static int cmp_var(const void *a, const void *b, void *ctx)
+{
+    int32_t x, y;
+    (void)ctx;
+    memcpy(&x, (const char *)a + 4, sizeof(x));
+    memcpy(&y, (const char *)b + 4, sizeof(y));
+    return (x > y) - (x < y);
+}
+
+/* Batches of variable-length records: the record read past a batch starts the next one
+ * whole, whatever its length. */
+static void test_spill_batches_var(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_cl_spill_t s;
+    nnp_cl_merge_t *m = NULL;
+    nnp_cl_batch_t b;
+    int key = 0;
+    (void)state;
+    assert_int_equal(nnp__cl_spill_init(&s, dir), NNP_OK);
+    for (int run = 0; run < 3; run++) {
+        int32_t v[10 * 6];
+        size_t n = 0;
+        for (int32_t k = 0; k < 10; k++) {
+            uint32_t len = 8 + 8 * (uint32_t)(k % 3);
+            memcpy(&v[n], &len, sizeof(len));
+            for (size_t j = 1; j < len / 4; j++)
+                v[n + j] = k;
+            n += len / 4;
+        }
+        assert_int_equal(nnp__cl_spill_add_sorted(&s, run, (char *)v, n * 4, 0, cmp_var, NULL),
+                         NNP_OK);
+    }
+    nnp__cl_spill_sort_runs(&s);
+    assert_int_equal(nnp__cl_merge_open(&s, 0, cmp_var, NULL, dir, &m), NNP_OK);
+    nnp__cl_batch_init(&b, m, 0, cmp_var, NULL);
+    while (nnp__cl_batch_next(&b) == NNP_OK && b.n > 0) {
+        assert_int_equal(b.n, 3);
+        for (size_t i = 0; i < b.n; i++) {
+            const char *r = nnp__cl_batch_rec(&b, i);
+            uint32_t len;
+            int32_t x;
+            memcpy(&len, r, sizeof(len));
+            assert_int_equal(len, 8 + 8 * (key % 3));
+            for (size_t j = 1; j < len / 4; j++) {
+                memcpy(&x, r + 4 * j, sizeof(x));
+                assert_int_equal(x, key);
+            }
+        }
+        key++;
+    }
+    assert_int_equal(key, 10);
+    nnp__cl_batch_fini(&b);
+    nnp__cl_merge_close(m);
+    nnp__cl_spill_fini(&s);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 static void test_natcmp_and_tuples(void **state)
 {
     char *t = NULL;
@@ -1203,6 +1310,8 @@ int main(void)
         cmocka_unit_test(test_corpus_cluster_propose),
         cmocka_unit_test(test_corpus_msprof_analyze),
         cmocka_unit_test(test_spill_merge_rounds),
+        cmocka_unit_test(test_spill_batches),
+        cmocka_unit_test(test_spill_batches_var),
         cmocka_unit_test(test_natcmp_and_tuples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
