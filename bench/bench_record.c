@@ -499,10 +499,15 @@ static double process_cpu_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_SEC;
 }
 
+/* The policy argument that keeps the default full_policy (the first sustained run). */
+#define POLICY_DEFAULT (-1)
+/* The sustained runs: the defaults first, then each policy the user may choose. */
+#define N_SUSTAINED 3
+
 /* In a fresh process (so the thread's buffer is created with the session's buffer size,
- * not the burst runs' 64 MiB): a session with default options (only output_path and the
- * policy set), one new thread recording pairs flat out for `seconds`. */
-static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_t *out)
+ * not the burst runs' 64 MiB): a session with default options (only output_path and, unless
+ * POLICY_DEFAULT, the policy set), one new thread recording pairs flat out for `seconds`. */
+static void sustained_child(int policy, double seconds, sustained_t *out)
 {
     char dir[] = "/tmp/nnp-bench-sustained-XXXXXX";
     nnp_options_t o;
@@ -517,7 +522,8 @@ static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_
         return;
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
-    o.full_policy = policy;
+    if (policy != POLICY_DEFAULT)
+        o.full_policy = (nnp_full_policy_t)policy;
     if (nnp_session_create(&o, &s) == NNP_OK) {
         set_payload();
         long wtid = nnp_bench_writer_tid();
@@ -544,7 +550,7 @@ static void sustained_child(nnp_full_policy_t policy, double seconds, sustained_
     nftw(dir, remove_entry, FOPEN_MAX, FTW_DEPTH | FTW_PHYS);
 }
 
-static int run_sustained(nnp_full_policy_t policy, sustained_t *out)
+static int run_sustained(int policy, sustained_t *out)
 {
     int fds[2], status;
     pid_t pid;
@@ -573,18 +579,18 @@ static int run_sustained(nnp_full_policy_t policy, sustained_t *out)
 }
 
 /* burst_pair_ns: the 1-thread burst pair of this run, or <= 0 when not measured. */
-static void print_sustained(const sustained_t *drop, const sustained_t *block, double burst_pair_ns)
+static void print_sustained(const sustained_t v[N_SUSTAINED], double burst_pair_ns)
 {
-    const sustained_t *v[2] = {drop, block};
-    const char *label[2] = {"drop (default)", "block"};
+    const sustained_t *def = &v[0];
+    const char *label[N_SUSTAINED] = {"wait (default)", "drop", "block"};
     printf("\nsustained: default options (buffer, writer period, samplers), one new thread "
            "recording begin/end pairs flat out for %.0f s, writer draining meanwhile\n",
            g_sustained_s);
     printf("%-16s %10s %12s %14s %14s %9s %10s %10s %12s %12s\n", "policy", "ns/pair", "pairs",
            "events rec.", "dropped", "dropped%", "M ev/s rec", "proc CPU s", "writer CPU s",
            "Mev/wrCPU-s");
-    for (int i = 0; i < 2; i++) {
-        const sustained_t *r = v[i];
+    for (int i = 0; i < N_SUSTAINED; i++) {
+        const sustained_t *r = &v[i];
         double ns, events;
         if (!r->ok) {
             printf("%-16s (failed)\n", label[i]);
@@ -601,8 +607,8 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
     printf("writer CPU s: the writer thread (\"nnprof-writer\") over the loop; Mev/wrCPU-s: "
            "events recorded per writer CPU-second (its last drain, at stop, is not in its CPU "
            "time: at most one buffer)\n");
-    if (drop->ok) {
-        double ns = drop->wall_s * NS_PER_SEC / (double)drop->pairs;
+    if (def->ok) {
+        double ns = def->wall_s * NS_PER_SEC / (double)def->pairs;
         printf("\ntargets (sustained, default options)\n");
         printf("  %-38s %7.2f ns %s\n", "pair <= 40 ns", ns,
                verdict(ns <= TARGET_SUSTAINED_PAIR_NS));
@@ -610,8 +616,8 @@ static void print_sustained(const sustained_t *drop, const sustained_t *block, d
             printf("  %-38s %7.2fx   %s  (burst pair %.2f ns, same run)\n", "pair <= 2x burst",
                    ns / burst_pair_ns, verdict(ns / burst_pair_ns <= TARGET_SUSTAINED_VS_BURST),
                    burst_pair_ns);
-        printf("  %-38s %10llu %s\n", "0 events dropped", (unsigned long long)drop->dropped,
-               verdict(drop->dropped == 0));
+        printf("  %-38s %10llu %s\n", "0 events dropped", (unsigned long long)def->dropped,
+               verdict(def->dropped == 0));
     }
 }
 
@@ -716,7 +722,7 @@ static int run_burst(double *pair_ns)
 int main(int argc, char **argv)
 {
     bool burst = true, sustained = true;
-    sustained_t drop, block;
+    sustained_t runs[N_SUSTAINED];
     double pair_ns = 0;
     int rc = 0;
 
@@ -729,15 +735,17 @@ int main(int argc, char **argv)
         printf("\nsustained runs (%.0f s each): ", g_sustained_s);
         print_load();
         fflush(stdout);
-        if (run_sustained(NNP_FULL_DROP, &drop) != 0 || run_sustained(NNP_FULL_BLOCK, &block) != 0)
-            fprintf(stderr, "bench_record: a sustained run failed\n");
+        const int policies[N_SUSTAINED] = {POLICY_DEFAULT, NNP_FULL_DROP, NNP_FULL_BLOCK};
+        for (int i = 0; i < N_SUSTAINED; i++)
+            if (run_sustained(policies[i], &runs[i]) != 0)
+                fprintf(stderr, "bench_record: a sustained run failed\n");
     }
     if (burst)
         rc = run_burst(&pair_ns);
     if (sustained) {
         printf("\nload after the runs: ");
         print_load();
-        print_sustained(&drop, &block, pair_ns);
+        print_sustained(runs, pair_ns);
     }
     return rc;
 }

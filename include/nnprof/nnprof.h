@@ -137,8 +137,11 @@ typedef enum nnp_task_trace {
 
 /* What happens when a thread records faster than the writer drains its buffer. */
 typedef enum nnp_full_policy {
-    NNP_FULL_DROP = 0, /* drop the event and count it (default: never slow the host) */
-    NNP_FULL_BLOCK     /* spin-yield until the writer frees room (exact, may stall) */
+    NNP_FULL_DROP = 0, /* drop the event and count it at once: never slow the host */
+    NNP_FULL_BLOCK,    /* spin-yield until the writer frees room (exact, may stall) */
+    NNP_FULL_WAIT      /* default: yield to the writer while it frees room, for at most
+                          10 ms per event; once a wait runs out (the writer is stalled),
+                          drop until the writer has emptied half the buffer */
 } nnp_full_policy_t;
 
 /* Bits of host_sys / host_sys_usage. */
@@ -190,7 +193,7 @@ typedef struct nnp_options {
 
     /* -- nnprof recorder settings -- */
     size_t buffer_size_kb;         /* per-thread ring buffer, default 4096 KiB, min 64 */
-    nnp_full_policy_t full_policy; /* default NNP_FULL_DROP */
+    nnp_full_policy_t full_policy; /* default NNP_FULL_WAIT */
     int writer_period_ms;          /* longest wait between drains (ms), default 10 */
     int sample_interval_ms;        /* CPU/memory sampler period, default 1000; 0 = off */
     uint64_t raw_file_bytes;       /* rotate data files at this size, default 64 MiB */

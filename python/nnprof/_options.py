@@ -42,6 +42,7 @@ TASK_TRACE_L1 = 3
 # nnp_full_policy_t
 FULL_DROP = 0
 FULL_BLOCK = 1
+FULL_WAIT = 2
 
 # NNP_HOST_SYS_* bits
 HOST_SYS_CPU = 0x1

@@ -67,9 +67,9 @@ static void fix_enums(nnp_options_t *o)
                   (int)o->task_trace);
         o->task_trace = nnp__opt_defaults.task_trace;
     }
-    if ((unsigned)o->full_policy > (unsigned)NNP_FULL_BLOCK) {
+    if ((unsigned)o->full_policy > (unsigned)NNP_FULL_WAIT) {
         NNP_LOG_W("For 'Profiler', the parameter full_policy has the invalid value %d, it will "
-                  "be set to 'drop'.",
+                  "be set to 'wait'.",
                   (int)o->full_policy);
         o->full_policy = nnp__opt_defaults.full_policy;
     }

@@ -36,7 +36,7 @@ const nnp_options_t nnp__opt_defaults = {
     .device_id = 0,
     .rank_size = 1,
     .buffer_size_kb = DEFAULT_BUFFER_SIZE_KB,
-    .full_policy = NNP_FULL_DROP,
+    .full_policy = NNP_FULL_WAIT,
     .writer_period_ms = DEFAULT_WRITER_PERIOD_MS,
     .sample_interval_ms = DEFAULT_SAMPLE_INTERVAL_MS,
     .raw_file_bytes = DEFAULT_RAW_FILE_BYTES,
@@ -47,7 +47,7 @@ const nnp_options_t nnp__opt_defaults = {
 const char *const nnp__opt_framework_names[] = {"all", "time", "memory", NULL};
 const char *const nnp__opt_level_names[] = {NULL, "Level0", "Level1", "Level2"};
 const char *const nnp__opt_task_trace_names[] = {"on", "off", "l0", "l1"};
-const char *const nnp__opt_policy_names[] = {"drop", "block"};
+const char *const nnp__opt_policy_names[] = {"drop", "block", "wait"};
 /* seed 004 aic_metrics values (Custom:... is checked separately). */
 const char *const nnp__opt_aic_metrics_names[] = {
     "ArithmeticUtilization", "PipeUtilization", "Memory", "MemoryL0", "MemoryUB",

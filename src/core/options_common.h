@@ -88,7 +88,7 @@ extern const nnp_options_t nnp__opt_defaults;
 #define NNP_OPT_FRAMEWORK_NAMES   4
 #define NNP_OPT_LEVEL_NAMES       4
 #define NNP_OPT_TASK_TRACE_NAMES  4
-#define NNP_OPT_POLICY_NAMES      2
+#define NNP_OPT_POLICY_NAMES      3
 #define NNP_OPT_AIC_METRICS_NAMES 7
 #define NNP_OPT_HOST_SYS_ITEMS    2
 extern const char *const nnp__opt_framework_names[NNP_OPT_FRAMEWORK_NAMES];

@@ -187,8 +187,8 @@ static void ms_apply_policy(nnp_options_t *o, const cJSON *v)
         o->full_policy = (nnp_full_policy_t)i;
         return;
     }
-    nnp__opt_warn_choice(CTX_MS, "full_policy", "['drop', 'block']",
-                         nnp__opt_value_text(v, got, sizeof(got)), "'drop'");
+    nnp__opt_warn_choice(CTX_MS, "full_policy", "['drop', 'block', 'wait']",
+                         nnp__opt_value_text(v, got, sizeof(got)), "'wait'");
     o->full_policy = nnp__opt_defaults.full_policy;
 }
 

@@ -8,12 +8,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "record/tbuf.h"
 
 /* Default 4 MiB per thread = 128 Ki slots (options.c DEFAULT_BUFFER_SIZE_KB): at a 10 ms
  * writer period a thread may record ~13 M events/s before the drop policy applies. The
  * session sets the real value before any window opens. */
 #define DEFAULT_BUFFER_SLOTS 131072u
+/* A producer kicks the writer when its buffer passes 1/TBUF_KICK_PARTS full: half, so the
+ * writer has the other half's time to wake and drain before anything is dropped. */
+#define TBUF_KICK_PARTS 2u
+/* ... and again every 1/TBUF_KICK_STEPS of the buffer while it stays past half. */
+#define TBUF_KICK_STEPS 16u
+/* NNP_FULL_WAIT: the longest a thread waits for room in its full buffer before dropping. */
+#define FULL_WAIT_NS 10000000u
 
 /* Read by every recording call: the flag and the config sit on their own cache line, away
  * from the registry lock and counters the writer writes every period (STYLE 7.8). */
@@ -76,6 +84,7 @@ static nnp_tbuf_t *tbuf_create(void)
     }
     b->cap = cap;
     b->mask = cap - 1;
+    b->limit = cap / TBUF_KICK_PARTS;
     b->tid = (uint64_t)syscall(SYS_gettid);
     if (nnp__tls_pending_name) {
         atomic_store(&b->name, nnp__tls_pending_name);
@@ -105,29 +114,72 @@ nnp_tbuf_t *nnp__tbuf_get_slow(void)
     return b;
 }
 
+/* Wakes the writer (its eventfd), when one runs: one syscall, never blocking. */
+static void kick_writer(void)
+{
+    int fd = atomic_load_explicit(&nnp__writer_wake_fd, memory_order_relaxed);
+    uint64_t one = 1;
+    if (fd >= 0)
+        (void)!write(fd, &one, sizeof(one));
+}
+
+/* What a thread whose buffer is full does under policy: NNP_FULL_DROP drops at once;
+ * NNP_FULL_WAIT waits for room up to FULL_WAIT_NS (deadline 0: not started yet), and once a
+ * wait has run out drops (b->wait_spent) until the writer has emptied half the buffer;
+ * NNP_FULL_BLOCK waits for as long as the window is open. Returns true to drop. */
+static bool full_drops(nnp_tbuf_t *b, int policy, uint64_t *deadline)
+{
+    uint64_t now;
+    if (!atomic_load_explicit(&nnp__collecting, memory_order_relaxed) || policy == NNP_FULL_DROP)
+        return true;
+    if (policy != NNP_FULL_WAIT)
+        return false;
+    if (b->wait_spent)
+        return true;
+    now = nnp__mono_ns();
+    if (*deadline == 0)
+        *deadline = now + FULL_WAIT_NS;
+    else if (now >= *deadline)
+        b->wait_spent = true;
+    return b->wait_spent;
+}
+
+/* The producer reserves freely up to b->limit. Below half full the limit is the half mark;
+ * past it the producer comes back here every cap/TBUF_KICK_STEPS slots and kicks the
+ * writer each time (a fast thread would otherwise fill its buffer while the writer sleeps
+ * out its period): a few syscalls per buffer, only for a thread the writer is not keeping
+ * below half. Every limit is at most the tail read here plus cap, and tail only grows: a
+ * stale limit only sends the producer here early. */
 uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
 {
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
+    uint64_t deadline = 0;
     for (;;) {
-        b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
-        if (h + n - b->cached_tail <= b->cap)
+        uint64_t tail = atomic_load_explicit(&b->tail, memory_order_acquire);
+        uint64_t step = h + b->cap / TBUF_KICK_STEPS;
+        if (h + n <= tail + b->cap / TBUF_KICK_PARTS) {
+            b->limit = tail + b->cap / TBUF_KICK_PARTS;
+            b->wait_spent = false;
             return h;
-        if (atomic_load_explicit(&nnp__rec_config.full_policy, memory_order_relaxed) !=
-                NNP_FULL_BLOCK ||
-            !atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
+        }
+        if (h + n <= tail + b->cap) {
+            if (deadline == 0)
+                kick_writer();
+            b->limit = step < tail + b->cap && step >= h + n ? step : tail + b->cap;
+            return h;
+        }
+        if (full_drops(b, atomic_load_explicit(&nnp__rec_config.full_policy, memory_order_relaxed),
+                       &deadline)) {
             /* Single producer: a plain load+store is enough, the writer only reads. */
             uint64_t d = atomic_load_explicit(&b->dropped, memory_order_relaxed);
             atomic_store_explicit(&b->dropped, d + 1, memory_order_relaxed);
+            if (d % (b->cap / TBUF_KICK_STEPS) == 0)
+                kick_writer();
             return UINT64_MAX;
         }
-        /* Block policy: kick the writer and let it run. Syscalls, but this mode opted into
-         * waiting; without the kick the writer would sleep out its whole period. */
-        {
-            int fd = atomic_load_explicit(&nnp__writer_wake_fd, memory_order_relaxed);
-            uint64_t one = 1;
-            if (fd >= 0)
-                (void)!write(fd, &one, sizeof(one));
-        }
+        /* Waiting: kick the writer and let it run. Syscalls, but only a thread that outran
+         * the writer gets here; without the kick the writer could sleep out its period. */
+        kick_writer();
         sched_yield();
     }
 }

@@ -1,5 +1,6 @@
 /* tbuf.h - per-thread single-producer/single-consumer ring buffers of record slots.
- * The owning thread is the only producer (hot path: no lock, no allocation, no syscall);
+ * The owning thread is the only producer (hot path: no lock, no allocation, no syscall;
+ * past half full, the slow path kicks the writer with an eventfd write every 1/16 buffer);
  * the writer thread is the only consumer. head and tail count slots since creation and
  * never wrap (2^64 slots); the ring index is count & mask. A record's slots are published
  * together by one release store of head, so the consumer never sees half a record.
@@ -18,7 +19,8 @@
 typedef struct nnp_tbuf {
     /* Producer-owned line. */
     _Alignas(NNP_CACHE_LINE) _Atomic uint64_t head;
-    uint64_t cached_tail;     /* producer's last view of tail */
+    uint64_t limit;  /* head may grow to this without a look at tail (see reserve_slow) */
+    bool wait_spent; /* NNP_FULL_WAIT: a wait ran out; drop until the buffer is half empty */
     _Atomic uint64_t dropped; /* records lost to a full buffer (producer increments) */
     /* Consumer-owned line. */
     _Alignas(NNP_CACHE_LINE) _Atomic uint64_t tail;
@@ -98,7 +100,7 @@ static inline nnp_rec_t *nnp__tbuf_slot(nnp_tbuf_t *b, uint64_t seq)
 static inline uint64_t nnp__tbuf_reserve(nnp_tbuf_t *b, unsigned n)
 {
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
-    if (NNP_LIKELY(h + n - b->cached_tail <= b->cap))
+    if (NNP_LIKELY(h + n <= b->limit))
         return h;
     return nnp__tbuf_reserve_slow(b, n);
 }

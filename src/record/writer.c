@@ -67,14 +67,19 @@ static void emit_clock(nnp_writer_t *w)
     w->last_clock_ns = p.mono_ns;
 }
 
-/* Copies slots [from, to) of b into the scratch buffer, handling the ring's wrap. */
-static void copy_slots(nnp_writer_t *w, const nnp_tbuf_t *b, uint64_t from, uint64_t to)
+/* Points w->slots_in at slots [from, to) of b: the ring itself, or, when they wrap around
+ * its end (once per lap), a copy of them in the scratch buffer. */
+static void take_slots(nnp_writer_t *w, const nnp_tbuf_t *b, uint64_t from, uint64_t to)
 {
     uint64_t n = to - from, i0 = from & b->mask;
     uint64_t first = b->cap - i0 < n ? b->cap - i0 : n;
+    if (first == n) {
+        w->slots_in = &b->slots[i0];
+        return;
+    }
     memcpy(w->scratch, &b->slots[i0], first * sizeof(nnp_rec_t));
-    if (first < n)
-        memcpy(w->scratch + first, &b->slots[0], (n - first) * sizeof(nnp_rec_t));
+    memcpy(w->scratch + first, &b->slots[0], (n - first) * sizeof(nnp_rec_t));
+    w->slots_in = w->scratch;
 }
 
 static void drain_one(nnp_tbuf_t *b, void *user)
@@ -105,7 +110,7 @@ static void drain_one(nnp_tbuf_t *b, void *user)
         uint32_t n_rec, packed;
         /* The packer cuts the chunk at a record boundary: no pass of our own over the slots,
          * whose first read (they were written on another core) is the costly one. */
-        copy_slots(w, b, tail, tail + n);
+        take_slots(w, b, tail, tail + n);
         packed = nnp__wr_pack(w, n, &used, &n_rec);
         if (w->data_fd >= 0) {
             uint64_t wrote = nnp__wr_records(w, packed, used, n_rec, b->tid);
@@ -159,12 +164,23 @@ static void emit_losses(nnp_writer_t *w)
         atomic_fetch_add(&w->events_dropped, e[1]);
         w->orphan_reported = orphans;
     }
-    if (c.count > 0) {
+    if (c.count > 0)
         nnp__wr_meta(w, NNP_CHUNK_LOSS, w->meta_buf, c.count * 2 * sizeof(uint64_t), c.count);
-        NNP_LOG_W("event buffers were full: %llu events dropped so far (raise buffer_size_kb "
-                  "or use full_policy \"block\")",
-                  (unsigned long long)atomic_load(&w->events_dropped));
-    }
+}
+
+/* Logs the drop total when it grew, at most once per LOSS_LOG_PERIOD_NS unless final (the
+ * writer's last drain): a thread dropping for seconds gives a line a second, not thousands. */
+static void log_losses(nnp_writer_t *w, bool final)
+{
+    uint64_t total = atomic_load(&w->events_dropped), now = nnp__mono_ns();
+    if (total == w->loss_logged ||
+        (!final && w->loss_logged_ns != 0 && now - w->loss_logged_ns < LOSS_LOG_PERIOD_NS))
+        return;
+    NNP_LOG_W("event buffers were full: %llu events dropped so far (raise buffer_size_kb "
+              "or use full_policy \"block\")",
+              (unsigned long long)total);
+    w->loss_logged = total;
+    w->loss_logged_ns = now;
 }
 
 /* True when a buffer holds records or unreported losses: what makes a raw directory. */
@@ -292,6 +308,7 @@ static void *writer_main(void *arg)
         stopping = atomic_load(&w->stop);
         ticket = atomic_load(&w->flush_req);
         drain_all(w);
+        log_losses(w, stopping);
         complete_flushes(w, ticket);
         if (stopping)
             break;

@@ -182,7 +182,7 @@ uint32_t nnp__wr_pack(nnp_writer_t *w, size_t n_slots, size_t *n_used, uint32_t 
 {
     size_t n;
     nnp__pack_reset(w->pack); /* a chunk unpacks alone: a damaged one loses only itself */
-    n = nnp__pack_encode(w->pack, w->scratch, n_slots, w->pbuf, n_used, n_records);
+    n = nnp__pack_encode(w->pack, w->slots_in, n_slots, w->pbuf, n_used, n_records);
     if (*n_used == 0) {
         /* Cannot happen (producers publish whole records, of at most NNP_REC_MAX_SLOTS
          * slots): the slots go unpacked, as they are, so the writer never stalls on them. */
@@ -202,7 +202,7 @@ uint64_t nnp__wr_records(nnp_writer_t *w, uint32_t packed_bytes, size_t n_slots,
     int err;
 
     if (packed_bytes >= raw_bytes) /* slots that are no records: kept as they are */
-        e = (encoded_t){w->scratch, raw_bytes, NNP_CODEC_NONE};
+        e = (encoded_t){w->slots_in, raw_bytes, NNP_CODEC_NONE};
     err = write_chunk_once(w, w->data_fd, w->data_bytes, NNP_CHUNK_RECORDS, &e, raw_bytes, count,
                            tid, &wrote);
     /* The packed bytes are the writer's own buffer, which aging does not touch. */

@@ -35,6 +35,8 @@
 #define ZSTD_LEVEL 1
 /* A clock point every second bounds tick-to-ns interpolation error to TSC drift over 1 s. */
 #define CLOCK_PERIOD_NS NNP_NS_PER_SEC
+/* Drops are logged at most once per LOSS_LOG_PERIOD_NS (and once more at the end). */
+#define LOSS_LOG_PERIOD_NS NNP_NS_PER_SEC
 /* Most bytes a packed chunk of the largest batch takes (rec_pack.h's bound per slot). */
 #define PBUF_BYTES ((CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS) * NNP_PACK_SLOT_MAX)
 /* Buffer fill is measured in parts of FILL_SCALE; the writer sleeps no longer than it takes
@@ -84,9 +86,14 @@ struct nnp_writer {
     uint32_t strings_emitted;
     uint64_t last_clock_ns, last_disk_ns;
     uint64_t orphan_reported;
-    ZSTD_CCtx *zctx;    /* static: lives in zwork */
-    void *zwork;        /* the compression context's whole workspace */
-    nnp_rec_t *scratch; /* CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS slots */
+    uint64_t loss_logged_ns; /* when drops were last logged (0: never) */
+    uint64_t loss_logged;    /* the drop total that log gave */
+    ZSTD_CCtx *zctx;         /* static: lives in zwork */
+    void *zwork;             /* the compression context's whole workspace */
+    nnp_rec_t *scratch;      /* CHUNK_MAX_SLOTS + NNP_REC_MAX_SLOTS slots */
+    /* The slots being packed: in the ring itself, or in scratch when they wrap around its
+     * end. Ring slots are safe to read until tail moves past them. */
+    const nnp_rec_t *slots_in;
     void *zbuf;
     size_t zbuf_cap;
     nnp_pack_state_t *pack;  /* the packer's previous records, reset per chunk (24 KiB) */
@@ -116,10 +123,10 @@ struct nnp_writer {
 void nnp__wr_io_error(nnp_writer_t *w, int code, const char *what, int err);
 /* Creates dir/name with the raw file header; on failure errno says why. */
 int nnp__wr_open_file(nnp_writer_t *w, const char *name, uint32_t kind, uint32_t seq, int *fd_out);
-/* Packs the first n_slots slots of the scratch buffer into pbuf, whole records only:
+/* Packs the first n_slots slots of slots_in into pbuf, whole records only:
  * *n_used slots (<= n_slots, >= 1), *n_records records. Returns the packed bytes. */
 uint32_t nnp__wr_pack(nnp_writer_t *w, size_t n_slots, size_t *n_used, uint32_t *n_records);
-/* Writes the RECORDS chunk nnp__wr_pack() made (the first n_slots scratch slots) to the
+/* Writes the RECORDS chunk nnp__wr_pack() made (the first n_slots slots of slots_in) to the
  * current data file, aging out old data and trying once more when the disk is full.
  * Returns the bytes written, 0 when the chunk was lost. */
 uint64_t nnp__wr_records(nnp_writer_t *w, uint32_t packed_bytes, size_t n_slots, uint32_t count,

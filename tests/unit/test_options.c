@@ -309,9 +309,10 @@ static const opt_case_t cases[] = {
        INT_WARN("buffer_size_kb", "str (\"big\")", "4096"), I(buffer_size_kb, 4096)),
     MS("{\"full_policy\": \"block\"}", NNP_OK, "", I(full_policy, NNP_FULL_BLOCK)),
     MS("{\"full_policy\": \"drop\"}", NNP_OK, "", I(full_policy, NNP_FULL_DROP)),
+    MS("{\"full_policy\": \"wait\"}", NNP_OK, "", I(full_policy, NNP_FULL_WAIT)),
     MS("{\"full_policy\": \"spin\"}", NNP_OK,
-       CHOICE_WARN("Profiler", "full_policy", "['drop', 'block']", "\"spin\"", "'drop'"),
-       I(full_policy, NNP_FULL_DROP)),
+       CHOICE_WARN("Profiler", "full_policy", "['drop', 'block', 'wait']", "\"spin\"", "'wait'"),
+       I(full_policy, NNP_FULL_WAIT)),
     MS("{\"writer_period_ms\": 1}", NNP_OK, "", I(writer_period_ms, 1)),
     MS("{\"writer_period_ms\": 1000}", NNP_OK, "", I(writer_period_ms, 1000)),
     MS("{\"writer_period_ms\": 0}", NNP_OK,
@@ -1286,7 +1287,7 @@ static void test_validate_fields_set_in_code(void **state)
     o.profile_framework = (nnp_framework_mode_t)7;
     o.profiler_level = (nnp_profiler_level_t)9;
     o.task_trace = (nnp_task_trace_t)5;
-    o.full_policy = (nnp_full_policy_t)3;
+    o.full_policy = (nnp_full_policy_t)(NNP_FULL_WAIT + 1);
     o.host_sys = 0x5;
     o.storage_limit_mb = 100;
     o.host_sys_usage_freq = 0;
@@ -1298,7 +1299,7 @@ static void test_validate_fields_set_in_code(void **state)
     assert_int_equal(o.profile_framework, NNP_FRAMEWORK_ALL);
     assert_int_equal(o.profiler_level, NNP_LEVEL_0);
     assert_int_equal(o.task_trace, NNP_TASK_TRACE_ON);
-    assert_int_equal(o.full_policy, NNP_FULL_DROP);
+    assert_int_equal(o.full_policy, NNP_FULL_WAIT);
     assert_int_equal(o.host_sys, NNP_HOST_SYS_CPU);
     assert_int_equal(o.storage_limit_mb, 0);
     assert_int_equal(o.host_sys_usage_freq, 50);
@@ -1315,7 +1316,7 @@ static void test_validate_fields_set_in_code(void **state)
                   "will be "
                   "set to \"on\".") W("For 'Profiler', the parameter full_policy has the invalid "
                                       "value 3, it will be set to "
-                                      "'drop'.")
+                                      "'wait'.")
                     W("For 'PROFILING_OPTIONS', host_sys/host_sys_usage have unknown bits "
                       "(0x5/0x0), they are "
                       "ignored.")
@@ -1386,7 +1387,7 @@ static const char default_json[] =
     "\"profiler_level\":null,\"aicore_metrics\":0,\"l2_cache\":false,\"hbm_ddr\":false,"
     "\"pcie\":false,\"sync_enable\":true,\"data_simplification\":true,\"host_stack\":true,"
     "\"rank_id\":0,\"device_id\":0,\"rank_size\":1,\"buffer_size_kb\":4096,"
-    "\"full_policy\":\"drop\",\"writer_period_ms\":10,\"sample_interval_ms\":1000,"
+    "\"full_policy\":\"wait\",\"writer_period_ms\":10,\"sample_interval_ms\":1000,"
     "\"raw_file_bytes\":67108864,\"storage_limit_bytes\":0,\"follow_fork\":false,"
     "\"follow_children\":false,\"storage_limit\":\"\","
     "\"training_trace\":\"on\",\"task_trace\":\"on\",\"hccl\":\"off\",\"aicpu\":\"off\","

@@ -11,6 +11,7 @@
 
 #include "format/raw_format.h"
 #include "read/raw_reader.h"
+#include "record/tbuf.h"
 #include "test_util.h"
 #include "util/util.h"
 
@@ -184,22 +185,36 @@ static int count_counters(void *user, const nnp_raw_event_t *ev)
     return 0;
 }
 
-/* A tiny buffer and a slow writer: events are dropped, and recorded + dropped must equal
- * what the thread tried to record, with the loss visible to the reader. */
-static void test_drop_policy_counts_every_loss(void **state)
+/* Monotonic seconds, for the bounds of the full-buffer tests (never tight ones). */
+static double mono_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A tiny buffer and a stalled writer (the registry lock held, as a fork() does, so its
+ * next drain waits for it): events are dropped, and recorded + dropped must equal what the
+ * thread tried to record, with the loss visible to the reader. */
+static void check_full_policy_losses(nnp_full_policy_t policy, double *loop_s)
 {
     enum { N = 200000 };
     char *dir = nnpt_mkdtemp();
-    nnp_session_t *s = open_session(dir, NNP_FULL_DROP, 64, 1000);
+    nnp_session_t *s = open_session(dir, policy, 64, 1000);
     nnp_stats_t st;
     nnp_raw_t *raw;
     counter_t c = {0, 0, true};
     char raw_dir[4096];
-    (void)state;
+    double t0;
 
     nnpt_log_capture();
-    for (uint64_t i = 0; i < N; i++)
+    nnp_step_begin(0, 0); /* the thread's buffer exists before the writer is stalled */
+    nnp__tbuf_fork_prepare();
+    t0 = mono_sec();
+    for (uint64_t i = 1; i < N; i++)
         nnp_step_begin(i, 0);
+    *loop_s = mono_sec() - t0;
+    nnp__tbuf_fork_parent();
     assert_int_equal(nnp_session_stop(s), NNP_OK);
     nnp_session_stats(s, &st);
     snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
@@ -215,6 +230,55 @@ static void test_drop_policy_counts_every_loss(void **state)
     assert_true(c.ordered);
     assert_int_equal(nnp__raw_report(raw)->events_lost, st.events_dropped);
     nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+static void test_drop_policy_counts_every_loss(void **state)
+{
+    double loop_s;
+    (void)state;
+    check_full_policy_losses(NNP_FULL_DROP, &loop_s);
+}
+
+/* The default policy waits for a writer that makes no progress at most 10 ms (tbuf.c
+ * FULL_WAIT_NS), then drops until the buffer is half empty: the stalled writer costs the
+ * thread one wait, not one per event (200,000 waits would take 2,000 s). */
+static void test_wait_policy_drops_when_the_writer_stalls(void **state)
+{
+    double loop_s;
+    (void)state;
+    check_full_policy_losses(NNP_FULL_WAIT, &loop_s);
+    assert_true(loop_s >= 0.009);
+    assert_true(loop_s < 5.0);
+}
+
+/* A thread whose buffer passes half full wakes the writer at once, instead of the writer
+ * sleeping out its period (here 5 s): a fast thread is drained before its buffer fills. */
+static void test_half_full_buffer_wakes_the_writer(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_session_t *s = open_session(dir, NNP_FULL_DROP, 64, 5000);
+    uint64_t half = 64 * 1024 / sizeof(nnp_rec_t) / 2, n = half + half / 2;
+    nnp_stats_t st;
+    double t0;
+    (void)state;
+
+    for (uint64_t i = 0; i < n; i++)
+        nnp_step_begin(i, 0);
+    t0 = mono_sec();
+    do {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        nnp_session_stats(s, &st);
+    } while (st.events_recorded < half && mono_sec() - t0 < 2.5);
+    /* Drained before half the period went by: only the thread's kick can have woken it. */
+    assert_true(st.events_recorded >= half);
+    assert_int_equal(st.events_dropped, 0);
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    nnp_session_stats(s, &st);
+    assert_int_equal(st.events_recorded, n);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
     nnpt_rm_rf(dir);
     free(dir);
 }
@@ -675,6 +739,8 @@ int main(void)
         cmocka_unit_test(test_explicit_timestamp_variants),
         cmocka_unit_test(test_windows_record_only_inside),
         cmocka_unit_test(test_drop_policy_counts_every_loss),
+        cmocka_unit_test(test_wait_policy_drops_when_the_writer_stalls),
+        cmocka_unit_test(test_half_full_buffer_wakes_the_writer),
         cmocka_unit_test(test_eight_threads_exact),
         cmocka_unit_test(test_second_session_while_threads_record),
         cmocka_unit_test(test_window_starts_with_a_sample),
