@@ -60,6 +60,48 @@ static inline void put(nnp_csv_t *w, const char *s, size_t n)
     put_slow(w, s, n);
 }
 
+/* Copies n bytes without a call for the short fields of most rows (numbers, names):
+ * two overlapping fixed-size moves cover every length of a size class, and never read
+ * or write outside [s, s + n) and [d, d + n). */
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    } else if (n > 16) {
+        memcpy(d, s, n);
+    }
+}
+
+/* The fast path of a field of at most n bytes: with room for its separator and n bytes
+ * (and no error), writes the separator and returns where the field goes; else NULL and
+ * nothing is written (the caller takes the general path). */
+static inline char *field_fast(nnp_csv_t *w, size_t n)
+{
+    char *d;
+    if (NNP_UNLIKELY(w->len + n + 1 > w->cap || w->err != NNP_OK))
+        return NULL;
+    d = w->buf + w->len;
+    if (w->row_started)
+        *d++ = ',';
+    w->row_started = true;
+    w->len = (size_t)(d - w->buf);
+    return d;
+}
+
 int nnp__csv_fini(nnp_csv_t *w)
 {
     flush(w);
@@ -92,29 +134,49 @@ static void quoted(nnp_csv_t *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
+/* Bytes that need quotes in a word of 8 bytes: the classic "has a zero byte" test on the
+ * word XORed with each of ',', '"', '\r', '\n' repeated (no false negatives; a possible
+ * false positive only sends the word to the exact byte check). */
+#define ONES  0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline bool word_needs_quotes(uint64_t x)
+{
+    uint64_t a = x ^ (ONES * ','), b = x ^ (ONES * '"'), c = x ^ (ONES * '\r'),
+             d = x ^ (ONES * '\n');
+    uint64_t z = ((a - ONES) & ~a) | ((b - ONES) & ~b) | ((c - ONES) & ~c) | ((d - ONES) & ~d);
+    return (z & HIGHS) != 0;
+}
+
+/* Whether any of the n bytes of s needs quotes. */
+static bool any_needs_quotes(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (NNP_UNLIKELY(word_needs_quotes(x)))
+            break; /* the bytes decide below */
+    }
+    for (; i < n; i++)
+        if (needs_quotes((unsigned char)s[i]))
+            return true;
+    return false;
+}
+
 void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
 {
-    sep(w);
-    /* Copy optimistically and check while copying: almost no field needs quotes. */
-    if (NNP_LIKELY(w->len + n <= w->cap && w->err == NNP_OK)) {
-        char *d = w->buf + w->len;
-        for (size_t i = 0; i < n; i++) {
-            if (NNP_UNLIKELY(needs_quotes((unsigned char)s[i]))) {
-                quoted(w, s, n);
-                return;
-            }
-            d[i] = s[i];
-        }
+    bool q = any_needs_quotes(s, n);
+    char *d;
+    if (NNP_LIKELY(!q) && (d = field_fast(w, n)) != NULL) {
+        copy_short(d, s, n);
         w->len += n;
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (needs_quotes((unsigned char)s[i])) {
-            quoted(w, s, n);
-            return;
-        }
-    }
-    put(w, s, n);
+    sep(w);
+    if (q)
+        quoted(w, s, n);
+    else
+        put(w, s, n);
 }
 
 void nnp__csv_str(nnp_csv_t *w, const char *s)
@@ -128,6 +190,12 @@ void nnp__csv_str(nnp_csv_t *w, const char *s)
 
 void nnp__csv_raw(nnp_csv_t *w, const char *s, size_t n)
 {
+    char *d = field_fast(w, n);
+    if (NNP_LIKELY(d != NULL)) {
+        copy_short(d, s, n);
+        w->len += n;
+        return;
+    }
     sep(w);
     put(w, s, n);
 }
@@ -146,6 +214,11 @@ static inline bool room(nnp_csv_t *w, size_t n)
 
 void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_fixed(d, v, div, decimals);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_fixed(w->buf + w->len, v, div, decimals);
@@ -153,6 +226,11 @@ void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals)
 
 void nnp__csv_int(nnp_csv_t *w, int64_t v)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_i64(d, v);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_i64(w->buf + w->len, v);
@@ -160,6 +238,11 @@ void nnp__csv_int(nnp_csv_t *w, int64_t v)
 
 void nnp__csv_uint(nnp_csv_t *w, uint64_t v)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_u64(d, v);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_u64(w->buf + w->len, v);
