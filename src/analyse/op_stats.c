@@ -3,7 +3,6 @@
  * op (kernel_details), the top-20 types for the UI, and nnp__op_query (op_stats.h).
  * Called by the analysis driver after the step trace, whose analysed steps bound what is
  * counted under --steps. Columns and rules: docs/OUTPUTS.md, "Operator statistics". */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,18 +355,10 @@ static int collect(const ctx_t *x, agg_t *types, agg_t *names, int64_t side_tota
 
 /* ---- writing ---- */
 
-/* v/unit with exactly `decimals` digits (unit = 10^decimals), from integers. */
-static const char *fmt_scaled(char *b, size_t cap, int64_t v, int64_t unit, int decimals)
-{
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / (uint64_t)unit, decimals,
-             a % (uint64_t)unit);
-    return b;
-}
-
+/* ns as us with 3 decimals, from integers (nnp__fmt_fixed). */
 static const char *fmt_us(char *b, size_t cap, int64_t ns)
 {
-    return fmt_scaled(b, cap, ns, NS_PER_US, US_DECIMALS);
+    return nnp__fmt_ns_as_us(b, cap, ns);
 }
 
 /* Mean rounded half up to the ns, so Avg Time is exact in its 3 decimals. */

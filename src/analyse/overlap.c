@@ -18,11 +18,12 @@
 /* First capacity of an interval list; lists double from there. */
 #define LIST_INITIAL 64
 /* Nanoseconds per microsecond: the CSV is in us with exactly 3 decimals, i.e. exact ns. */
-#define NS_PER_US 1000
-/* Room for "-9223372036854775.808123" and its terminator. */
-#define NUM_BUF 40
+#define NS_PER_US   1000
+#define US_DECIMALS 3
 /* ps per ns: the tick of inputs with sub-ns durations (ticks_t). */
 #define PS_PER_NS 1000
+/* Decimals of a us with its ps: 3 for the ns, 3 for the ps. */
+#define PS_DECIMALS 6
 /* Columns of a row, in tick_row_t.v and nnp_overlap_row_t.sub_ps. */
 enum { OV_COMPUTING, OV_COMMUNICATION, OV_NOT_OVERLAPPED, OV_OVERLAPPED, OV_FREE, OV_COLS };
 _Static_assert(OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
@@ -696,30 +697,37 @@ out:
     return rc;
 }
 
-/* Microseconds with exactly three decimals from integer ns: no float rounding, so the
- * CSV and the timeline (chrome_trace.c) print the same digits for the same ns. */
-static void fmt_us(char *buf, size_t cap, int64_t ns)
-{
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(buf, cap, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / NS_PER_US),
-             (unsigned long long)(mag % NS_PER_US));
-}
-
-/* As fmt_us, then the sub-ns picoseconds (0..999) when there are any, without trailing
- * zeros: 1.2695 us stays 1.2695, as torch_npu prints it. */
+/* Microseconds with exactly three decimals from integer ns (nnp__fmt_fixed: no float
+ * rounding), then the sub-ns picoseconds (0..999) when there are any, without trailing
+ * zeros: 1.2695 us stays 1.2695, as torch_npu prints it. The CSV and the timeline
+ * (chrome_trace.c) print the same digits for the same ns. */
 static void csv_us(nnp_csv_t *w, int64_t ns, int16_t ps)
 {
-    char buf[NUM_BUF];
-    if (ps > 0 && ns >= 0) {
-        int64_t whole = ns / NS_PER_US, frac = (ns % NS_PER_US) * PS_PER_NS + ps;
-        size_t n =
-            (size_t)snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)whole, (long long)frac);
+    char buf[NNP_FMT_NUM_MAX];
+    size_t n;
+    if (ps >= PS_PER_NS && ns >= 0) { /* not from our tick conversion: as printf says it */
+        int k = snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)(ns / NS_PER_US),
+                         (long long)((ns % NS_PER_US) * PS_PER_NS + ps));
+        n = k > 0 && (size_t)k < sizeof(buf) ? (size_t)k : 0;
         while (n > 0 && buf[n - 1] == '0')
-            buf[--n] = '\0';
+            n--;
+        nnp__csv_raw(w, buf, n);
+    } else if (ps > 0 && ns >= 0) {
+        /* 0..999999: the ns below the us, then the ps, six digits zero-padded. */
+        int64_t frac = (ns % NS_PER_US) * PS_PER_NS + ps;
+        n = nnp__fmt_u64(buf, (uint64_t)(ns / NS_PER_US));
+        buf[n++] = '.';
+        for (int d = PS_DECIMALS - 1; d >= 0; d--) {
+            buf[n + (size_t)d] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        n += PS_DECIMALS;
+        while (buf[n - 1] == '0')
+            n--;
+        nnp__csv_raw(w, buf, n);
     } else {
-        fmt_us(buf, sizeof(buf), ns);
+        nnp__csv_fixed_int(w, ns, NS_PER_US, US_DECIMALS);
     }
-    nnp__csv_str(w, buf);
 }
 
 static void write_row(nnp_csv_t *w, const nnp_overlap_row_t *r)
