@@ -60,32 +60,6 @@ static inline void put(nnp_csv_t *w, const char *s, size_t n)
     put_slow(w, s, n);
 }
 
-/* Copies n bytes without a call for the short fields of most rows (numbers, names):
- * two overlapping fixed-size moves cover every length of a size class, and never read
- * or write outside [s, s + n) and [d, d + n). */
-static inline void copy_short(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n > 0 && n < 4) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    } else if (n > 16) {
-        memcpy(d, s, n);
-    }
-}
-
 /* The fast path of a field of at most n bytes: with room for its separator and n bytes
  * (and no error), writes the separator and returns where the field goes; else NULL and
  * nothing is written (the caller takes the general path). */
@@ -134,17 +108,11 @@ static void quoted(nnp_csv_t *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
-/* Bytes that need quotes in a word of 8 bytes: the classic "has a zero byte" test on the
- * word XORed with each of ',', '"', '\r', '\n' repeated (no false negatives; a possible
- * false positive only sends the word to the exact byte check). */
-#define ONES  0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
+/* Whether a word of 8 bytes has one that needs quotes. */
 static inline bool word_needs_quotes(uint64_t x)
 {
-    uint64_t a = x ^ (ONES * ','), b = x ^ (ONES * '"'), c = x ^ (ONES * '\r'),
-             d = x ^ (ONES * '\n');
-    uint64_t z = ((a - ONES) & ~a) | ((b - ONES) & ~b) | ((c - ONES) & ~c) | ((d - ONES) & ~d);
-    return (z & HIGHS) != 0;
+    return (nnp__swar_eq(x, ',') | nnp__swar_eq(x, '"') | nnp__swar_eq(x, '\r') |
+            nnp__swar_eq(x, '\n')) != 0;
 }
 
 /* Whether any of the n bytes of s needs quotes. */
@@ -155,7 +123,7 @@ static bool any_needs_quotes(const char *s, size_t n)
         uint64_t x;
         memcpy(&x, s + i, 8);
         if (NNP_UNLIKELY(word_needs_quotes(x)))
-            break; /* the bytes decide below */
+            return true;
     }
     for (; i < n; i++)
         if (needs_quotes((unsigned char)s[i]))
@@ -168,7 +136,7 @@ void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
     bool q = any_needs_quotes(s, n);
     char *d;
     if (NNP_LIKELY(!q) && (d = field_fast(w, n)) != NULL) {
-        copy_short(d, s, n);
+        nnp__copy_short(d, s, n);
         w->len += n;
         return;
     }
@@ -192,7 +160,7 @@ void nnp__csv_raw(nnp_csv_t *w, const char *s, size_t n)
 {
     char *d = field_fast(w, n);
     if (NNP_LIKELY(d != NULL)) {
-        copy_short(d, s, n);
+        nnp__copy_short(d, s, n);
         w->len += n;
         return;
     }
