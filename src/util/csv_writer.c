@@ -231,9 +231,15 @@ void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals)
 void nnp__csv_double(nnp_csv_t *w, double v)
 {
     char b[64];
+    size_t k;
     sep(w);
     if (!isfinite(v))
         return;
+    k = nnp__fmt_whole_double(b, v);
+    if (k > 0) { /* a whole number: its digits, as %.15g prints it */
+        put(w, b, k);
+        return;
+    }
     /* Shortest of %.15g..%.17g that reads back to the same double. */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(b, sizeof(b), "%.*g", prec, v);

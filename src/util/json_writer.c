@@ -313,10 +313,14 @@ void nnp__jw_uint(nnp_jw_t *w, uint64_t v)
 }
 
 /* The shortest of %.15g..%.17g that reads back as v: exact, without the noise digits of
- * %.17g (118560.544 rather than 118560.54399999999). Returns the length (b holds 40). */
+ * %.17g (118560.544 rather than 118560.54399999999). Returns the length (b holds NNP_FMT_NUM_MAX).
+ */
 static size_t fmt_double(char *b, size_t cap, double v)
 {
     int n;
+    size_t k;
+    if (cap >= NNP_FMT_NUM_MAX && (k = nnp__fmt_whole_double(b, v)) > 0)
+        return k; /* a whole number: its digits, as %.15g prints it */
     for (int prec = SHORTEST_DIGITS;; prec++) {
         n = snprintf(b, cap, "%.*g", prec, v);
         if (prec >= ROUND_TRIP_DIGITS || strtod(b, NULL) == v)
@@ -327,7 +331,7 @@ static size_t fmt_double(char *b, size_t cap, double v)
 
 void nnp__jw_double(nnp_jw_t *w, double v)
 {
-    char b[40];
+    char b[NNP_FMT_NUM_MAX];
     size_t n;
     if (!isfinite(v)) {
         nnp__jw_null(w);
@@ -435,7 +439,7 @@ void nnp__jw_frag_fixed(nnp_jw_t *w, int64_t v, uint64_t div, int decimals)
 
 void nnp__jw_frag_double(nnp_jw_t *w, double v)
 {
-    char b[40];
+    char b[NNP_FMT_NUM_MAX];
     if (!isfinite(v)) {
         puts_(w, "null");
         return;

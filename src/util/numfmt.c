@@ -3,6 +3,7 @@
  * parsing, locale, padding) was most of the CSV writers' time (issue 17: a profile of
  * `nnprof analyse` spent 37 % of its samples in vfprintf). Two digits per division, from a
  * table, as fmt's format_decimal and Redis' ll2string do. */
+#include <math.h>
 #include <string.h>
 
 #include "util.h"
@@ -159,6 +160,21 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     n += (size_t)decimals;
     buf[n] = '\0';
     return n;
+}
+
+/* Below this magnitude a whole double prints without an exponent in %.15g (its exponent
+ * is under the precision) and every whole value is exact. */
+#define WHOLE_DOUBLE_LIMIT 1e15
+
+size_t nnp__fmt_whole_double(char *buf, double v)
+{
+    int64_t k;
+    if (!(fabs(v) < WHOLE_DOUBLE_LIMIT)) /* NaN too */
+        return 0;
+    k = (int64_t)v;
+    if ((double)k != v || (k == 0 && signbit(v)))
+        return 0;
+    return nnp__fmt_i64(buf, k);
 }
 
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns)

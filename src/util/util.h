@@ -129,6 +129,10 @@ size_t nnp__fmt_i64(char *buf, int64_t v);
  * no digit is lost to a double. div must be 10^decimals (decimals 1..18). buf holds at
  * least NNP_FMT_NUM_MAX bytes; the text is NUL-terminated; returns its length. */
 size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals);
+/* A whole double below 10^15 in magnitude (not -0) as %.15g prints it: its integer digits
+ * (counters, sizes: most doubles of the outputs). Returns the length (buf holds
+ * NNP_FMT_NUM_MAX), 0 when v is not such a number (the caller prints it). No NUL. */
+size_t nnp__fmt_whole_double(char *buf, double v);
 /* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
  * double. Returns buf (cap >= NNP_FMT_NUM_MAX). */
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);
