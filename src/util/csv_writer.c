@@ -260,6 +260,46 @@ void nnp__csv_end_row(nnp_csv_t *w)
     w->row_started = false;
 }
 
+size_t nnp__csv_field_into(char *d, const char *s, size_t n)
+{
+    size_t k = 0;
+    if (!any_needs_quotes(s, n)) {
+        nnp__copy_short(d, s, n);
+        return n;
+    }
+    d[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            d[k++] = '"';
+        d[k++] = s[i];
+    }
+    d[k++] = '"';
+    return k;
+}
+
+char *nnp__csv_row_room(nnp_csv_t *w, size_t n)
+{
+    if (w->row_started || w->err != NNP_OK || !w->buf)
+        return NULL;
+    if (w->len + n > w->cap)
+        flush(w);
+    if (w->err == NNP_OK && n > w->cap) { /* a row longer than the buffer: it grows */
+        char *b = nnp__realloc(w->buf, n);
+        if (!b) {
+            w->err = nnp__fail(NNP_ENOMEM, "out of memory in CSV writer");
+            return NULL;
+        }
+        w->buf = b;
+        w->cap = n;
+    }
+    return w->err == NNP_OK ? w->buf + w->len : NULL;
+}
+
+void nnp__csv_row_done(nnp_csv_t *w, const char *end)
+{
+    w->len = (size_t)(end - w->buf);
+}
+
 void nnp__csv_header(nnp_csv_t *w, const char *const *names)
 {
     for (; *names; names++)

@@ -35,6 +35,19 @@ void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals);
 void nnp__csv_double(nnp_csv_t *w, double v);
 void nnp__csv_empty(nnp_csv_t *w);
 void nnp__csv_end_row(nnp_csv_t *w);
+/* A whole row composed by the caller (per-event files: one bounds check a row). At the
+ * start of a row, room for up to n bytes (flushing, or growing the buffer for a row longer
+ * than it): where to write them, or NULL after an error (kept in w) or when a row was
+ * started field by field.
+ * The caller writes the fields with their commas and the ending "\n", then says where it
+ * stopped with nnp__csv_row_done. */
+char *nnp__csv_row_room(nnp_csv_t *w, size_t n);
+void nnp__csv_row_done(nnp_csv_t *w, const char *end);
+/* Room a text field of n bytes may take in a composed row: quoted, every byte doubled. */
+#define NNP_CSV_FIELD_MAX(n) (2 * (n) + 2)
+/* Writes n bytes of s at d as nnp__csv_strn would (quoted when needed; d holds
+ * NNP_CSV_FIELD_MAX(n) bytes); returns the length. */
+size_t nnp__csv_field_into(char *d, const char *s, size_t n);
 /* A whole header row from a NULL-terminated list. */
 void nnp__csv_header(nnp_csv_t *w, const char *const *names);
 

@@ -253,12 +253,54 @@ static void test_csv_quote_scan(void **state)
     nnp__free(text);
 }
 
+/* Composed rows: a field quoted as nnp__csv_strn would, and a row longer than the
+ * writer's 1 MiB buffer (it grows) between ordinary rows. */
+#define LONG_ROW (3u << 20)
+
+static void fill_composed(nnp_csv_t *w)
+{
+    char *p;
+    nnp__csv_uint(w, 1);
+    assert_null(nnp__csv_row_room(w, 8)); /* not at a row's start */
+    nnp__csv_end_row(w);
+    p = nnp__csv_row_room(w, NNP_CSV_FIELD_MAX(5) + 2);
+    assert_non_null(p);
+    p += nnp__csv_field_into(p, "a,\"b", 4);
+    *p++ = ',';
+    p += nnp__csv_field_into(p, "plain", 5);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
+    p = nnp__csv_row_room(w, LONG_ROW + 1);
+    assert_non_null(p);
+    memset(p, 'x', LONG_ROW);
+    p[LONG_ROW] = '\n';
+    nnp__csv_row_done(w, p + LONG_ROW + 1);
+    nnp__csv_uint(w, 2);
+    nnp__csv_end_row(w);
+}
+
+static void test_csv_composed_rows(void **state)
+{
+    size_t len;
+    char *text = csv_roundtrip(fill_composed, &len);
+    static const char head[] = "1\n\"a,\"\"b\",plain\n";
+    (void)state;
+    assert_int_equal(len, sizeof(head) - 1 + LONG_ROW + 1 + 2);
+    assert_memory_equal(text, head, sizeof(head) - 1);
+    for (size_t i = 0; i < LONG_ROW; i++)
+        if (text[sizeof(head) - 1 + i] != 'x')
+            fail_msg("byte %zu of the long row is not 'x'", i);
+    assert_memory_equal(text + len - 3, "\n2\n", 3);
+    nnp__free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_u64_i64),      cmocka_unit_test(test_fixed),
-        cmocka_unit_test(test_whole_double), cmocka_unit_test(test_csv_quote_scan),
-        cmocka_unit_test(test_csv_fields),   cmocka_unit_test(test_csv_many_rows),
+        cmocka_unit_test(test_u64_i64),           cmocka_unit_test(test_fixed),
+        cmocka_unit_test(test_whole_double),      cmocka_unit_test(test_csv_quote_scan),
+        cmocka_unit_test(test_csv_fields),        cmocka_unit_test(test_csv_many_rows),
+        cmocka_unit_test(test_csv_composed_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
