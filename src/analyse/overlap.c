@@ -1,5 +1,6 @@
-/* overlap.c - compute/communication overlap per step and for the analysed span, written
- * as step_trace_time.csv (the per-rank file of torch_npu / msprof-analyze). Called by the
+/* overlap.c - compute/communication overlap per step and for the analysed span (written
+ * as step_trace_time.csv by overlap_write.c: the per-rank file of torch_npu /
+ * msprof-analyze). Called by the
  * analyse driver after step_trace.c; its merged interval lists feed the timeline's
  * "Overlap Analysis" process. Every list here is sorted by start and disjoint once built;
  * all set operations are linear sweeps over such lists, so a run costs O(n log n).
@@ -12,21 +13,11 @@
 #include "util/csv_writer.h"
 #include "util/util.h"
 
-/* The per-rank file msprof-analyze and torch_npu users expect (torch_npu
- * TraceStepTimeParser.STEP_TRACE). */
-#define OVERLAP_FILE "step_trace_time.csv"
 /* First capacity of an interval list; lists double from there. */
 #define LIST_INITIAL 64
-/* Nanoseconds per microsecond: the CSV is in us with exactly 3 decimals, i.e. exact ns. */
-#define NS_PER_US   1000
-#define US_DECIMALS 3
 /* ps per ns: the tick of inputs with sub-ns durations (ticks_t). */
 #define PS_PER_NS 1000
-/* Decimals of a us with its ps: 3 for the ns, 3 for the ps. */
-#define PS_DECIMALS 6
-/* Columns of a row, in tick_row_t.v and nnp_overlap_row_t.sub_ps. */
-enum { OV_COMPUTING, OV_COMMUNICATION, OV_NOT_OVERLAPPED, OV_OVERLAPPED, OV_FREE, OV_COLS };
-_Static_assert(OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
+_Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
 /* ---- interval lists ---- */
 
@@ -445,7 +436,7 @@ typedef struct sums {
 
 /* One row's five values in ticks (before the conversion to ns + ps). */
 typedef struct tick_row {
-    int64_t v[OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
+    int64_t v[NNP_OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
 } tick_row_t;
 
 static tick_row_t measure_row(const nnp_overlap_t *ov, const sums_t *s, int64_t lo, int64_t hi)
@@ -454,10 +445,10 @@ static tick_row_t measure_row(const nnp_overlap_t *ov, const sums_t *s, int64_t 
     memset(&r, 0, sizeof(r));
     if (hi <= lo)
         return r; /* an empty or inverted step span measures nothing */
-    r.v[OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi);
-    r.v[OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi);
-    r.v[OV_NOT_OVERLAPPED] = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
-    r.v[OV_FREE] = measure(&ov->free, s->free, lo, hi);
+    r.v[NNP_OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi);
+    r.v[NNP_OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi);
+    r.v[NNP_OV_NOT_OVERLAPPED] = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
+    r.v[NNP_OV_FREE] = measure(&ov->free, s->free, lo, hi);
     return r;
 }
 
@@ -469,12 +460,13 @@ static nnp_overlap_row_t to_row(const ticks_t *tk, uint64_t step_id, tick_row_t 
     ticks_t rel = {tk->scale, 0}; /* durations: no base */
     memset(&o, 0, sizeof(o));
     o.step_id = step_id;
-    r.v[OV_OVERLAPPED] = r.v[OV_COMMUNICATION] - r.v[OV_NOT_OVERLAPPED];
-    o.computing_ns = tick_ns(&rel, r.v[OV_COMPUTING], &o.sub_ps[OV_COMPUTING]);
-    o.communication_ns = tick_ns(&rel, r.v[OV_COMMUNICATION], &o.sub_ps[OV_COMMUNICATION]);
-    o.comm_not_overlapped_ns = tick_ns(&rel, r.v[OV_NOT_OVERLAPPED], &o.sub_ps[OV_NOT_OVERLAPPED]);
-    o.overlapped_ns = tick_ns(&rel, r.v[OV_OVERLAPPED], &o.sub_ps[OV_OVERLAPPED]);
-    o.free_ns = tick_ns(&rel, r.v[OV_FREE], &o.sub_ps[OV_FREE]);
+    r.v[NNP_OV_OVERLAPPED] = r.v[NNP_OV_COMMUNICATION] - r.v[NNP_OV_NOT_OVERLAPPED];
+    o.computing_ns = tick_ns(&rel, r.v[NNP_OV_COMPUTING], &o.sub_ps[NNP_OV_COMPUTING]);
+    o.communication_ns = tick_ns(&rel, r.v[NNP_OV_COMMUNICATION], &o.sub_ps[NNP_OV_COMMUNICATION]);
+    o.comm_not_overlapped_ns =
+        tick_ns(&rel, r.v[NNP_OV_NOT_OVERLAPPED], &o.sub_ps[NNP_OV_NOT_OVERLAPPED]);
+    o.overlapped_ns = tick_ns(&rel, r.v[NNP_OV_OVERLAPPED], &o.sub_ps[NNP_OV_OVERLAPPED]);
+    o.free_ns = tick_ns(&rel, r.v[NNP_OV_FREE], &o.sub_ps[NNP_OV_FREE]);
     return o;
 }
 
@@ -587,18 +579,18 @@ static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ti
     if (rc == NNP_OK)
         rc = device_windows(c->m, st, tk, lo, hi);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->computing, lo, hi, st->n, rows, OV_COMPUTING);
+        rc = assign_whole(&out->computing, lo, hi, st->n, rows, NNP_OV_COMPUTING);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->communication, lo, hi, st->n, rows, OV_COMMUNICATION);
+        rc = assign_whole(&out->communication, lo, hi, st->n, rows, NNP_OV_COMMUNICATION);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, OV_NOT_OVERLAPPED);
+        rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, NNP_OV_NOT_OVERLAPPED);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->free, lo, hi, st->n, rows, OV_FREE);
+        rc = assign_whole(&out->free, lo, hi, st->n, rows, NNP_OV_FREE);
     if (rc == NNP_OK) {
-        rows[st->n].v[OV_COMPUTING] = list_total(&out->computing);
-        rows[st->n].v[OV_COMMUNICATION] = list_total(&out->communication);
-        rows[st->n].v[OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
-        rows[st->n].v[OV_FREE] = list_total(&out->free);
+        rows[st->n].v[NNP_OV_COMPUTING] = list_total(&out->computing);
+        rows[st->n].v[NNP_OV_COMMUNICATION] = list_total(&out->communication);
+        rows[st->n].v[NNP_OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
+        rows[st->n].v[NNP_OV_FREE] = list_total(&out->free);
     }
     nnp__free(lo);
     nnp__free(hi);
@@ -695,88 +687,6 @@ out:
     if (rc != NNP_OK)
         nnp__overlap_fini(out);
     return rc;
-}
-
-/* Microseconds with exactly three decimals from integer ns (nnp__fmt_fixed: no float
- * rounding), then the sub-ns picoseconds (0..999) when there are any, without trailing
- * zeros: 1.2695 us stays 1.2695, as torch_npu prints it. The CSV and the timeline
- * (chrome_trace.c) print the same digits for the same ns. */
-static void csv_us(nnp_csv_t *w, int64_t ns, int16_t ps)
-{
-    char buf[NNP_FMT_NUM_MAX];
-    size_t n;
-    if (ps >= PS_PER_NS && ns >= 0) { /* not from our tick conversion: as printf says it */
-        int k = snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)(ns / NS_PER_US),
-                         (long long)((ns % NS_PER_US) * PS_PER_NS + ps));
-        n = k > 0 && (size_t)k < sizeof(buf) ? (size_t)k : 0;
-        while (n > 0 && buf[n - 1] == '0')
-            n--;
-        nnp__csv_raw(w, buf, n);
-    } else if (ps > 0 && ns >= 0) {
-        /* 0..999999: the ns below the us, then the ps, six digits zero-padded. */
-        int64_t frac = (ns % NS_PER_US) * PS_PER_NS + ps;
-        n = nnp__fmt_u64(buf, (uint64_t)(ns / NS_PER_US));
-        buf[n++] = '.';
-        for (int d = PS_DECIMALS - 1; d >= 0; d--) {
-            buf[n + (size_t)d] = (char)('0' + frac % 10);
-            frac /= 10;
-        }
-        n += PS_DECIMALS;
-        while (buf[n - 1] == '0')
-            n--;
-        nnp__csv_raw(w, buf, n);
-    } else {
-        nnp__csv_fixed_int(w, ns, NS_PER_US, US_DECIMALS);
-    }
-}
-
-static void write_row(nnp_csv_t *w, const nnp_overlap_row_t *r)
-{
-    if (r->step_id == UINT64_MAX)
-        nnp__csv_empty(w); /* torch_npu writes Step None (an empty field) without steps */
-    else
-        nnp__csv_uint(w, r->step_id);
-    csv_us(w, r->computing_ns, r->sub_ps[OV_COMPUTING]);
-    csv_us(w, r->comm_not_overlapped_ns, r->sub_ps[OV_NOT_OVERLAPPED]);
-    csv_us(w, r->overlapped_ns, r->sub_ps[OV_OVERLAPPED]);
-    csv_us(w, r->communication_ns, r->sub_ps[OV_COMMUNICATION]);
-    csv_us(w, r->free_ns, r->sub_ps[OV_FREE]);
-    nnp__csv_end_row(w);
-}
-
-int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov)
-{
-    /* The first six columns of torch_npu's step_trace_time.csv; Stage, Bubble and the
-     * receive columns need pipeline-stage data we do not record. */
-    static const char *const header[] = {
-        "Step", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
-        "Free", NULL};
-    nnp_outfile_t f;
-    nnp_csv_t w;
-    int rc;
-
-    if (!c->rank_dir)
-        return nnp__fail(NNP_EINVAL, "overlap: no rank output directory");
-    rc = nnp__out_open(&f, c->rank_dir, OVERLAP_FILE);
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__csv_init(&w, f.fd);
-    if (rc != NNP_OK)
-        return nnp__out_commit(&f, rc);
-    nnp__csv_header(&w, header);
-    if (ov->n > 1) {
-        /* One row per step and no total row: torch_npu's file has none. */
-        for (size_t i = 0; i + 1 < ov->n; i++)
-            write_row(&w, &ov->rows[i]);
-    } else if (ov->n == 1) {
-        const nnp_overlap_row_t *r = &ov->rows[0];
-        /* Without steps the whole run is the single row (torch_npu: Step empty). A run
-         * with nothing to measure at all gets the header only. */
-        if (r->computing_ns || r->communication_ns || r->free_ns)
-            write_row(&w, r);
-    }
-    rc = nnp__csv_fini(&w);
-    return nnp__out_commit(&f, rc);
 }
 
 void nnp__overlap_fini(nnp_overlap_t *ov)
