@@ -193,31 +193,66 @@ static int64_t sum_before(const nnp_interval_list_t *l, const int64_t *cum, size
     return sum;
 }
 
-/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
- * disjoint), so both searches are binary. */
-static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi)
+/* Where measure() starts its two searches in one list: the answers of the previous row.
+ * Steps come in time order, so each search moves a few intervals from there. */
+typedef struct hint {
+    size_t first, last;
+} hint_t;
+
+/* Whether interval x is past key: by its end (end > key), or by its start (start >= key). */
+static bool past(const nnp_interval_list_t *l, size_t x, int64_t key, bool by_end)
 {
-    size_t a = 0, b = l->n, i, j;
+    return by_end ? l->v[x].end_ns > key : l->v[x].start_ns >= key;
+}
+
+/* The first interval past key (l->n when none; past() is false then true along the list,
+ * since starts and ends are both sorted): doubling steps from `from` in the direction of
+ * the answer, then a binary search between the last two steps. Any `from` gives the same
+ * answer; a near one makes it O(log distance). */
+static size_t first_past(const nnp_interval_list_t *l, int64_t key, bool by_end, size_t from)
+{
+    size_t lo, hi, step = 1;
+    if (from > l->n)
+        from = l->n;
+    if (from < l->n && !past(l, from, key, by_end)) { /* the answer is after from */
+        lo = from + 1;
+        while (from + step < l->n && !past(l, from + step, key, by_end)) {
+            lo = from + step + 1;
+            step *= 2;
+        }
+        hi = from + step < l->n ? from + step : l->n;
+    } else { /* at from or before it */
+        hi = from;
+        while (step <= from && past(l, from - step, key, by_end)) {
+            hi = from - step;
+            step *= 2;
+        }
+        lo = step <= from ? from - step + 1 : 0;
+    }
+    while (lo < hi) { /* past() is false before lo and true from hi */
+        size_t mid = lo + (hi - lo) / 2;
+        if (past(l, mid, key, by_end))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
+ * disjoint), so both searches are over sorted keys. */
+static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi,
+                       hint_t *h)
+{
+    size_t i, j;
     int64_t total;
     if (hi <= lo)
         return 0;
-    while (a < b) { /* i = first interval ending after lo */
-        size_t mid = a + (b - a) / 2;
-        if (l->v[mid].end_ns <= lo)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    i = a;
-    b = l->n;
-    while (a < b) { /* j = first interval starting at or after hi */
-        size_t mid = a + (b - a) / 2;
-        if (l->v[mid].start_ns < hi)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    j = a;
+    i = first_past(l, lo, true, h->first); /* the first interval ending after lo */
+    /* the first starting at or after hi: none before i does (they end by lo < hi) */
+    j = first_past(l, hi, false, h->last);
+    h->first = i;
+    h->last = j;
     if (i >= j)
         return 0;
     total = sum_before(l, cum, j) - sum_before(l, cum, i);
@@ -429,9 +464,12 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const
     return busy_span(compute, comm, lo, hi);
 }
 
+/* The four lists measured per row: computing, communication, not overlapped, free. */
+#define OV_LISTS 4
 /* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
 typedef struct sums {
     int64_t *computing, *communication, *not_overlapped, *free;
+    hint_t hint[OV_LISTS]; /* where the searches of the previous row ended, per list */
 } sums_t;
 
 /* One row's five values in ticks (before the conversion to ns + ps). */
@@ -439,16 +477,17 @@ typedef struct tick_row {
     int64_t v[NNP_OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
 } tick_row_t;
 
-static tick_row_t measure_row(const nnp_overlap_t *ov, const sums_t *s, int64_t lo, int64_t hi)
+static tick_row_t measure_row(const nnp_overlap_t *ov, sums_t *s, int64_t lo, int64_t hi)
 {
     tick_row_t r;
     memset(&r, 0, sizeof(r));
     if (hi <= lo)
         return r; /* an empty or inverted step span measures nothing */
-    r.v[NNP_OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi);
-    r.v[NNP_OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi);
-    r.v[NNP_OV_NOT_OVERLAPPED] = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
-    r.v[NNP_OV_FREE] = measure(&ov->free, s->free, lo, hi);
+    r.v[NNP_OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi, &s->hint[0]);
+    r.v[NNP_OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi, &s->hint[1]);
+    r.v[NNP_OV_NOT_OVERLAPPED] =
+        measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi, &s->hint[2]);
+    r.v[NNP_OV_FREE] = measure(&ov->free, s->free, lo, hi, &s->hint[3]);
     return r;
 }
 
