@@ -159,7 +159,19 @@ static inline void nnp__copy_short(char *d, const char *s, size_t n)
         d[0] = s[0];
         d[n / 2] = s[n / 2];
         d[n - 1] = s[n - 1];
-    } else if (n > 16) {
+    } else if (n > 16 && n <= 32) {
+        char a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n > 32 && n <= 64) { /* names: "Default/network/layer0/Conv2D-op12" */
+        char a[32], b[32];
+        memcpy(a, s, 32);
+        memcpy(b, s + n - 32, 32);
+        memcpy(d, a, 32);
+        memcpy(d + n - 32, b, 32);
+    } else if (n > 64) {
         memcpy(d, s, n);
     }
 }

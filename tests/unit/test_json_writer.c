@@ -39,8 +39,9 @@ static void test_escapes(void **state)
     nnp__free(t);
 }
 
-/* A byte to escape at every position of strings of 1..40 bytes (the scan takes eight bytes
- * at a time, then the tail); bytes >= 0x80 pass as they are. */
+/* A byte to escape at every position of strings of 1..70 bytes (the scan takes eight bytes
+ * at a time, then the tail; the copy moves 4, 8, 16 or 32 bytes twice); bytes >= 0x80 pass as they
+ * are. */
 static void test_escape_scan(void **state)
 {
     static const struct {
@@ -48,7 +49,7 @@ static void test_escape_scan(void **state)
         const char *esc;
     } special[] = {{'"', "\\\""},       {'\\', "\\\\"},      {'\x01', "\\u0001"},
                    {'\x1f', "\\u001f"}, {'\x7f', "\\u007f"}, {'\n', "\\n"}};
-    char s[40], want[64];
+    char s[70], want[128];
     (void)state;
     for (size_t n = 1; n <= sizeof(s); n++) {
         for (size_t at = 0; at < n; at++) {
@@ -80,6 +81,19 @@ static void test_escape_scan(void **state)
             memset(s, 'a', n);
             s[at] = (char)0xc3;
             assert_false(nnp__jw_needs_escape(s, n));
+            {
+                nnp_jw_t w;
+                char *t;
+                assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+                nnp__jw_strn(&w, s, n); /* nothing to escape: copied whole */
+                t = finish(&w);
+                want[0] = '"';
+                memcpy(want + 1, s, n);
+                want[n + 1] = '"';
+                want[n + 2] = '\0';
+                assert_string_equal(t, want);
+                nnp__free(t);
+            }
         }
     }
 }
