@@ -323,7 +323,7 @@ static char *put_kb_twice(char *p, uint64_t bytes)
 {
     size_t n = fmt_kb_n(p, bytes, false);
     p[n] = ',';
-    memcpy(p + n + 1, p, n);
+    nnp__copy_short(p + n + 1, p, n); /* the two copies do not overlap */
     return p + 2 * n + 1;
 }
 
@@ -344,8 +344,9 @@ static void row_end(nnp_csv_t *w, char *p)
 
 /* The Name column: the tensor's name, else the op that allocated it (quoted when it must
  * be), then a comma; NULL after an error of w (kept there, reported when it is closed). */
-static char *row_with_label(nnp_csv_t *w, const nnp_model_t *m, size_t row)
+static char *row_with_label(nnp_csv_t *w, mem_run_t *x, size_t row)
 {
+    const nnp_model_t *m = x->m;
     uint32_t id = m->mem.name[row] ? m->mem.name[row] : m->mem.owner_op[row];
     size_t n = nnp__model_strlen(m, id);
     char *p = nnp__csv_row_room(w, ROW_NUMS_MAX + NNP_CSV_FIELD_MAX(n));
@@ -353,7 +354,7 @@ static char *row_with_label(nnp_csv_t *w, const nnp_model_t *m, size_t row)
         return NULL;
     p += nnp__fmt_u64(p, m->mem.device_id[row]);
     *p++ = ',';
-    p += nnp__csv_field_into(p, nnp__model_str(m, id), n);
+    p += nnp__csv_field_into_id(p, &x->quotes, id, nnp__model_str(m, id), n);
     *p++ = ',';
     return p;
 }
@@ -376,12 +377,13 @@ static void record_row(nnp_csv_t *w, int64_t ts, uint64_t total, uint32_t dev)
 /* operator_memory: one row per tensor allocated in the window. free_ns NNP_OPEN_END:
  * never freed, Duration and Release columns empty (CANN's rule for a release outside
  * the window). */
-static void tensor_row(nnp_csv_t *w, const nnp_model_t *m, const live_t *t, int64_t free_ns,
+static void tensor_row(nnp_csv_t *w, mem_run_t *x, const live_t *t, int64_t free_ns,
                        uint64_t release_total)
 {
+    const nnp_model_t *m = x->m;
     size_t row = t->row - 1;
     int64_t alloc_ns = m->mem.ts_ns[row];
-    char *p = row_with_label(w, m, row);
+    char *p = row_with_label(w, x, row);
     if (!p)
         return;
     p += fmt_kb_n(p, m->mem.bytes[row], false);
@@ -405,9 +407,10 @@ static void tensor_row(nnp_csv_t *w, const nnp_model_t *m, const live_t *t, int6
 
 /* operator_memory row of a free whose allocation fell outside the window: negative Size,
  * empty Allocation columns, the Release columns as usual (CANN's rule, formats.md 1.6). */
-static void outside_row(nnp_csv_t *w, const nnp_model_t *m, size_t row, uint64_t total)
+static void outside_row(nnp_csv_t *w, mem_run_t *x, size_t row, uint64_t total)
 {
-    char *p = row_with_label(w, m, row);
+    const nnp_model_t *m = x->m;
+    char *p = row_with_label(w, x, row);
     if (!p)
         return;
     p += fmt_kb_n(p, m->mem.bytes[row], true);
@@ -440,7 +443,7 @@ static int finish_live(mem_run_t *x, const live_map_t *h, nnp_csv_t *w)
     qsort(v, k, sizeof(live_t), cmp_live_row);
     for (size_t i = 0; i < k; i++) {
         size_t row = v[i].row - 1;
-        tensor_row(w, x->m, &v[i], NNP_OPEN_END, 0);
+        tensor_row(w, x, &v[i], NNP_OPEN_END, 0);
         if (nnp__mem_is_static(x, x->e->ts_ns[row], NNP_OPEN_END))
             x->static_bytes += x->e->bytes[row];
     }
@@ -468,13 +471,13 @@ static int pass_counts(mem_run_t *x, nnp_csv_t *rec, nnp_csv_t *ops)
             size_t row = gone.row - 1;
             x->n_free++;
             dev = x->e->device_id[row];
-            tensor_row(ops, x->m, &gone, x->e->ts_ns[i], r.total);
+            tensor_row(ops, x, &gone, x->e->ts_ns[i], r.total);
             if (nnp__mem_is_static(x, x->e->ts_ns[row], x->e->ts_ns[i]))
                 x->static_bytes += x->e->bytes[row];
         } else {
             x->n_free++;
             x->n_outside++;
-            outside_row(ops, x->m, i, r.total);
+            outside_row(ops, x, i, r.total);
         }
         record_row(rec, x->e->ts_ns[i], r.total, dev);
         if (x->peak_ev == SIZE_MAX || r.total > x->peak_bytes) {
@@ -626,7 +629,9 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     x.e = &c->m->mem;
     x.n = c->m->mem.t.n;
     static_span(&x, st);
-    rc = alloc_samples(&x);
+    rc = nnp__csv_quotes_init(&x.quotes, c->m->n_strs);
+    if (rc == NNP_OK)
+        rc = alloc_samples(&x);
     if (rc == NNP_OK)
         rc = csv_open(c, "memory_record", &rec, nnp__memory_record_cols);
     if (rc == NNP_OK)
@@ -658,5 +663,6 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     nnp__free(x.pts);
     nnp__free(x.bmin);
     nnp__free(x.snap);
+    nnp__csv_quotes_fini(&x.quotes);
     return rc;
 }

@@ -131,9 +131,9 @@ static bool any_needs_quotes(const char *s, size_t n)
     return false;
 }
 
-void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
+/* A text field whose need of quotes (q) is known. */
+static void strn_known(nnp_csv_t *w, const char *s, size_t n, bool q)
 {
-    bool q = any_needs_quotes(s, n);
     char *d;
     if (NNP_LIKELY(!q) && (d = field_fast(w, n)) != NULL) {
         nnp__copy_short(d, s, n);
@@ -145,6 +145,41 @@ void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
         quoted(w, s, n);
     else
         put(w, s, n);
+}
+
+void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
+{
+    strn_known(w, s, n, any_needs_quotes(s, n));
+}
+
+int nnp__csv_quotes_init(nnp_csv_quotes_t *q, size_t n)
+{
+    q->kind = n ? nnp__calloc(n, 1) : NULL;
+    q->n = q->kind ? n : 0;
+    if (n && !q->kind)
+        return nnp__fail(NNP_ENOMEM, "out of memory in CSV writer");
+    return NNP_OK;
+}
+
+void nnp__csv_quotes_fini(nnp_csv_quotes_t *q)
+{
+    nnp__free(q->kind);
+    q->kind = NULL;
+    q->n = 0;
+}
+
+static bool id_needs_quotes(nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    if (id >= q->n)
+        return any_needs_quotes(s, n);
+    if (!q->kind[id])
+        q->kind[id] = (uint8_t)(1 + any_needs_quotes(s, n));
+    return q->kind[id] == 2;
+}
+
+void nnp__csv_strn_id(nnp_csv_t *w, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    strn_known(w, s, n, id_needs_quotes(q, id, s, n));
 }
 
 void nnp__csv_str(nnp_csv_t *w, const char *s)
@@ -260,10 +295,11 @@ void nnp__csv_end_row(nnp_csv_t *w)
     w->row_started = false;
 }
 
-size_t nnp__csv_field_into(char *d, const char *s, size_t n)
+/* A text field at d whose need of quotes (q) is known. */
+static size_t field_into_known(char *d, const char *s, size_t n, bool q)
 {
     size_t k = 0;
-    if (!any_needs_quotes(s, n)) {
+    if (!q) {
         nnp__copy_short(d, s, n);
         return n;
     }
@@ -275,6 +311,16 @@ size_t nnp__csv_field_into(char *d, const char *s, size_t n)
     }
     d[k++] = '"';
     return k;
+}
+
+size_t nnp__csv_field_into(char *d, const char *s, size_t n)
+{
+    return field_into_known(d, s, n, any_needs_quotes(s, n));
+}
+
+size_t nnp__csv_field_into_id(char *d, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    return field_into_known(d, s, n, id_needs_quotes(q, id, s, n));
 }
 
 char *nnp__csv_row_room(nnp_csv_t *w, size_t n)

@@ -48,6 +48,19 @@ void nnp__csv_row_done(nnp_csv_t *w, const char *end);
 /* Writes n bytes of s at d as nnp__csv_strn would (quoted when needed; d holds
  * NNP_CSV_FIELD_MAX(n) bytes); returns the length. */
 size_t nnp__csv_field_into(char *d, const char *s, size_t n);
+/* Whether each string of a table (the model's) needs quotes, found once per string id:
+ * per-event files write the same names millions of times. */
+typedef struct nnp_csv_quotes {
+    uint8_t *kind; /* per id: 0 not known yet, else 1 + needs quotes */
+    size_t n;
+} nnp_csv_quotes_t;
+/* Room for ids 0..n-1 (ids past them are scanned each time). NNP_OK or NNP_ENOMEM. */
+int nnp__csv_quotes_init(nnp_csv_quotes_t *q, size_t n);
+void nnp__csv_quotes_fini(nnp_csv_quotes_t *q);
+/* nnp__csv_strn and nnp__csv_field_into for string id of q's table, whose text is s[0..n)
+ * (always the same for one id). */
+void nnp__csv_strn_id(nnp_csv_t *w, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n);
+size_t nnp__csv_field_into_id(char *d, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n);
 /* A whole header row from a NULL-terminated list. */
 void nnp__csv_header(nnp_csv_t *w, const char *const *names);
 

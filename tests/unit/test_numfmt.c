@@ -295,13 +295,48 @@ static void test_csv_composed_rows(void **state)
     nnp__free(text);
 }
 
+/* Fields of a string table: whether a string needs quotes is found once per id, ids past
+ * the table are scanned each time, and an empty table scans every string. */
+static void fill_ids(nnp_csv_t *w)
+{
+    nnp_csv_quotes_t q, none = {NULL, 0};
+    char *p;
+    assert_int_equal(nnp__csv_quotes_init(&q, 4), NNP_OK);
+    for (int k = 0; k < 2; k++) {
+        nnp__csv_strn_id(w, &q, 1, "a,b", 3);
+        nnp__csv_strn_id(w, &q, 2, "plain", 5);
+        nnp__csv_strn_id(w, &q, 9, "x\"y", 3);
+        nnp__csv_strn_id(w, &none, 1, "a,b", 3);
+        nnp__csv_end_row(w);
+    }
+    p = nnp__csv_row_room(w, 64);
+    assert_non_null(p);
+    p += nnp__csv_field_into_id(p, &q, 1, "a,b", 3);
+    *p++ = ',';
+    p += nnp__csv_field_into_id(p, &q, 2, "plain", 5);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
+    nnp__csv_quotes_fini(&q);
+}
+
+static void test_csv_string_ids(void **state)
+{
+    size_t len;
+    char *text = csv_roundtrip(fill_ids, &len);
+    (void)state;
+    assert_string_equal(text, "\"a,b\",plain,\"x\"\"y\",\"a,b\"\n"
+                              "\"a,b\",plain,\"x\"\"y\",\"a,b\"\n"
+                              "\"a,b\",plain\n");
+    nnp__free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_u64_i64),           cmocka_unit_test(test_fixed),
         cmocka_unit_test(test_whole_double),      cmocka_unit_test(test_csv_quote_scan),
         cmocka_unit_test(test_csv_fields),        cmocka_unit_test(test_csv_many_rows),
-        cmocka_unit_test(test_csv_composed_rows),
+        cmocka_unit_test(test_csv_composed_rows), cmocka_unit_test(test_csv_string_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
