@@ -1,6 +1,8 @@
 /* csv_writer.h - streaming CSV writer (RFC 4180 quoting) into a file descriptor through a
- * 1 MiB buffer. Fields are appended left to right; nnp__csv_end_row() ends a row. Never
- * holds a whole table in memory. Numbers are formatted without printf (util.h numfmt). */
+ * 1 MiB buffer (grown only for a composed row longer than that). Fields are appended left
+ * to right, nnp__csv_end_row() ends a row; per-event writers may compose a whole row
+ * themselves (nnp__csv_row_room). Never holds a whole table in memory. Numbers are
+ * formatted without printf (util.h numfmt). */
 #ifndef NNP_CSV_WRITER_H
 #define NNP_CSV_WRITER_H
 
