@@ -6,7 +6,10 @@
  * core"); at EVENTS/4 as well, to show whether the cost is linear in events. Baseline in
  * the same run: /bin/cp of the trace_view.json just written (read + write, no fsync on
  * either side), beside the timeline stage's own MB/s, which the CLI logs at info level
- * ("analyse: rank R: stage S: T s"). Usage: bench_analyse [EVENTS] [WORK_DIR] [REPS].
+ * ("analyse: rank R: stage S: T s"). Usage: bench_analyse [EVENTS] [WORK_DIR] [REPS]
+ * [BASELINE_CLI]. With BASELINE_CLI (another build's nnprof, e.g. main's), the big run is
+ * also analysed by it and by ours in alternation, REPS pairs pinned to one core, and the
+ * CPU and wall ratios are printed: the before/after of a change, in the same run.
  * Prints figures (min and median of REPS); never fails on targets. */
 #include <dirent.h>
 #include <errno.h>
@@ -384,6 +387,46 @@ static int bench_cli(const char *out, int reps, bool pinned_too, series_t *se)
     return 0;
 }
 
+/* BASELINE_CLI against ours on one data set: REPS interleaved pairs, each pinned to CPU 0
+ * (the goal's one core), CPU (user + system) and wall of each, min / median and ratios. */
+static int compare_cli(const char *out, const char *baseline, int reps, uint64_t events)
+{
+    static char log[LOG_CAP]; /* its stderr; stdout (the "results in" line) is dropped */
+    char raw[PATH_CAP];
+    char *argv[2][5] = {{(char *)baseline, "analyse", "--quiet", (char *)out, NULL},
+                        {NNP_CLI_PATH, "analyse", "--quiet", (char *)out, NULL}};
+    double cpu[2][MAX_REPS], wall[2][MAX_REPS], m_cpu[2], m_wall[2];
+    if (find_raw(out, raw, sizeof(raw)) != 0)
+        return -1;
+    for (int i = 0; i < reps; i++) {
+        for (int k = 0; k < 2; k++) {
+            run_t r;
+            clean_results(out, raw);
+            if (run_prog(argv[k], 0, log, sizeof(log), &r) != 0) {
+                fprintf(stderr, "bench_analyse: '%s analyse %s' failed (status %d):\n%s\n",
+                        argv[k][0], out, r.status, log);
+                return -1;
+            }
+            cpu[k][i] = r.cpu_s;
+            wall[k][i] = r.wall_s;
+        }
+    }
+    printf("\n%llu events, pinned to one core, %d interleaved pairs:\n", (unsigned long long)events,
+           reps);
+    for (int k = 0; k < 2; k++) {
+        m_cpu[k] = median(cpu[k], reps);
+        m_wall[k] = median(wall[k], reps);
+        printf("  %-8s CPU min %7.3f median %7.3f s (%.2f M events per CPU-second)  wall min "
+               "%7.3f median %7.3f s  %s\n",
+               k ? "ours" : "baseline", cpu[k][0], m_cpu[k],
+               (double)events / m_cpu[k] / PER_MILLION, wall[k][0], m_wall[k], argv[k][0]);
+    }
+    printf("  ours / baseline: CPU %.3fx (min %.3fx), wall %.3fx (min %.3fx), medians\n",
+           m_cpu[1] / m_cpu[0], cpu[1][0] / cpu[0][0], m_wall[1] / m_wall[0],
+           wall[1][0] / wall[0][0]);
+    return 0;
+}
+
 static void report(const series_t *se_in, uint64_t events, int reps, bool pinned_too)
 {
     series_t se = *se_in; /* median() sorts */
@@ -439,7 +482,8 @@ int main(int argc, char **argv)
     double t0;
 
     if (!work || n < events_per_step() * SMALL_DIVISOR || reps < 1 || reps > MAX_REPS) {
-        fprintf(stderr, "usage: bench_analyse [EVENTS] [WORK_DIR] [REPS 1..%d]\n", MAX_REPS);
+        fprintf(stderr, "usage: bench_analyse [EVENTS] [WORK_DIR] [REPS 1..%d] [BASELINE_CLI]\n",
+                MAX_REPS);
         return 2;
     }
     if (access(NNP_CLI_PATH, X_OK) != 0) {
@@ -502,6 +546,15 @@ int main(int argc, char **argv)
         printf("  %-46s %8.2fx   %s  (per CPU-second: %.2fx)\n", "timeline writing >= 0.8x cp",
                cp > 0 ? tl / cp : 0.0, verdict(cp > 0 && tl / cp >= TARGET_TIMELINE_VS_CP),
                cpc > 0 ? tlc / cpc : 0.0);
+    }
+    if (argc > 4) {
+        if (access(argv[4], X_OK) != 0) {
+            fprintf(stderr, "bench_analyse: baseline %s is not an executable\n", argv[4]);
+            return 1;
+        }
+        if (compare_cli(big, argv[4], reps, ev_big) != 0)
+            return 1;
+        print_load("after the comparison");
     }
     if (argc <= 2)
         rm_rf(work);

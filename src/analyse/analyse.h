@@ -83,6 +83,15 @@ typedef struct nnp_interval_list {
 
 /* Values of a row: computing, communication, not overlapped, overlapped, free. */
 #define NNP_OVERLAP_COLS 5
+/* Their indices in nnp_overlap_row_t.sub_ps (and in overlap.c's rows in ticks). */
+enum {
+    NNP_OV_COMPUTING,
+    NNP_OV_COMMUNICATION,
+    NNP_OV_NOT_OVERLAPPED,
+    NNP_OV_OVERLAPPED,
+    NNP_OV_FREE,
+    NNP_OV_COLS
+};
 
 typedef struct nnp_overlap_row {
     uint64_t step_id; /* UINT64_MAX for the whole-run row */

@@ -305,88 +305,120 @@ static int csv_open(const nnp_actx_t *c, const char *prefix, csv_out_t *o,
     return rc;
 }
 
-/* "CPU:<dev>" (no character that needs quotes). */
-static void csv_device(nnp_csv_t *w, uint32_t dev)
+/* Rows are composed whole into the CSV buffer (nnp__csv_row_room): these files have a
+ * row per memory event. Room for a row's numbers, commas and constant parts. */
+#define ROW_NUMS_MAX (10 * NNP_FMT_NUM_MAX)
+#define REC_MID      "," COMPONENT ","
+
+/* "CPU:<dev>" (no character that needs quotes) at p; returns the end. */
+static char *put_device(char *p, uint32_t dev)
 {
-    char b[NUM_BUF];
-    size_t n = sizeof(DEVICE_PREFIX) - 1;
-    memcpy(b, DEVICE_PREFIX, n);
-    n += nnp__fmt_u64(b + n, dev);
-    nnp__csv_raw(w, b, n);
+    memcpy(p, DEVICE_PREFIX, sizeof(DEVICE_PREFIX) - 1);
+    p += sizeof(DEVICE_PREFIX) - 1;
+    return p + nnp__fmt_u64(p, dev);
 }
 
-/* A KB column written twice (Total Allocated, Total Reserved). */
-static void csv_kb_twice(nnp_csv_t *w, uint64_t bytes)
+/* A KB column written twice (Total Allocated, Total Reserved): "kb,kb" at p. */
+static char *put_kb_twice(char *p, uint64_t bytes)
 {
-    char b[NUM_BUF];
-    size_t n = fmt_kb_n(b, bytes, false);
-    nnp__csv_raw(w, b, n);
-    nnp__csv_raw(w, b, n);
+    size_t n = fmt_kb_n(p, bytes, false);
+    p[n] = ',';
+    nnp__copy_short(p + n + 1, p, n); /* the two copies do not overlap */
+    return p + 2 * n + 1;
+}
+
+/* v / 1000 with 3 decimals and a comma after it. */
+static char *put_us(char *p, int64_t ns)
+{
+    p += nnp__fmt_fixed(p, ns, NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    return p;
+}
+
+/* Ends a composed row at p. */
+static void row_end(nnp_csv_t *w, char *p)
+{
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
 }
 
 /* The Name column: the tensor's name, else the op that allocated it (quoted when it must
- * be). */
-static void csv_label(nnp_csv_t *w, const nnp_model_t *m, size_t row)
+ * be), then a comma; NULL after an error of w (kept there, reported when it is closed). */
+static char *row_with_label(nnp_csv_t *w, mem_run_t *x, size_t row)
 {
+    const nnp_model_t *m = x->m;
     uint32_t id = m->mem.name[row] ? m->mem.name[row] : m->mem.owner_op[row];
-    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
+    size_t n = nnp__model_strlen(m, id);
+    char *p = nnp__csv_row_room(w, ROW_NUMS_MAX + NNP_CSV_FIELD_MAX(n));
+    if (!p)
+        return NULL;
+    p += nnp__fmt_u64(p, m->mem.device_id[row]);
+    *p++ = ',';
+    p += nnp__csv_field_into_id(p, &x->quotes, id, nnp__model_str(m, id), n);
+    *p++ = ',';
+    return p;
 }
 
 /* memory_record: one row per event with the running total after it. We know of no pool
  * reserving more than it hands out, so Total Reserved = Total Allocated. */
 static void record_row(nnp_csv_t *w, int64_t ts, uint64_t total, uint32_t dev)
 {
-    nnp__csv_uint(w, dev);
-    nnp__csv_raw(w, COMPONENT, sizeof(COMPONENT) - 1);
-    nnp__csv_fixed_int(w, ts, NS_PER_US, US_DECIMALS);
-    csv_kb_twice(w, total);
-    csv_device(w, dev);
-    nnp__csv_end_row(w);
+    char *p = nnp__csv_row_room(w, ROW_NUMS_MAX);
+    if (!p)
+        return; /* the writer's error, reported when it is closed */
+    p += nnp__fmt_u64(p, dev);
+    memcpy(p, REC_MID, sizeof(REC_MID) - 1);
+    p = put_us(p + sizeof(REC_MID) - 1, ts);
+    p = put_kb_twice(p, total);
+    *p++ = ',';
+    row_end(w, put_device(p, dev));
 }
 
 /* operator_memory: one row per tensor allocated in the window. free_ns NNP_OPEN_END:
  * never freed, Duration and Release columns empty (CANN's rule for a release outside
  * the window). */
-static void tensor_row(nnp_csv_t *w, const nnp_model_t *m, const live_t *t, int64_t free_ns,
+static void tensor_row(nnp_csv_t *w, mem_run_t *x, const live_t *t, int64_t free_ns,
                        uint64_t release_total)
 {
-    char b[NUM_BUF];
+    const nnp_model_t *m = x->m;
     size_t row = t->row - 1;
     int64_t alloc_ns = m->mem.ts_ns[row];
-    nnp__csv_uint(w, m->mem.device_id[row]);
-    csv_label(w, m, row);
-    nnp__csv_raw(w, b, fmt_kb_n(b, m->mem.bytes[row], false));
-    nnp__csv_fixed_int(w, alloc_ns, NS_PER_US, US_DECIMALS);
+    char *p = row_with_label(w, x, row);
+    if (!p)
+        return;
+    p += fmt_kb_n(p, m->mem.bytes[row], false);
+    *p++ = ',';
+    p = put_us(p, alloc_ns);
     if (free_ns == NNP_OPEN_END)
-        nnp__csv_empty(w);
+        *p++ = ',';
     else
-        nnp__csv_fixed_int(w, free_ns - alloc_ns, NS_PER_US, US_DECIMALS);
-    csv_kb_twice(w, t->total_bytes);
+        p = put_us(p, free_ns - alloc_ns);
+    p = put_kb_twice(p, t->total_bytes);
+    *p++ = ',';
     if (free_ns == NNP_OPEN_END) {
-        nnp__csv_empty(w);
-        nnp__csv_empty(w);
+        *p++ = ',';
+        *p++ = ',';
     } else {
-        csv_kb_twice(w, release_total);
+        p = put_kb_twice(p, release_total);
+        *p++ = ',';
     }
-    csv_device(w, m->mem.device_id[row]);
-    nnp__csv_end_row(w);
+    row_end(w, put_device(p, m->mem.device_id[row]));
 }
 
 /* operator_memory row of a free whose allocation fell outside the window: negative Size,
  * empty Allocation columns, the Release columns as usual (CANN's rule, formats.md 1.6). */
-static void outside_row(nnp_csv_t *w, const nnp_model_t *m, size_t row, uint64_t total)
+static void outside_row(nnp_csv_t *w, mem_run_t *x, size_t row, uint64_t total)
 {
-    char b[NUM_BUF];
-    nnp__csv_uint(w, m->mem.device_id[row]);
-    csv_label(w, m, row);
-    nnp__csv_raw(w, b, fmt_kb_n(b, m->mem.bytes[row], true));
-    nnp__csv_empty(w); /* Allocation Time */
-    nnp__csv_empty(w); /* Duration */
-    nnp__csv_empty(w); /* Allocation Total Allocated */
-    nnp__csv_empty(w); /* Allocation Total Reserved */
-    csv_kb_twice(w, total);
-    csv_device(w, m->mem.device_id[row]);
-    nnp__csv_end_row(w);
+    const nnp_model_t *m = x->m;
+    char *p = row_with_label(w, x, row);
+    if (!p)
+        return;
+    p += fmt_kb_n(p, m->mem.bytes[row], true);
+    /* Allocation Time, Duration, Allocation Total Allocated and Reserved: empty. */
+    memcpy(p, ",,,,,", 5);
+    p = put_kb_twice(p + 5, total);
+    *p++ = ',';
+    row_end(w, put_device(p, m->mem.device_id[row]));
 }
 
 static int cmp_live_row(const void *a, const void *b)
@@ -411,7 +443,7 @@ static int finish_live(mem_run_t *x, const live_map_t *h, nnp_csv_t *w)
     qsort(v, k, sizeof(live_t), cmp_live_row);
     for (size_t i = 0; i < k; i++) {
         size_t row = v[i].row - 1;
-        tensor_row(w, x->m, &v[i], NNP_OPEN_END, 0);
+        tensor_row(w, x, &v[i], NNP_OPEN_END, 0);
         if (nnp__mem_is_static(x, x->e->ts_ns[row], NNP_OPEN_END))
             x->static_bytes += x->e->bytes[row];
     }
@@ -439,13 +471,13 @@ static int pass_counts(mem_run_t *x, nnp_csv_t *rec, nnp_csv_t *ops)
             size_t row = gone.row - 1;
             x->n_free++;
             dev = x->e->device_id[row];
-            tensor_row(ops, x->m, &gone, x->e->ts_ns[i], r.total);
+            tensor_row(ops, x, &gone, x->e->ts_ns[i], r.total);
             if (nnp__mem_is_static(x, x->e->ts_ns[row], x->e->ts_ns[i]))
                 x->static_bytes += x->e->bytes[row];
         } else {
             x->n_free++;
             x->n_outside++;
-            outside_row(ops, x->m, i, r.total);
+            outside_row(ops, x, i, r.total);
         }
         record_row(rec, x->e->ts_ns[i], r.total, dev);
         if (x->peak_ev == SIZE_MAX || r.total > x->peak_bytes) {
@@ -597,7 +629,9 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     x.e = &c->m->mem;
     x.n = c->m->mem.t.n;
     static_span(&x, st);
-    rc = alloc_samples(&x);
+    rc = nnp__csv_quotes_init(&x.quotes, c->m->n_strs);
+    if (rc == NNP_OK)
+        rc = alloc_samples(&x);
     if (rc == NNP_OK)
         rc = csv_open(c, "memory_record", &rec, nnp__memory_record_cols);
     if (rc == NNP_OK)
@@ -629,5 +663,6 @@ int nnp__memory_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findi
     nnp__free(x.pts);
     nnp__free(x.bmin);
     nnp__free(x.snap);
+    nnp__csv_quotes_fini(&x.quotes);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analyse/analyse.h"
+#include "util/csv_writer.h"
 
 /* MindSpore down-samples the chart line to 2,000 nodes (formats.md 1.6). */
 #define MAX_POINTS 2000
@@ -45,6 +46,7 @@ typedef struct mem_run {
     snap_t *snap;
     size_t n_snap;
     uint64_t live_at_peak, others_bytes;
+    nnp_csv_quotes_t quotes; /* of the model's strings (tensor and op names) */
 } mem_run_t;
 
 /* Static: allocated no later than the span's start and freed (if ever) no earlier than

@@ -3,7 +3,6 @@
  * op (kernel_details), the top-20 types for the UI, and nnp__op_query (op_stats.h).
  * Called by the analysis driver after the step trace, whose analysed steps bound what is
  * counted under --steps. Columns and rules: docs/OUTPUTS.md, "Operator statistics". */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +72,8 @@ typedef struct ctx {
     nnp_op_index_t corr;
     nnp_launch_index_t launches; /* a kernel's step is its launch's (nnp__kernel_step) */
     spans_t spans;
-    uint32_t kernel_core; /* core key of kernels without a type */
+    uint32_t kernel_core;    /* core key of kernels without a type */
+    nnp_csv_quotes_t quotes; /* of the model's strings, for kernel_details */
 } ctx_t;
 
 static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
@@ -91,6 +91,8 @@ static int ctx_init(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
         rc = nnp__launch_index_build(c->m, &x->launches);
     if (rc == NNP_OK)
         rc = spans_init(c, st, &x->spans);
+    if (rc == NNP_OK)
+        rc = nnp__csv_quotes_init(&x->quotes, c->m->n_strs);
     return rc;
 }
 
@@ -111,6 +113,7 @@ static void ctx_fini(ctx_t *x)
     nnp__op_index_fini(&x->corr);
     nnp__launch_index_fini(&x->launches);
     nnp__step_spans_fini(&x->spans.s);
+    nnp__csv_quotes_fini(&x->quotes);
 }
 
 /* The Core Type text of a core key. */
@@ -356,18 +359,10 @@ static int collect(const ctx_t *x, agg_t *types, agg_t *names, int64_t side_tota
 
 /* ---- writing ---- */
 
-/* v/unit with exactly `decimals` digits (unit = 10^decimals), from integers. */
-static const char *fmt_scaled(char *b, size_t cap, int64_t v, int64_t unit, int decimals)
-{
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / (uint64_t)unit, decimals,
-             a % (uint64_t)unit);
-    return b;
-}
-
+/* ns as us with 3 decimals, from integers (nnp__fmt_fixed). */
 static const char *fmt_us(char *b, size_t cap, int64_t ns)
 {
-    return fmt_scaled(b, cap, ns, NS_PER_US, US_DECIMALS);
+    return nnp__fmt_ns_as_us(b, cap, ns);
 }
 
 /* Mean rounded half up to the ns, so Avg Time is exact in its 3 decimals. */
@@ -489,15 +484,16 @@ static void csv_step(nnp_csv_t *w, const nnp_step_row_t *r)
         nnp__csv_empty(w);
 }
 
-/* A model string as a field (no strlen: the model keeps lengths). */
-static void csv_mstr(nnp_csv_t *w, const nnp_model_t *m, uint32_t id)
+/* A model string as a field (no strlen: the model keeps lengths; whether it needs quotes
+ * is found once per string). */
+static void csv_mstr(nnp_csv_t *w, ctx_t *x, uint32_t id)
 {
-    nnp__csv_strn(w, nnp__model_str(m, id), nnp__model_strlen(m, id));
+    nnp__csv_strn_id(w, &x->quotes, id, nnp__model_str(x->m, id), nnp__model_strlen(x->m, id));
 }
 
 /* Every kernel in start order (every host op when the run has no kernels: a CPU-only
  * run's ops are its compute, analyse.h), like torch_npu's kernel_details.csv. */
-static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
+static int write_kernel_details(const nnp_actx_t *c, ctx_t *x)
 {
     static const char *const header[] = {"Step Id",      "Name",         "Type",
                                          "Core Type",    "Stream ID",    "Start Time(us)",
@@ -519,14 +515,14 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
             continue;
         type = kernel_type(x, i, &op);
         csv_step(&w, r);
-        csv_mstr(&w, m, m->kernels.name[i]);
-        csv_mstr(&w, m, type);
+        csv_mstr(&w, x, m->kernels.name[i]);
+        csv_mstr(&w, x, type);
         nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
         nnp__csv_uint(&w, m->kernels.stream_id[i]);
         nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
         nnp__csv_fixed_int(&w, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
         if (op != SIZE_MAX)
-            csv_mstr(&w, m, m->ops.name[op]);
+            csv_mstr(&w, x, m->ops.name[op]);
         else
             nnp__csv_empty(&w);
         nnp__csv_end_row(&w);
@@ -540,8 +536,8 @@ static int write_kernel_details(const nnp_actx_t *c, const ctx_t *x)
         if (x->spans.filter && !r)
             continue;
         csv_step(&w, r);
-        csv_mstr(&w, m, m->ops.name[i]);
-        csv_mstr(&w, m, m->ops.type[i]);
+        csv_mstr(&w, x, m->ops.name[i]);
+        csv_mstr(&w, x, m->ops.type[i]);
         nnp__csv_raw(&w, CORE_HOST_NAME, sizeof(CORE_HOST_NAME) - 1);
         nnp__csv_uint(&w, m->ops.stream_id[i]);
         nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);

@@ -1,5 +1,6 @@
-/* overlap.c - compute/communication overlap per step and for the analysed span, written
- * as step_trace_time.csv (the per-rank file of torch_npu / msprof-analyze). Called by the
+/* overlap.c - compute/communication overlap per step and for the analysed span (written
+ * as step_trace_time.csv by overlap_write.c: the per-rank file of torch_npu /
+ * msprof-analyze). Called by the
  * analyse driver after step_trace.c; its merged interval lists feed the timeline's
  * "Overlap Analysis" process. Every list here is sorted by start and disjoint once built;
  * all set operations are linear sweeps over such lists, so a run costs O(n log n).
@@ -12,20 +13,11 @@
 #include "util/csv_writer.h"
 #include "util/util.h"
 
-/* The per-rank file msprof-analyze and torch_npu users expect (torch_npu
- * TraceStepTimeParser.STEP_TRACE). */
-#define OVERLAP_FILE "step_trace_time.csv"
 /* First capacity of an interval list; lists double from there. */
 #define LIST_INITIAL 64
-/* Nanoseconds per microsecond: the CSV is in us with exactly 3 decimals, i.e. exact ns. */
-#define NS_PER_US 1000
-/* Room for "-9223372036854775.808123" and its terminator. */
-#define NUM_BUF 40
 /* ps per ns: the tick of inputs with sub-ns durations (ticks_t). */
 #define PS_PER_NS 1000
-/* Columns of a row, in tick_row_t.v and nnp_overlap_row_t.sub_ps. */
-enum { OV_COMPUTING, OV_COMMUNICATION, OV_NOT_OVERLAPPED, OV_OVERLAPPED, OV_FREE, OV_COLS };
-_Static_assert(OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
+_Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
 /* ---- interval lists ---- */
 
@@ -201,31 +193,66 @@ static int64_t sum_before(const nnp_interval_list_t *l, const int64_t *cum, size
     return sum;
 }
 
-/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
- * disjoint), so both searches are binary. */
-static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi)
+/* Where measure() starts its two searches in one list: the answers of the previous row.
+ * Steps come in time order, so each search moves a few intervals from there. */
+typedef struct hint {
+    size_t first, last;
+} hint_t;
+
+/* Whether interval x is past key: by its end (end > key), or by its start (start >= key). */
+static bool past(const nnp_interval_list_t *l, size_t x, int64_t key, bool by_end)
 {
-    size_t a = 0, b = l->n, i, j;
+    return by_end ? l->v[x].end_ns > key : l->v[x].start_ns >= key;
+}
+
+/* The first interval past key (l->n when none; past() is false then true along the list,
+ * since starts and ends are both sorted): doubling steps from `from` in the direction of
+ * the answer, then a binary search between the last two steps. Any `from` gives the same
+ * answer; a near one makes it O(log distance). */
+static size_t first_past(const nnp_interval_list_t *l, int64_t key, bool by_end, size_t from)
+{
+    size_t lo, hi, step = 1;
+    if (from > l->n)
+        from = l->n;
+    if (from < l->n && !past(l, from, key, by_end)) { /* the answer is after from */
+        lo = from + 1;
+        while (from + step < l->n && !past(l, from + step, key, by_end)) {
+            lo = from + step + 1;
+            step *= 2;
+        }
+        hi = from + step < l->n ? from + step : l->n;
+    } else { /* at from or before it */
+        hi = from;
+        while (step <= from && past(l, from - step, key, by_end)) {
+            hi = from - step;
+            step *= 2;
+        }
+        lo = step <= from ? from - step + 1 : 0;
+    }
+    while (lo < hi) { /* past() is false before lo and true from hi */
+        size_t mid = lo + (hi - lo) / 2;
+        if (past(l, mid, key, by_end))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
+ * disjoint), so both searches are over sorted keys. */
+static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi,
+                       hint_t *h)
+{
+    size_t i, j;
     int64_t total;
     if (hi <= lo)
         return 0;
-    while (a < b) { /* i = first interval ending after lo */
-        size_t mid = a + (b - a) / 2;
-        if (l->v[mid].end_ns <= lo)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    i = a;
-    b = l->n;
-    while (a < b) { /* j = first interval starting at or after hi */
-        size_t mid = a + (b - a) / 2;
-        if (l->v[mid].start_ns < hi)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    j = a;
+    i = first_past(l, lo, true, h->first); /* the first interval ending after lo */
+    /* the first starting at or after hi: none before i does (they end by lo < hi) */
+    j = first_past(l, hi, false, h->last);
+    h->first = i;
+    h->last = j;
     if (i >= j)
         return 0;
     total = sum_before(l, cum, j) - sum_before(l, cum, i);
@@ -437,26 +464,30 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const
     return busy_span(compute, comm, lo, hi);
 }
 
+/* The four lists measured per row: computing, communication, not overlapped, free. */
+#define OV_LISTS 4
 /* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
 typedef struct sums {
     int64_t *computing, *communication, *not_overlapped, *free;
+    hint_t hint[OV_LISTS]; /* where the searches of the previous row ended, per list */
 } sums_t;
 
 /* One row's five values in ticks (before the conversion to ns + ps). */
 typedef struct tick_row {
-    int64_t v[OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
+    int64_t v[NNP_OV_COLS]; /* computing, communication, not overlapped, overlapped, free */
 } tick_row_t;
 
-static tick_row_t measure_row(const nnp_overlap_t *ov, const sums_t *s, int64_t lo, int64_t hi)
+static tick_row_t measure_row(const nnp_overlap_t *ov, sums_t *s, int64_t lo, int64_t hi)
 {
     tick_row_t r;
     memset(&r, 0, sizeof(r));
     if (hi <= lo)
         return r; /* an empty or inverted step span measures nothing */
-    r.v[OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi);
-    r.v[OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi);
-    r.v[OV_NOT_OVERLAPPED] = measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi);
-    r.v[OV_FREE] = measure(&ov->free, s->free, lo, hi);
+    r.v[NNP_OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi, &s->hint[0]);
+    r.v[NNP_OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi, &s->hint[1]);
+    r.v[NNP_OV_NOT_OVERLAPPED] =
+        measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi, &s->hint[2]);
+    r.v[NNP_OV_FREE] = measure(&ov->free, s->free, lo, hi, &s->hint[3]);
     return r;
 }
 
@@ -468,12 +499,13 @@ static nnp_overlap_row_t to_row(const ticks_t *tk, uint64_t step_id, tick_row_t 
     ticks_t rel = {tk->scale, 0}; /* durations: no base */
     memset(&o, 0, sizeof(o));
     o.step_id = step_id;
-    r.v[OV_OVERLAPPED] = r.v[OV_COMMUNICATION] - r.v[OV_NOT_OVERLAPPED];
-    o.computing_ns = tick_ns(&rel, r.v[OV_COMPUTING], &o.sub_ps[OV_COMPUTING]);
-    o.communication_ns = tick_ns(&rel, r.v[OV_COMMUNICATION], &o.sub_ps[OV_COMMUNICATION]);
-    o.comm_not_overlapped_ns = tick_ns(&rel, r.v[OV_NOT_OVERLAPPED], &o.sub_ps[OV_NOT_OVERLAPPED]);
-    o.overlapped_ns = tick_ns(&rel, r.v[OV_OVERLAPPED], &o.sub_ps[OV_OVERLAPPED]);
-    o.free_ns = tick_ns(&rel, r.v[OV_FREE], &o.sub_ps[OV_FREE]);
+    r.v[NNP_OV_OVERLAPPED] = r.v[NNP_OV_COMMUNICATION] - r.v[NNP_OV_NOT_OVERLAPPED];
+    o.computing_ns = tick_ns(&rel, r.v[NNP_OV_COMPUTING], &o.sub_ps[NNP_OV_COMPUTING]);
+    o.communication_ns = tick_ns(&rel, r.v[NNP_OV_COMMUNICATION], &o.sub_ps[NNP_OV_COMMUNICATION]);
+    o.comm_not_overlapped_ns =
+        tick_ns(&rel, r.v[NNP_OV_NOT_OVERLAPPED], &o.sub_ps[NNP_OV_NOT_OVERLAPPED]);
+    o.overlapped_ns = tick_ns(&rel, r.v[NNP_OV_OVERLAPPED], &o.sub_ps[NNP_OV_OVERLAPPED]);
+    o.free_ns = tick_ns(&rel, r.v[NNP_OV_FREE], &o.sub_ps[NNP_OV_FREE]);
     return o;
 }
 
@@ -586,18 +618,18 @@ static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ti
     if (rc == NNP_OK)
         rc = device_windows(c->m, st, tk, lo, hi);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->computing, lo, hi, st->n, rows, OV_COMPUTING);
+        rc = assign_whole(&out->computing, lo, hi, st->n, rows, NNP_OV_COMPUTING);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->communication, lo, hi, st->n, rows, OV_COMMUNICATION);
+        rc = assign_whole(&out->communication, lo, hi, st->n, rows, NNP_OV_COMMUNICATION);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, OV_NOT_OVERLAPPED);
+        rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, NNP_OV_NOT_OVERLAPPED);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->free, lo, hi, st->n, rows, OV_FREE);
+        rc = assign_whole(&out->free, lo, hi, st->n, rows, NNP_OV_FREE);
     if (rc == NNP_OK) {
-        rows[st->n].v[OV_COMPUTING] = list_total(&out->computing);
-        rows[st->n].v[OV_COMMUNICATION] = list_total(&out->communication);
-        rows[st->n].v[OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
-        rows[st->n].v[OV_FREE] = list_total(&out->free);
+        rows[st->n].v[NNP_OV_COMPUTING] = list_total(&out->computing);
+        rows[st->n].v[NNP_OV_COMMUNICATION] = list_total(&out->communication);
+        rows[st->n].v[NNP_OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
+        rows[st->n].v[NNP_OV_FREE] = list_total(&out->free);
     }
     nnp__free(lo);
     nnp__free(hi);
@@ -694,81 +726,6 @@ out:
     if (rc != NNP_OK)
         nnp__overlap_fini(out);
     return rc;
-}
-
-/* Microseconds with exactly three decimals from integer ns: no float rounding, so the
- * CSV and the timeline (chrome_trace.c) print the same digits for the same ns. */
-static void fmt_us(char *buf, size_t cap, int64_t ns)
-{
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(buf, cap, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / NS_PER_US),
-             (unsigned long long)(mag % NS_PER_US));
-}
-
-/* As fmt_us, then the sub-ns picoseconds (0..999) when there are any, without trailing
- * zeros: 1.2695 us stays 1.2695, as torch_npu prints it. */
-static void csv_us(nnp_csv_t *w, int64_t ns, int16_t ps)
-{
-    char buf[NUM_BUF];
-    if (ps > 0 && ns >= 0) {
-        int64_t whole = ns / NS_PER_US, frac = (ns % NS_PER_US) * PS_PER_NS + ps;
-        size_t n =
-            (size_t)snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)whole, (long long)frac);
-        while (n > 0 && buf[n - 1] == '0')
-            buf[--n] = '\0';
-    } else {
-        fmt_us(buf, sizeof(buf), ns);
-    }
-    nnp__csv_str(w, buf);
-}
-
-static void write_row(nnp_csv_t *w, const nnp_overlap_row_t *r)
-{
-    if (r->step_id == UINT64_MAX)
-        nnp__csv_empty(w); /* torch_npu writes Step None (an empty field) without steps */
-    else
-        nnp__csv_uint(w, r->step_id);
-    csv_us(w, r->computing_ns, r->sub_ps[OV_COMPUTING]);
-    csv_us(w, r->comm_not_overlapped_ns, r->sub_ps[OV_NOT_OVERLAPPED]);
-    csv_us(w, r->overlapped_ns, r->sub_ps[OV_OVERLAPPED]);
-    csv_us(w, r->communication_ns, r->sub_ps[OV_COMMUNICATION]);
-    csv_us(w, r->free_ns, r->sub_ps[OV_FREE]);
-    nnp__csv_end_row(w);
-}
-
-int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov)
-{
-    /* The first six columns of torch_npu's step_trace_time.csv; Stage, Bubble and the
-     * receive columns need pipeline-stage data we do not record. */
-    static const char *const header[] = {
-        "Step", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
-        "Free", NULL};
-    nnp_outfile_t f;
-    nnp_csv_t w;
-    int rc;
-
-    if (!c->rank_dir)
-        return nnp__fail(NNP_EINVAL, "overlap: no rank output directory");
-    rc = nnp__out_open(&f, c->rank_dir, OVERLAP_FILE);
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__csv_init(&w, f.fd);
-    if (rc != NNP_OK)
-        return nnp__out_commit(&f, rc);
-    nnp__csv_header(&w, header);
-    if (ov->n > 1) {
-        /* One row per step and no total row: torch_npu's file has none. */
-        for (size_t i = 0; i + 1 < ov->n; i++)
-            write_row(&w, &ov->rows[i]);
-    } else if (ov->n == 1) {
-        const nnp_overlap_row_t *r = &ov->rows[0];
-        /* Without steps the whole run is the single row (torch_npu: Step empty). A run
-         * with nothing to measure at all gets the header only. */
-        if (r->computing_ns || r->communication_ns || r->free_ns)
-            write_row(&w, r);
-    }
-    rc = nnp__csv_fini(&w);
-    return nnp__out_commit(&f, rc);
 }
 
 void nnp__overlap_fini(nnp_overlap_t *ov)

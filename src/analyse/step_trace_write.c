@@ -2,7 +2,6 @@
  * detail_time.csv with its averages row, step_trace_point_info_{rank}.json and MindInsight's
  * step_trace_summary_{rank}.json, from the rows step_trace.c derived. Rules and columns:
  * docs/OUTPUTS.md, "Step trace"; sources formats.md sections 1.1 and 1.2. */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,22 +31,11 @@
 typedef nnp_range_t range_t;
 typedef nnp_id_pos_t id_pos_t;
 
-/* v/unit with exactly `decimals` digits (unit = 10^decimals), from integers so no ns is
- * lost to floating point. */
-static const char *fmt_scaled(char *b, size_t cap, int64_t v, int64_t unit, int decimals)
-{
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    snprintf(b, cap, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / (uint64_t)unit, decimals,
-             a % (uint64_t)unit);
-    return b;
-}
-
 /* A time or duration cell in ms; an unknown one is an empty cell (MindSpore writes
  * nothing either when a point is missing). */
 static void csv_ms(nnp_csv_t *w, int64_t ns)
 {
-    char b[NUM_BUF];
-    nnp__csv_str(w, fmt_scaled(b, sizeof(b), ns, NS_PER_MS, CSV_MS_DECIMALS));
+    nnp__csv_fixed_int(w, ns, NS_PER_MS, CSV_MS_DECIMALS);
 }
 
 static void csv_ms_opt(nnp_csv_t *w, int64_t ns, bool known)

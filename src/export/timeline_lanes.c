@@ -155,6 +155,7 @@ uint32_t nnp__tl_track_new(tl_t *tl, uint32_t proc, uint8_t kind, uint64_t num, 
     t->last_start = INT64_MIN;
     {
         size_t n = sizeof(",\"pid\":") - 1;
+        memset(t->head, 0, sizeof(t->head)); /* lane_head copies all of it */
         memcpy(t->head, ",\"pid\":", n);
         n += nnp__fmt_u64(t->head + n, tl->procs[proc].pid);
         memcpy(t->head + n, ",\"tid\":", sizeof(",\"tid\":") - 1);

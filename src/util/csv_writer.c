@@ -60,6 +60,22 @@ static inline void put(nnp_csv_t *w, const char *s, size_t n)
     put_slow(w, s, n);
 }
 
+/* The fast path of a field of at most n bytes: with room for its separator and n bytes
+ * (and no error), writes the separator and returns where the field goes; else NULL and
+ * nothing is written (the caller takes the general path). */
+static inline char *field_fast(nnp_csv_t *w, size_t n)
+{
+    char *d;
+    if (NNP_UNLIKELY(w->len + n + 1 > w->cap || w->err != NNP_OK))
+        return NULL;
+    d = w->buf + w->len;
+    if (w->row_started)
+        *d++ = ',';
+    w->row_started = true;
+    w->len = (size_t)(d - w->buf);
+    return d;
+}
+
 int nnp__csv_fini(nnp_csv_t *w)
 {
     flush(w);
@@ -92,29 +108,78 @@ static void quoted(nnp_csv_t *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
-void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
+/* Whether a word of 8 bytes has one that needs quotes. */
+static inline bool word_needs_quotes(uint64_t x)
 {
-    sep(w);
-    /* Copy optimistically and check while copying: almost no field needs quotes. */
-    if (NNP_LIKELY(w->len + n <= w->cap && w->err == NNP_OK)) {
-        char *d = w->buf + w->len;
-        for (size_t i = 0; i < n; i++) {
-            if (NNP_UNLIKELY(needs_quotes((unsigned char)s[i]))) {
-                quoted(w, s, n);
-                return;
-            }
-            d[i] = s[i];
-        }
+    return (nnp__swar_eq(x, ',') | nnp__swar_eq(x, '"') | nnp__swar_eq(x, '\r') |
+            nnp__swar_eq(x, '\n')) != 0;
+}
+
+/* Whether any of the n bytes of s needs quotes. */
+static bool any_needs_quotes(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (NNP_UNLIKELY(word_needs_quotes(x)))
+            return true;
+    }
+    for (; i < n; i++)
+        if (needs_quotes((unsigned char)s[i]))
+            return true;
+    return false;
+}
+
+/* A text field whose need of quotes (q) is known. */
+static void strn_known(nnp_csv_t *w, const char *s, size_t n, bool q)
+{
+    char *d;
+    if (NNP_LIKELY(!q) && (d = field_fast(w, n)) != NULL) {
+        nnp__copy_short(d, s, n);
         w->len += n;
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (needs_quotes((unsigned char)s[i])) {
-            quoted(w, s, n);
-            return;
-        }
-    }
-    put(w, s, n);
+    sep(w);
+    if (q)
+        quoted(w, s, n);
+    else
+        put(w, s, n);
+}
+
+void nnp__csv_strn(nnp_csv_t *w, const char *s, size_t n)
+{
+    strn_known(w, s, n, any_needs_quotes(s, n));
+}
+
+int nnp__csv_quotes_init(nnp_csv_quotes_t *q, size_t n)
+{
+    q->kind = n ? nnp__calloc(n, 1) : NULL;
+    q->n = q->kind ? n : 0;
+    if (n && !q->kind)
+        return nnp__fail(NNP_ENOMEM, "out of memory in CSV writer");
+    return NNP_OK;
+}
+
+void nnp__csv_quotes_fini(nnp_csv_quotes_t *q)
+{
+    nnp__free(q->kind);
+    q->kind = NULL;
+    q->n = 0;
+}
+
+static bool id_needs_quotes(nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    if (id >= q->n)
+        return any_needs_quotes(s, n);
+    if (!q->kind[id])
+        q->kind[id] = (uint8_t)(1 + any_needs_quotes(s, n));
+    return q->kind[id] == 2;
+}
+
+void nnp__csv_strn_id(nnp_csv_t *w, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    strn_known(w, s, n, id_needs_quotes(q, id, s, n));
 }
 
 void nnp__csv_str(nnp_csv_t *w, const char *s)
@@ -128,6 +193,12 @@ void nnp__csv_str(nnp_csv_t *w, const char *s)
 
 void nnp__csv_raw(nnp_csv_t *w, const char *s, size_t n)
 {
+    char *d = field_fast(w, n);
+    if (NNP_LIKELY(d != NULL)) {
+        nnp__copy_short(d, s, n);
+        w->len += n;
+        return;
+    }
     sep(w);
     put(w, s, n);
 }
@@ -146,6 +217,11 @@ static inline bool room(nnp_csv_t *w, size_t n)
 
 void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_fixed(d, v, div, decimals);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_fixed(w->buf + w->len, v, div, decimals);
@@ -153,6 +229,11 @@ void nnp__csv_fixed_int(nnp_csv_t *w, int64_t v, uint64_t div, int decimals)
 
 void nnp__csv_int(nnp_csv_t *w, int64_t v)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_i64(d, v);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_i64(w->buf + w->len, v);
@@ -160,6 +241,11 @@ void nnp__csv_int(nnp_csv_t *w, int64_t v)
 
 void nnp__csv_uint(nnp_csv_t *w, uint64_t v)
 {
+    char *d = field_fast(w, NNP_FMT_NUM_MAX);
+    if (NNP_LIKELY(d != NULL)) {
+        w->len += nnp__fmt_u64(d, v);
+        return;
+    }
     sep(w);
     if (room(w, NNP_FMT_NUM_MAX))
         w->len += nnp__fmt_u64(w->buf + w->len, v);
@@ -180,9 +266,15 @@ void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals)
 void nnp__csv_double(nnp_csv_t *w, double v)
 {
     char b[64];
+    size_t k;
     sep(w);
     if (!isfinite(v))
         return;
+    k = nnp__fmt_whole_double(b, v);
+    if (k > 0) { /* a whole number: its digits, as %.15g prints it */
+        put(w, b, k);
+        return;
+    }
     /* Shortest of %.15g..%.17g that reads back to the same double. */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(b, sizeof(b), "%.*g", prec, v);
@@ -201,6 +293,57 @@ void nnp__csv_end_row(nnp_csv_t *w)
 {
     put(w, "\n", 1);
     w->row_started = false;
+}
+
+/* A text field at d whose need of quotes (q) is known. */
+static size_t field_into_known(char *d, const char *s, size_t n, bool q)
+{
+    size_t k = 0;
+    if (!q) {
+        nnp__copy_short(d, s, n);
+        return n;
+    }
+    d[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            d[k++] = '"';
+        d[k++] = s[i];
+    }
+    d[k++] = '"';
+    return k;
+}
+
+size_t nnp__csv_field_into(char *d, const char *s, size_t n)
+{
+    return field_into_known(d, s, n, any_needs_quotes(s, n));
+}
+
+size_t nnp__csv_field_into_id(char *d, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n)
+{
+    return field_into_known(d, s, n, id_needs_quotes(q, id, s, n));
+}
+
+char *nnp__csv_row_room(nnp_csv_t *w, size_t n)
+{
+    if (w->row_started || w->err != NNP_OK || !w->buf)
+        return NULL;
+    if (w->len + n > w->cap)
+        flush(w);
+    if (w->err == NNP_OK && n > w->cap) { /* a row longer than the buffer: it grows */
+        char *b = nnp__realloc(w->buf, n);
+        if (!b) {
+            w->err = nnp__fail(NNP_ENOMEM, "out of memory in CSV writer");
+            return NULL;
+        }
+        w->buf = b;
+        w->cap = n;
+    }
+    return w->err == NNP_OK ? w->buf + w->len : NULL;
+}
+
+void nnp__csv_row_done(nnp_csv_t *w, const char *end)
+{
+    w->len = (size_t)(end - w->buf);
 }
 
 void nnp__csv_header(nnp_csv_t *w, const char *const *names)

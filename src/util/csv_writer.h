@@ -1,6 +1,8 @@
 /* csv_writer.h - streaming CSV writer (RFC 4180 quoting) into a file descriptor through a
- * 1 MiB buffer. Fields are appended left to right; nnp__csv_end_row() ends a row. Never
- * holds a whole table in memory. Numbers are formatted without printf (util.h numfmt). */
+ * 1 MiB buffer (grown only for a composed row longer than that). Fields are appended left
+ * to right, nnp__csv_end_row() ends a row; per-event writers may compose a whole row
+ * themselves (nnp__csv_row_room). Never holds a whole table in memory. Numbers are
+ * formatted without printf (util.h numfmt). */
 #ifndef NNP_CSV_WRITER_H
 #define NNP_CSV_WRITER_H
 
@@ -35,6 +37,32 @@ void nnp__csv_fixed(nnp_csv_t *w, double v, int decimals);
 void nnp__csv_double(nnp_csv_t *w, double v);
 void nnp__csv_empty(nnp_csv_t *w);
 void nnp__csv_end_row(nnp_csv_t *w);
+/* A whole row composed by the caller (per-event files: one bounds check a row). At the
+ * start of a row, room for up to n bytes (flushing, or growing the buffer for a row longer
+ * than it): where to write them, or NULL after an error (kept in w) or when a row was
+ * started field by field.
+ * The caller writes the fields with their commas and the ending "\n", then says where it
+ * stopped with nnp__csv_row_done. */
+char *nnp__csv_row_room(nnp_csv_t *w, size_t n);
+void nnp__csv_row_done(nnp_csv_t *w, const char *end);
+/* Room a text field of n bytes may take in a composed row: quoted, every byte doubled. */
+#define NNP_CSV_FIELD_MAX(n) (2 * (n) + 2)
+/* Writes n bytes of s at d as nnp__csv_strn would (quoted when needed; d holds
+ * NNP_CSV_FIELD_MAX(n) bytes); returns the length. */
+size_t nnp__csv_field_into(char *d, const char *s, size_t n);
+/* Whether each string of a table (the model's) needs quotes, found once per string id:
+ * per-event files write the same names millions of times. */
+typedef struct nnp_csv_quotes {
+    uint8_t *kind; /* per id: 0 not known yet, else 1 + needs quotes */
+    size_t n;
+} nnp_csv_quotes_t;
+/* Room for ids 0..n-1 (ids past them are scanned each time). NNP_OK or NNP_ENOMEM. */
+int nnp__csv_quotes_init(nnp_csv_quotes_t *q, size_t n);
+void nnp__csv_quotes_fini(nnp_csv_quotes_t *q);
+/* nnp__csv_strn and nnp__csv_field_into for string id of q's table, whose text is s[0..n)
+ * (always the same for one id). */
+void nnp__csv_strn_id(nnp_csv_t *w, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n);
+size_t nnp__csv_field_into_id(char *d, nnp_csv_quotes_t *q, uint32_t id, const char *s, size_t n);
 /* A whole header row from a NULL-terminated list. */
 void nnp__csv_header(nnp_csv_t *w, const char *const *names);
 

@@ -103,7 +103,7 @@ static void put_slow(nnp_jw_t *w, const char *s, size_t n)
 static inline void put(nnp_jw_t *w, const char *s, size_t n)
 {
     if (NNP_LIKELY(w->len + n + 1 <= w->cap && w->err == NNP_OK)) {
-        memcpy(w->buf + w->len, s, n);
+        nnp__copy_short(w->buf + w->len, s, n);
         w->len += n;
         return;
     }
@@ -198,6 +198,13 @@ static bool needs_escape(unsigned char c)
     return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
 }
 
+/* Whether a word of 8 bytes has one that needs escaping. */
+static inline bool word_needs_escape(uint64_t x)
+{
+    return (nnp__swar_lt(x, 0x20) | nnp__swar_eq(x, '"') | nnp__swar_eq(x, '\\') |
+            nnp__swar_eq(x, 0x7f)) != 0;
+}
+
 /* Writes the escape sequence of one byte for which needs_escape() is true. */
 static void escape_one(nnp_jw_t *w, unsigned char c)
 {
@@ -229,6 +236,14 @@ static void escape_one(nnp_jw_t *w, unsigned char c)
 static void escaped(nnp_jw_t *w, const char *s, size_t n)
 {
     size_t run = 0;
+    if (!nnp__jw_needs_escape(s, n) && NNP_LIKELY(w->len + n + 3 <= w->cap && w->err == NNP_OK)) {
+        char *d = w->buf + w->len; /* the common case: nothing to escape, room for it */
+        d[0] = '"';
+        nnp__copy_short(d + 1, s, n);
+        d[n + 1] = '"';
+        w->len += n + 2;
+        return;
+    }
     put_char(w, '"');
     for (size_t i = 0; i < n; i++) {
         if (NNP_LIKELY(!needs_escape((unsigned char)s[i])))
@@ -298,10 +313,14 @@ void nnp__jw_uint(nnp_jw_t *w, uint64_t v)
 }
 
 /* The shortest of %.15g..%.17g that reads back as v: exact, without the noise digits of
- * %.17g (118560.544 rather than 118560.54399999999). Returns the length (b holds 40). */
+ * %.17g (118560.544 rather than 118560.54399999999). Returns the length (b holds NNP_FMT_NUM_MAX).
+ */
 static size_t fmt_double(char *b, size_t cap, double v)
 {
     int n;
+    size_t k;
+    if (cap >= NNP_FMT_NUM_MAX && (k = nnp__fmt_whole_double(b, v)) > 0)
+        return k; /* a whole number: its digits, as %.15g prints it */
     for (int prec = SHORTEST_DIGITS;; prec++) {
         n = snprintf(b, cap, "%.*g", prec, v);
         if (prec >= ROUND_TRIP_DIGITS || strtod(b, NULL) == v)
@@ -312,7 +331,7 @@ static size_t fmt_double(char *b, size_t cap, double v)
 
 void nnp__jw_double(nnp_jw_t *w, double v)
 {
-    char b[40];
+    char b[NNP_FMT_NUM_MAX];
     size_t n;
     if (!isfinite(v)) {
         nnp__jw_null(w);
@@ -363,7 +382,7 @@ void nnp__jw_frag_clean_str(nnp_jw_t *w, const char *s, size_t n)
     if (NNP_LIKELY(w->len + n + 3 <= w->cap && w->err == NNP_OK)) {
         char *d = w->buf + w->len;
         d[0] = '"';
-        memcpy(d + 1, s, n);
+        nnp__copy_short(d + 1, s, n);
         d[n + 1] = '"';
         w->len += n + 2;
         return;
@@ -420,7 +439,7 @@ void nnp__jw_frag_fixed(nnp_jw_t *w, int64_t v, uint64_t div, int decimals)
 
 void nnp__jw_frag_double(nnp_jw_t *w, double v)
 {
-    char b[40];
+    char b[NNP_FMT_NUM_MAX];
     if (!isfinite(v)) {
         puts_(w, "null");
         return;
@@ -430,7 +449,14 @@ void nnp__jw_frag_double(nnp_jw_t *w, double v)
 
 bool nnp__jw_needs_escape(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (word_needs_escape(x))
+            return true;
+    }
+    for (; i < n; i++)
         if (needs_escape((unsigned char)s[i]))
             return true;
     return false;

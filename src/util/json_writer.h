@@ -65,11 +65,25 @@ void nnp__jw_put_slow(nnp_jw_t *w, const char *s, size_t n);
 static inline void nnp__jw_frag(nnp_jw_t *w, const char *s, size_t n)
 {
     if (NNP_LIKELY(w->len + n + 1 <= w->cap && w->err == NNP_OK)) {
-        memcpy(w->buf + w->len, s, n);
+        nnp__copy_short(w->buf + w->len, s, n);
         w->len += n;
         return;
     }
     nnp__jw_put_slow(w, s, n);
+}
+/* Room for up to n bytes of JSON text at the end of the buffer: where to write them, or
+ * NULL (no room without a flush, or an error). The caller writes at most n bytes there
+ * and then says where it stopped with nnp__jw_room_done. Composes a fixed-layout piece
+ * with one bounds check. */
+static inline char *nnp__jw_room(nnp_jw_t *w, size_t n)
+{
+    if (NNP_LIKELY(w->len + n + 1 <= w->cap && w->err == NNP_OK))
+        return w->buf + w->len;
+    return NULL;
+}
+static inline void nnp__jw_room_done(nnp_jw_t *w, const char *end)
+{
+    w->len = (size_t)(end - w->buf);
 }
 /* A string literal as JSON text: NNP_JW_LIT(w, ",\"ph\":\"X\""). */
 #define NNP_JW_LIT(w, lit) nnp__jw_frag((w), (lit), sizeof(lit) - 1)

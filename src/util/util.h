@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "nnprof/nnprof.h"
@@ -128,9 +129,68 @@ size_t nnp__fmt_i64(char *buf, int64_t v);
  * no digit is lost to a double. div must be 10^decimals (decimals 1..18). buf holds at
  * least NNP_FMT_NUM_MAX bytes; the text is NUL-terminated; returns its length. */
 size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals);
+/* A whole double below 10^15 in magnitude (not -0) as %.15g prints it: its integer digits
+ * (counters, sizes: most doubles of the outputs). Returns the length (buf holds
+ * NNP_FMT_NUM_MAX), 0 when v is not such a number (the caller prints it). No NUL. */
+size_t nnp__fmt_whole_double(char *buf, double v);
 /* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
  * double. Returns buf (cap >= NNP_FMT_NUM_MAX). */
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);
+
+/* ---- short copies and byte scans of the text writers (CSV, JSON): per field ---- */
+/* Copies n bytes between regions that do not overlap, without a call for the short
+ * fields most rows are made of: two overlapping fixed-size moves cover every length of a
+ * size class, reading and writing only [s, s + n) and [d, d + n). */
+static inline void nnp__copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    } else if (n > 16 && n <= 32) {
+        char a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n > 32 && n <= 64) { /* names: "Default/network/layer0/Conv2D-op12" */
+        char a[32], b[32];
+        memcpy(a, s, 32);
+        memcpy(b, s + n - 32, 32);
+        memcpy(d, a, 32);
+        memcpy(d + n - 32, b, 32);
+    } else if (n > 64) {
+        memcpy(d, s, n);
+    }
+}
+
+/* Eight bytes at a time ("Bit Twiddling Hacks": haszero, hasless): each is nonzero exactly
+ * when some byte of the word x matches. */
+#define NNP_SWAR_ONES  0x0101010101010101ull
+#define NNP_SWAR_HIGHS 0x8080808080808080ull
+/* Some byte of x equals c. */
+static inline uint64_t nnp__swar_eq(uint64_t x, unsigned char c)
+{
+    uint64_t y = x ^ (NNP_SWAR_ONES * c);
+    return (y - NNP_SWAR_ONES) & ~y & NNP_SWAR_HIGHS;
+}
+/* Some byte of x is below c (c <= 128). */
+static inline uint64_t nnp__swar_lt(uint64_t x, unsigned char c)
+{
+    return (x - NNP_SWAR_ONES * c) & ~x & NNP_SWAR_HIGHS;
+}
 
 /* ---- exact decimal times ---- */
 /* Parses a decimal time ("123.456", blanks around, optional sign) into integer ns, where

@@ -39,6 +39,65 @@ static void test_escapes(void **state)
     nnp__free(t);
 }
 
+/* A byte to escape at every position of strings of 1..70 bytes (the scan takes eight bytes
+ * at a time, then the tail; the copy moves 4, 8, 16 or 32 bytes twice); bytes >= 0x80 pass as they
+ * are. */
+static void test_escape_scan(void **state)
+{
+    static const struct {
+        char c;
+        const char *esc;
+    } special[] = {{'"', "\\\""},       {'\\', "\\\\"},      {'\x01', "\\u0001"},
+                   {'\x1f', "\\u001f"}, {'\x7f', "\\u007f"}, {'\n', "\\n"}};
+    char s[70], want[128];
+    (void)state;
+    for (size_t n = 1; n <= sizeof(s); n++) {
+        for (size_t at = 0; at < n; at++) {
+            for (size_t k = 0; k < NNP_ARRAY_LEN(special); k++) {
+                nnp_jw_t w;
+                char *t;
+                size_t m = 0;
+                memset(s, 'a', n);
+                s[n - 1 - at] = (char)0xc3; /* UTF-8 bytes pass as they are */
+                s[at] = special[k].c;
+                assert_true(nnp__jw_needs_escape(s, n));
+                assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+                nnp__jw_strn(&w, s, n);
+                t = finish(&w);
+                want[m++] = '"';
+                for (size_t i = 0; i < n; i++) {
+                    if (i == at) {
+                        memcpy(want + m, special[k].esc, strlen(special[k].esc));
+                        m += strlen(special[k].esc);
+                    } else {
+                        want[m++] = s[i];
+                    }
+                }
+                want[m++] = '"';
+                want[m] = '\0';
+                assert_string_equal(t, want);
+                nnp__free(t);
+            }
+            memset(s, 'a', n);
+            s[at] = (char)0xc3;
+            assert_false(nnp__jw_needs_escape(s, n));
+            {
+                nnp_jw_t w;
+                char *t;
+                assert_int_equal(nnp__jw_init(&w, -1, false, CAP), 0);
+                nnp__jw_strn(&w, s, n); /* nothing to escape: copied whole */
+                t = finish(&w);
+                want[0] = '"';
+                memcpy(want + 1, s, n);
+                want[n + 1] = '"';
+                want[n + 2] = '\0';
+                assert_string_equal(t, want);
+                nnp__free(t);
+            }
+        }
+    }
+}
+
 static void test_numbers_and_nesting(void **state)
 {
     nnp_jw_t w;
@@ -126,6 +185,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_escape_scan),
         cmocka_unit_test(test_numbers_and_nesting),
         cmocka_unit_test(test_pretty_and_lines),
         cmocka_unit_test(test_memory_cap_is_an_error),

@@ -4,6 +4,7 @@
  * buffer's end. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,28 @@ static void test_fixed(void **state)
     }
 }
 
+/* Whole doubles print as %.15g does; others (fractions, -0, 10^15 and beyond, NaN) are
+ * left to the caller (0). */
+static void test_whole_double(void **state)
+{
+    static const double whole[] = {
+        0.0, 1.0, -1.0, 42.0, 1e14, -123456789012345.0, 999999999999999.0, 4294967296.0};
+    static const double not_whole[] = {-0.0, 0.5, -2.25, 1e15, -1e15, 1e300, 1e-300};
+    char got[NNP_FMT_NUM_MAX], want[NNP_FMT_NUM_MAX];
+    (void)state;
+    for (size_t i = 0; i < NNP_ARRAY_LEN(whole); i++) {
+        size_t n = nnp__fmt_whole_double(got, whole[i]);
+        assert_true(n > 0);
+        got[n] = '\0';
+        snprintf(want, sizeof(want), "%.15g", whole[i]);
+        assert_string_equal(got, want);
+    }
+    for (size_t i = 0; i < NNP_ARRAY_LEN(not_whole); i++)
+        assert_int_equal(nnp__fmt_whole_double(got, not_whole[i]), 0);
+    assert_int_equal(nnp__fmt_whole_double(got, NAN), 0);
+    assert_int_equal(nnp__fmt_whole_double(got, INFINITY), 0);
+}
+
 /* Writes rows through the CSV writer into a file and reads it back. */
 static char *csv_roundtrip(void (*fill)(nnp_csv_t *w), size_t *len)
 {
@@ -170,13 +193,150 @@ static void test_csv_many_rows(void **state)
     nnp__free(text);
 }
 
+/* A byte that needs quotes at every position of fields of 1..70 bytes (the scan takes
+ * eight bytes at a time, then the tail; the copy moves 4, 8, 16 or 32 bytes twice), and bytes >=
+ * 0x80 that need none. */
+#define SCAN_MAX 70
+
+static void fill_scan(nnp_csv_t *w)
+{
+    static const char special[] = {',', '"', '\r', '\n'};
+    char f[SCAN_MAX];
+    for (size_t n = 1; n <= SCAN_MAX; n++) {
+        memset(f, 'a', n);
+        f[n / 2] = (char)0xc3; /* UTF-8 bytes pass as they are */
+        nnp__csv_strn(w, f, n);
+        for (size_t at = 0; at < n; at++) {
+            for (size_t k = 0; k < sizeof(special); k++) {
+                memset(f, 'a', n);
+                f[at] = special[k];
+                nnp__csv_strn(w, f, n);
+            }
+        }
+        nnp__csv_end_row(w);
+    }
+}
+
+static void test_csv_quote_scan(void **state)
+{
+    static const char special[] = {',', '"', '\r', '\n'};
+    size_t len, off = 0;
+    char *text = csv_roundtrip(fill_scan, &len);
+    (void)state;
+    for (size_t n = 1; n <= SCAN_MAX; n++) {
+        char want[2 * SCAN_MAX + 3];
+        size_t k = 0;
+        memset(want, 'a', n);
+        want[n / 2] = (char)0xc3;
+        assert_memory_equal(text + off, want, n);
+        off += n;
+        for (size_t at = 0; at < n; at++) {
+            for (size_t q = 0; q < sizeof(special); q++) {
+                k = 0;
+                want[k++] = ',';
+                want[k++] = '"';
+                for (size_t i = 0; i < n; i++) {
+                    char c = i == at ? special[q] : 'a';
+                    want[k++] = c;
+                    if (c == '"')
+                        want[k++] = '"';
+                }
+                want[k++] = '"';
+                assert_true(off + k <= len);
+                assert_memory_equal(text + off, want, k);
+                off += k;
+            }
+        }
+        assert_int_equal(text[off], '\n');
+        off++;
+    }
+    assert_int_equal(off, len);
+    nnp__free(text);
+}
+
+/* Composed rows: a field quoted as nnp__csv_strn would, and a row longer than the
+ * writer's 1 MiB buffer (it grows) between ordinary rows. */
+#define LONG_ROW (3u << 20)
+
+static void fill_composed(nnp_csv_t *w)
+{
+    char *p;
+    nnp__csv_uint(w, 1);
+    assert_null(nnp__csv_row_room(w, 8)); /* not at a row's start */
+    nnp__csv_end_row(w);
+    p = nnp__csv_row_room(w, NNP_CSV_FIELD_MAX(5) + 2);
+    assert_non_null(p);
+    p += nnp__csv_field_into(p, "a,\"b", 4);
+    *p++ = ',';
+    p += nnp__csv_field_into(p, "plain", 5);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
+    p = nnp__csv_row_room(w, LONG_ROW + 1);
+    assert_non_null(p);
+    memset(p, 'x', LONG_ROW);
+    p[LONG_ROW] = '\n';
+    nnp__csv_row_done(w, p + LONG_ROW + 1);
+    nnp__csv_uint(w, 2);
+    nnp__csv_end_row(w);
+}
+
+static void test_csv_composed_rows(void **state)
+{
+    size_t len;
+    char *text = csv_roundtrip(fill_composed, &len);
+    static const char head[] = "1\n\"a,\"\"b\",plain\n";
+    (void)state;
+    assert_int_equal(len, sizeof(head) - 1 + LONG_ROW + 1 + 2);
+    assert_memory_equal(text, head, sizeof(head) - 1);
+    for (size_t i = 0; i < LONG_ROW; i++)
+        if (text[sizeof(head) - 1 + i] != 'x')
+            fail_msg("byte %zu of the long row is not 'x'", i);
+    assert_memory_equal(text + len - 3, "\n2\n", 3);
+    nnp__free(text);
+}
+
+/* Fields of a string table: whether a string needs quotes is found once per id, ids past
+ * the table are scanned each time, and an empty table scans every string. */
+static void fill_ids(nnp_csv_t *w)
+{
+    nnp_csv_quotes_t q, none = {NULL, 0};
+    char *p;
+    assert_int_equal(nnp__csv_quotes_init(&q, 4), NNP_OK);
+    for (int k = 0; k < 2; k++) {
+        nnp__csv_strn_id(w, &q, 1, "a,b", 3);
+        nnp__csv_strn_id(w, &q, 2, "plain", 5);
+        nnp__csv_strn_id(w, &q, 9, "x\"y", 3);
+        nnp__csv_strn_id(w, &none, 1, "a,b", 3);
+        nnp__csv_end_row(w);
+    }
+    p = nnp__csv_row_room(w, 64);
+    assert_non_null(p);
+    p += nnp__csv_field_into_id(p, &q, 1, "a,b", 3);
+    *p++ = ',';
+    p += nnp__csv_field_into_id(p, &q, 2, "plain", 5);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
+    nnp__csv_quotes_fini(&q);
+}
+
+static void test_csv_string_ids(void **state)
+{
+    size_t len;
+    char *text = csv_roundtrip(fill_ids, &len);
+    (void)state;
+    assert_string_equal(text, "\"a,b\",plain,\"x\"\"y\",\"a,b\"\n"
+                              "\"a,b\",plain,\"x\"\"y\",\"a,b\"\n"
+                              "\"a,b\",plain\n");
+    nnp__free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_u64_i64),
-        cmocka_unit_test(test_fixed),
-        cmocka_unit_test(test_csv_fields),
-        cmocka_unit_test(test_csv_many_rows),
+        cmocka_unit_test(test_u64_i64),           cmocka_unit_test(test_fixed),
+        cmocka_unit_test(test_whole_double),      cmocka_unit_test(test_csv_quote_scan),
+        cmocka_unit_test(test_csv_fields),        cmocka_unit_test(test_csv_many_rows),
+        cmocka_unit_test(test_csv_composed_rows), cmocka_unit_test(test_csv_string_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
