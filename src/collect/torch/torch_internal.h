@@ -59,6 +59,13 @@ struct NameEntry {
     uint8_t comm;   // nnp_comm_kind_t when kind == NAME_COMM
 };
 
+// What the ops callback needs of a name: returned by value (in two registers).
+struct NameIds {
+    nnp_str_t id;   // NameEntry::id
+    nnp_str_t type; // NameEntry::type
+    uint8_t kind;   // NameKind
+};
+
 // An open-addressing table of a thread's strings, growing by doubling up to a hard cap;
 // past the cap names are interned on every use (slow but correct) and counted.
 class NameCache
@@ -71,7 +78,7 @@ class NameCache
     // The entry of (s, len, scope), created on first use. Never NULL: when the table is
     // full or out of memory, *tmp is filled and returned.
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
-    // The same for a NUL-terminated string, through a small cache keyed by the string's
+    // The ids of a NUL-terminated string, through a small cache keyed by the string's
     // address first: op names of the dispatcher live in the operator's schema, so the
     // same op passes the same pointer every call. stable: the caller knows the string
     // lives at s as long as its operator is registered (see torch_ops.cpp): a hit on an
@@ -79,20 +86,18 @@ class NameCache
     // compare the text (an address can be reused by another string), but skip strlen and
     // hashing. Names built for one call (autograd nodes: "autograd::engine::
     // evaluate_function: MmBackward0") come back at the few addresses the allocator
-    // reuses: a bucket keeps kWays names per address range, so those hit too. Inline: it
-    // runs for every op.
-    const NameEntry *get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
+    // reuses: a bucket keeps kWays names per address range, so those hit too. A slot holds
+    // a copy of the ids (no second lookup in the table on a hit). Inline: it runs for
+    // every op.
+    NameIds get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
     {
-        PtrSlot *b = &ptrs_[bucket(s)];
+        const PtrSlot *b = &ptrs_[bucket(s)];
         for (size_t w = 0; w < kWays; w++) {
-            if (b[w].p == s && b[w].scope == scope && b[w].idx) {
-                const NameEntry *e = &tab_[(b[w].idx & kIdxMask) - 1];
-                if (stable && (b[w].idx & kStableBit))
-                    return e;
-                // strncmp stops at s's terminator: never reads past the string.
-                if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
-                    return e;
-            }
+            // An empty slot has p NULL, never a name's address. strcmp stops at the first
+            // terminator of either string: it never reads past s.
+            if (b[w].p == s && b[w].scope == scope &&
+                ((stable && b[w].is_stable) || std::strcmp(b[w].str, s) == 0))
+                return NameIds{b[w].id, b[w].type, b[w].kind};
         }
         return get_cstr_miss(s, scope, stable, tmp);
     }
@@ -106,13 +111,17 @@ class NameCache
     const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
     // Copies the key and adds the filled entry; NULL when full or out of memory.
     const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
+    // One address of the small cache: the entry's text (its own copy, which stays where
+    // it is when the table grows) and ids. 32 bytes.
     struct PtrSlot {
-        const char *p;
+        const char *p;   // the name's address, NULL = empty
+        const char *str; // the cached entry's text
         uint32_t scope;
-        uint32_t idx; // entry index + 1 (0 = empty), kStableBit: cached as stable
+        nnp_str_t id;
+        nnp_str_t type;
+        uint8_t kind;
+        bool is_stable; // cached from a call that said the name is stable
     };
-    static constexpr uint32_t kStableBit = uint32_t(1) << 31;
-    static constexpr uint32_t kIdxMask = kStableBit - 1;
     // Buckets of kWays slots, by address: a model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kBuckets = 128;
@@ -121,7 +130,7 @@ class NameCache
         // Heap and schema strings are 16-byte aligned: drop the low bits.
         return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
     }
-    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
+    NameIds get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
     bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;
@@ -158,8 +167,10 @@ struct ThreadState {
 
 // The calling thread's state. initial-exec TLS: the shim is loaded after the program
 // started (dlopen), but 9 bytes fit glibc's static TLS surplus, and a hot-path access is
-// then one load instead of a __tls_get_addr call.
-extern thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+// then one load instead of a __tls_get_addr call. __thread, not thread_local: a pointer
+// needs no dynamic initialisation, and an extern thread_local makes every other file
+// test for (and call) the variable's TLS init function on each access.
+extern __thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
 ThreadState *thread_state_slow();
 
 // The calling thread's state, created on first use; NULL while the thread exits or when

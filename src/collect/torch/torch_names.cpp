@@ -198,23 +198,21 @@ bool NameCache::grow()
     std::free(tab_);
     tab_ = nt;
     cap_ = ncap;
-    std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
-    std::memset(next_way_, 0, sizeof(next_way_));
+    // The address slots stay valid: they hold copies of the ids and the entries' texts,
+    // which do not move.
     return true;
 }
 
-const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable,
-                                          NameEntry *tmp)
+NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
 {
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
         size_t b = bucket(s);
         size_t w = next_way_[b / kWays];
         next_way_[b / kWays] = uint8_t((w + 1) % kWays);
-        // Indexes stay below kCacheMax (2^16): the stable bit never meets them.
-        ptrs_[b + w] = PtrSlot{s, scope, (uint32_t(e - tab_) + 1) | (stable ? kStableBit : 0)};
+        ptrs_[b + w] = PtrSlot{s, e->str, scope, e->id, e->type, e->kind, stable};
     }
-    return e;
+    return NameIds{e->id, e->type, e->kind};
 }
 
 const NameEntry *NameCache::find(const char *s, size_t len, uint32_t scope, uint64_t h) const
@@ -300,7 +298,7 @@ thread_local StateOwner t_owner;
 
 } // namespace
 
-thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+__thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
 
 ThreadState *thread_state_slow()
 {

@@ -187,15 +187,14 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
         ts->inputs.put_key(key, words * sizeof(uint64_t), op->input_shapes, op->input_dtypes);
 }
 
-__attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, const NameEntry *e,
-                                          nnp_op_t *op)
+__attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t kind, nnp_op_t *op)
 {
     try {
         auto args = torch::profiler::impl::saveExtraArgs(fn);
         if (args.empty())
             return;
         uint64_t f = torch::profiler::impl::computeFlops(std::string(fn.name()), args);
-        if (e->kind == NAME_FLOPS_MATRIX)
+        if (kind == NAME_FLOPS_MATRIX)
             op->flops_matrix = f;
         else
             op->flops_vector = f;
@@ -267,8 +266,10 @@ inline bool name_is_stable(const at::RecordFunction &fn, const char *s)
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
 {
-    if (!nnp_is_collecting())
-        return nullptr;
+    // No test of the window here: the callback is installed only while one is open
+    // (torch_shim.cpp), and nnp_op_since() tests it again at the end, where an op that
+    // started just before the window closed is dropped. Testing twice cost a call into
+    // libnnprof per op.
     ThreadState *ts = thread_state();
     if (!ts)
         return nullptr;
@@ -281,13 +282,13 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
     NameEntry tmp;
-    const NameEntry *e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
+    NameIds e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
     f.op = nnp_op_t{};
-    f.op.name = e->id;
-    f.op.type = e->type;
+    f.op.name = e.id;
+    f.op.type = e.type;
     int64_t seq = fn.seqNr();
     if (seq >= 0) {
         uint64_t fwd = fn.forwardThreadId();
@@ -299,9 +300,9 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (fn.needsInputs()) {
         if (g_cfg.shapes.load(std::memory_order_relaxed))
             fill_shapes(ts, fn, &f.op);
-        if ((e->kind == NAME_FLOPS_MATRIX || e->kind == NAME_FLOPS_VECTOR) &&
+        if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
             g_cfg.flops.load(std::memory_order_relaxed))
-            fill_flops(fn, e, &f.op);
+            fill_flops(fn, e.kind, &f.op);
     }
     // Last, so that the shim's own work above is not counted in the op's time.
     f.t0 = nnp_now();
