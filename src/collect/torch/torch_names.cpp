@@ -46,6 +46,24 @@ uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
     return h | 1; // 0 marks an empty slot
 }
 
+// Hash of a key of whole 64-bit words (find_key/put_key: input kinds, dtype addresses,
+// sizes; a dozen words per op with record_shapes): one xor-multiply per word, then
+// splitmix64's finish, which brings the high bits (where a multiply carries every input
+// bit) down to the low bits the table indexes by. About half of hash_bytes' work per word.
+uint64_t hash_words(const char *key, size_t len)
+{
+    uint64_t h = len * kGolden;
+    for (size_t i = 0; i + sizeof(uint64_t) <= len; i += sizeof(uint64_t)) {
+        uint64_t v;
+        std::memcpy(&v, key + i, sizeof(v));
+        h = (h ^ v) * kMix1;
+    }
+    h ^= h >> 31;
+    h *= kMix2;
+    h ^= h >> 29;
+    return h | 1; // 0 marks an empty slot
+}
+
 bool has_prefix(const char *s, size_t len, const char *p)
 {
     size_t n = std::strlen(p);
@@ -265,13 +283,13 @@ const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameE
 
 const NameEntry *NameCache::find_key(const char *key, size_t len) const
 {
-    return find(key, len, 0, hash_bytes(key, len, 0));
+    return find(key, len, 0, hash_words(key, len));
 }
 
 void NameCache::put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type)
 {
     NameEntry e{};
-    e.hash = hash_bytes(key, len, 0);
+    e.hash = hash_words(key, len);
     e.len = uint32_t(len);
     e.id = id;
     e.type = type;

@@ -75,16 +75,19 @@ const char *input_type(const c10::IValue &v, size_t *len)
         }
     } else if (v.isScalar()) {
         s = "Scalar";
-    } else if (v.isTensorList()) {
-        s = "TensorList";
-    } else if (v.isIntList()) {
-        s = "IntList";
-    } else if (v.isDoubleList()) {
-        s = "DoubleList";
-    } else if (v.isBoolList()) {
-        s = "BoolList";
     } else if (v.isList()) {
-        s = "GenericList";
+        // Every typed list is a list: the typed tests (calls into libtorch that compare
+        // the element type) run only for lists, not for None or other inputs.
+        if (v.isTensorList())
+            s = "TensorList";
+        else if (v.isIntList())
+            s = "IntList";
+        else if (v.isDoubleList())
+            s = "DoubleList";
+        else if (v.isBoolList())
+            s = "BoolList";
+        else
+            s = "GenericList";
     }
     *len = std::strlen(s);
     return s;
