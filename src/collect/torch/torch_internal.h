@@ -102,10 +102,10 @@ class NameCache
         return get_cstr_miss(s, scope, stable, tmp);
     }
 
-    // A cache whose entries the caller fills (not names): the entry of key bytes, or
-    // NULL; put_key() adds one (key -> id, type), unless the table is full.
-    const NameEntry *find_key(const char *key, size_t len) const;
-    void put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type);
+    // A cache whose entries the caller fills (not names): the entry of a key of n words,
+    // or NULL; put_key() adds one (key -> id, type), unless the table is full.
+    const NameEntry *find_key(const uint64_t *key, size_t n) const;
+    void put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type);
 
   private:
     const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;

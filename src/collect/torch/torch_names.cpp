@@ -46,18 +46,15 @@ uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
     return h | 1; // 0 marks an empty slot
 }
 
-// Hash of a key of whole 64-bit words (find_key/put_key: input kinds, dtype addresses,
-// sizes; a dozen words per op with record_shapes): one xor-multiply per word, then
-// splitmix64's finish, which brings the high bits (where a multiply carries every input
-// bit) down to the low bits the table indexes by. About half of hash_bytes' work per word.
-uint64_t hash_words(const char *key, size_t len)
+// Hash of a key of 64-bit words (find_key/put_key: input kinds, dtype addresses, sizes;
+// a few words per op with record_shapes): one xor-multiply per word, then splitmix64's
+// finish, which brings the high bits (where a multiply carries every input bit) down to
+// the low bits the table indexes by. About half of hash_bytes' work per word.
+uint64_t hash_words(const uint64_t *key, size_t n)
 {
-    uint64_t h = len * kGolden;
-    for (size_t i = 0; i + sizeof(uint64_t) <= len; i += sizeof(uint64_t)) {
-        uint64_t v;
-        std::memcpy(&v, key + i, sizeof(v));
-        h = (h ^ v) * kMix1;
-    }
+    uint64_t h = n * kGolden;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ key[i]) * kMix1;
     h ^= h >> 31;
     h *= kMix2;
     h ^= h >> 29;
@@ -281,19 +278,41 @@ const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameE
     return e ? e : tmp;
 }
 
-const NameEntry *NameCache::find_key(const char *key, size_t len) const
+const NameEntry *NameCache::find_key(const uint64_t *key, size_t n) const
 {
-    return find(key, len, 0, hash_words(key, len));
+    uint64_t h = hash_words(key, n);
+    size_t len = n * sizeof(uint64_t);
+    if (!cap_)
+        return nullptr;
+    // find() for a key of words: compared word by word inline, without a memcmp call (and
+    // the register saves it costs), as this runs for every op when shapes are recorded.
+    for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
+        const NameEntry *e = &tab_[j];
+        if (!e->hash)
+            return nullptr;
+        if (e->hash != h || e->len != len)
+            continue;
+        size_t i = 0;
+        for (; i < n; i++) {
+            uint64_t w;
+            std::memcpy(&w, e->str + i * sizeof(w), sizeof(w)); // e->str: malloc'ed, unaligned-safe
+            if (w != key[i])
+                break;
+        }
+        if (i == n)
+            return e;
+    }
 }
 
-void NameCache::put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type)
+void NameCache::put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type)
 {
     NameEntry e{};
-    e.hash = hash_words(key, len);
-    e.len = uint32_t(len);
+    e.hash = hash_words(key, n);
+    e.len = uint32_t(n * sizeof(uint64_t));
     e.id = id;
     e.type = type;
-    keep(key, len, e); // full or out of memory: not cached, looked up again next time
+    // Full or out of memory: not cached, looked up again next time.
+    keep(reinterpret_cast<const char *>(key), e.len, e);
 }
 
 namespace

@@ -76,12 +76,14 @@ const char *input_type(const c10::IValue &v, size_t *len)
     } else if (v.isScalar()) {
         s = "Scalar";
     } else if (v.isList()) {
-        // Every typed list is a list: the typed tests (calls into libtorch that compare
-        // the element type) run only for lists, not for None or other inputs.
-        if (v.isTensorList())
-            s = "TensorList";
-        else if (v.isIntList())
+        // Every typed list is a list: the typed tests (calls into libtorch) run only for
+        // lists, not for None or other inputs. A test is quick when the element type is
+        // the one asked for and costly otherwise (a comparison of types): int lists (sizes,
+        // dims), by far the most frequent, are tested first.
+        if (v.isIntList())
             s = "IntList";
+        else if (v.isTensorList())
+            s = "TensorList";
         else if (v.isDoubleList())
             s = "DoubleList";
         else if (v.isBoolList())
@@ -176,9 +178,8 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
 {
     c10::ArrayRef<const c10::IValue> in = fn.inputs();
     size_t words = inputs_key(in, ts->key);
-    const char *key = reinterpret_cast<const char *>(ts->key);
     if (words) {
-        const NameEntry *e = ts->inputs.find_key(key, words * sizeof(uint64_t));
+        const NameEntry *e = ts->inputs.find_key(ts->key, words);
         if (e) {
             op->input_shapes = e->id;
             op->input_dtypes = e->type;
@@ -187,7 +188,7 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
     }
     format_inputs(ts, in, op);
     if (words)
-        ts->inputs.put_key(key, words * sizeof(uint64_t), op->input_shapes, op->input_dtypes);
+        ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
 }
 
 __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t kind, nnp_op_t *op)
