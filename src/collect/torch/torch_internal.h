@@ -109,6 +109,19 @@ class NameCache
 
   private:
     const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
+    // The entry of hash h for which is_key(entry) holds, or NULL (linear probing).
+    template <typename IsKey> const NameEntry *probe(uint64_t h, IsKey is_key) const
+    {
+        if (!cap_)
+            return nullptr;
+        for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
+            const NameEntry *e = &tab_[j];
+            if (!e->hash)
+                return nullptr;
+            if (e->hash == h && is_key(*e))
+                return e;
+        }
+    }
     // Copies the key and adds the filled entry; NULL when full or out of memory.
     const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
     // One address of the small cache: the entry's text (its own copy, which stays where

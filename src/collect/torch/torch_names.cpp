@@ -232,15 +232,9 @@ NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable, Nam
 
 const NameEntry *NameCache::find(const char *s, size_t len, uint32_t scope, uint64_t h) const
 {
-    if (!cap_)
-        return nullptr;
-    for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
-        const NameEntry *e = &tab_[j];
-        if (!e->hash)
-            return nullptr;
-        if (e->hash == h && e->len == len && e->scope == scope && std::memcmp(e->str, s, len) == 0)
-            return e;
-    }
+    return probe(h, [&](const NameEntry &e) {
+        return e.len == len && e.scope == scope && std::memcmp(e.str, s, len) == 0;
+    });
 }
 
 const NameEntry *NameCache::keep(const char *s, size_t len, const NameEntry &filled)
@@ -280,28 +274,20 @@ const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameE
 
 const NameEntry *NameCache::find_key(const uint64_t *key, size_t n) const
 {
-    uint64_t h = hash_words(key, n);
     size_t len = n * sizeof(uint64_t);
-    if (!cap_)
-        return nullptr;
-    // find() for a key of words: compared word by word inline, without a memcmp call (and
-    // the register saves it costs), as this runs for every op when shapes are recorded.
-    for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
-        const NameEntry *e = &tab_[j];
-        if (!e->hash)
-            return nullptr;
-        if (e->hash != h || e->len != len)
-            continue;
-        size_t i = 0;
-        for (; i < n; i++) {
+    // Compared word by word inline, without a memcmp call (and the register saves it
+    // costs): this runs for every op when shapes are recorded.
+    return probe(hash_words(key, n), [&](const NameEntry &e) {
+        if (e.len != len)
+            return false;
+        for (size_t i = 0; i < n; i++) {
             uint64_t w;
-            std::memcpy(&w, e->str + i * sizeof(w), sizeof(w)); // e->str: malloc'ed, unaligned-safe
+            std::memcpy(&w, e.str + i * sizeof(w), sizeof(w)); // e.str: any alignment
             if (w != key[i])
-                break;
+                return false;
         }
-        if (i == n)
-            return e;
-    }
+        return true;
+    });
 }
 
 void NameCache::put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type)
