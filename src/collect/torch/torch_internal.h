@@ -78,28 +78,41 @@ class NameCache
     // The entry of (s, len, scope), created on first use. Never NULL: when the table is
     // full or out of memory, *tmp is filled and returned.
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
-    // The ids of a NUL-terminated string, through a small cache keyed by the string's
-    // address first: op names of the dispatcher live in the operator's schema, so the
-    // same op passes the same pointer every call. stable: the caller knows the string
-    // lives at s as long as its operator is registered (see torch_ops.cpp): a hit on an
-    // address cached as stable is then exact without reading the text. Other hits
-    // compare the text (an address can be reused by another string), but skip strlen and
-    // hashing. Names built for one call (autograd nodes: "autograd::engine::
-    // evaluate_function: MmBackward0") come back at the few addresses the allocator
-    // reuses: a bucket keeps kWays names per address range, so those hit too. A slot holds
-    // a copy of the ids (no second lookup in the table on a hit). Inline: it runs for
-    // every op.
-    NameIds get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
+    // The ids of an op name through a small cache keyed by an address first, so that a hit
+    // costs neither strlen nor hashing. A name that lives in an operator's schema (stable,
+    // see torch_ops.cpp) is cached under the schema's address, which the caller reads from
+    // the RecordFunction without asking torch for the name: find_stable() is then exact
+    // without reading any text. Other names (built for one call: autograd nodes,
+    // "autograd::engine::evaluate_function: MmBackward0") are cached under the text's
+    // address and compared on each hit (an address can be reused by another string); they
+    // come back at the few addresses the allocator reuses, and a bucket keeps kWays names
+    // per address range. A slot holds a copy of the ids (no second lookup in the table on
+    // a hit). Inline: they run for every op.
+    bool find_stable(const void *key, uint32_t scope, NameIds *out) const
     {
+        const PtrSlot *b = &ptrs_[bucket(key)];
+        for (size_t w = 0; w < kWays; w++) {
+            if (b[w].p == key && b[w].scope == scope && b[w].is_stable) {
+                *out = NameIds{b[w].id, b[w].type, b[w].kind};
+                return true;
+            }
+        }
+        return false;
+    }
+    // The ids of NUL-terminated s, created on first use. stable_key: the schema address of a
+    // stable name that find_stable() did not find (it is cached under it), else NULL.
+    NameIds get_cstr(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp)
+    {
+        if (stable_key)
+            return get_cstr_miss(s, scope, stable_key, tmp);
         const PtrSlot *b = &ptrs_[bucket(s)];
         for (size_t w = 0; w < kWays; w++) {
             // An empty slot has p NULL, never a name's address. strcmp stops at the first
             // terminator of either string: it never reads past s.
-            if (b[w].p == s && b[w].scope == scope &&
-                ((stable && b[w].is_stable) || std::strcmp(b[w].str, s) == 0))
+            if (b[w].p == s && b[w].scope == scope && std::strcmp(b[w].str, s) == 0)
                 return NameIds{b[w].id, b[w].type, b[w].kind};
         }
-        return get_cstr_miss(s, scope, stable, tmp);
+        return get_cstr_miss(s, scope, nullptr, tmp);
     }
 
     // A cache whose entries the caller fills (not names): the entry of a key of n words,
@@ -127,23 +140,23 @@ class NameCache
     // One address of the small cache: the entry's text (its own copy, which stays where
     // it is when the table grows) and ids. 32 bytes.
     struct PtrSlot {
-        const char *p;   // the name's address, NULL = empty
+        const void *p;   // the key address (schema or text), NULL = empty
         const char *str; // the cached entry's text
         uint32_t scope;
         nnp_str_t id;
         nnp_str_t type;
         uint8_t kind;
-        bool is_stable; // cached from a call that said the name is stable
+        bool is_stable; // p is a schema's address (find_stable)
     };
     // Buckets of kWays slots, by address: a model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kBuckets = 128;
-    static size_t bucket(const char *s)
+    static size_t bucket(const void *p)
     {
-        // Heap and schema strings are 16-byte aligned: drop the low bits.
-        return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
+        // Heap strings and schemas are 16-byte aligned: drop the low bits.
+        return ((reinterpret_cast<uintptr_t>(p) >> 4) % kBuckets) * kWays;
     }
-    NameIds get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
+    NameIds get_cstr_miss(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp);
     bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;

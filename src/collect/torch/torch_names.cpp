@@ -218,14 +218,16 @@ bool NameCache::grow()
     return true;
 }
 
-NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
+NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stable_key,
+                                 NameEntry *tmp)
 {
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
-        size_t b = bucket(s);
+        const void *key = stable_key ? stable_key : s;
+        size_t b = bucket(key);
         size_t w = next_way_[b / kWays];
         next_way_[b / kWays] = uint8_t((w + 1) % kWays);
-        ptrs_[b + w] = PtrSlot{s, e->str, scope, e->id, e->type, e->kind, stable};
+        ptrs_[b + w] = PtrSlot{key, e->str, scope, e->id, e->type, e->kind, stable_key != nullptr};
     }
     return NameIds{e->id, e->type, e->kind};
 }

@@ -255,15 +255,31 @@ void probe_names()
     }
 }
 
-// Whether fn's name s lives in an operator schema (see above).
-inline bool name_is_stable(const at::RecordFunction &fn, const char *s)
+// The word of fn where a name it owns is (see above), or NULL when the probe found none.
+// For a name in a schema the word is the schema's address (fn holds a reference to it
+// there): stable for as long as the operator is registered.
+inline const void *name_word(const at::RecordFunction &fn)
 {
     long off = g_name_word.load(std::memory_order_relaxed);
     if (off < 0)
-        return false;
-    const char *w;
+        return nullptr;
+    const void *w;
     std::memcpy(&w, reinterpret_cast<const unsigned char *>(&fn) + off, sizeof(w));
-    return w != s;
+    return w;
+}
+
+// The ids of fn's name. A schema name found under its schema's address costs no call into
+// torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
+// stable when it is not the word itself (see above).
+inline NameIds op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope)
+{
+    const void *w = name_word(fn);
+    NameIds ids;
+    if (w && ts->names.find_stable(w, scope, &ids))
+        return ids;
+    const char *name = fn.name();
+    NameEntry tmp;
+    return ts->names.get_cstr(name, scope, w && w != name ? w : nullptr, &tmp);
 }
 
 // ---- the ops callback ----
@@ -281,12 +297,10 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
         g_counters.depth_overflow.fetch_add(1, std::memory_order_relaxed);
         return nullptr;
     }
-    const char *name = fn.name();
     uint32_t scope = 0;
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
-    NameEntry tmp;
-    NameIds e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
+    NameIds e = op_name_ids(ts, fn, scope);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
