@@ -93,6 +93,7 @@ class CaptureTest(support.NnprofTestCase):
                     torch.add(x, 1)
                 torch.add(a32, a32)
                 torch.cat([a32, a32])
+                a32.view(3, 2)
 
         work()
         with tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=True) as tprof:
@@ -115,6 +116,11 @@ class CaptureTest(support.NnprofTestCase):
         cats = [e for e in trace["traceEvents"]
                 if e.get("cat") == "cpu_op" and e["name"] == "aten::cat"]
         self.assertEqual([e["args"].get("Input type")[0] for e in cats], ["TensorList"] * 2)
+        # A list of ints (the view's sizes) is an "IntList" with no dims.
+        views = [e for e in trace["traceEvents"]
+                 if e.get("cat") == "cpu_op" and e["name"] == "aten::view"]
+        self.assertEqual([(e["args"].get("Input Dims"), e["args"].get("Input type"))
+                          for e in views], [([[2, 3], []], ["float", "IntList"])] * 2)
 
     def test_backward_ops_linked_to_forward(self):
         prof = self.nnprof_run()

@@ -171,31 +171,48 @@ NNP_PROBE void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns)
 
 /* ---- operators ---- */
 
-static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t end)
+/* Fills an op record's first two slots: r (slot 0) and x (the extension slot). */
+static inline void op_fill(nnp_rec_t *r, nnp_rec_op_ext_t *x, const nnp_op_t *op, unsigned n,
+                           uint16_t flags, uint64_t start, uint64_t end)
 {
-    nnp_tbuf_t *tb = nnp__tbuf_get();
-    bool has_flops = op->flops_matrix != 0 || op->flops_vector != 0;
-    unsigned n = has_flops ? 3 : 2;
-    uint64_t s;
-    nnp_rec_op_ext_t *x;
-
-    if (NNP_UNLIKELY(!tb))
-        return;
-    if (has_flops)
-        flags |= NNP_REC_F_FLOPS;
-    if (op->has_sequence)
+    bool has_seq = op->has_sequence;
+    if (has_seq)
         flags |= op->is_backward ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
-    s = putn_begin(tb, n, NNP_REC_OP, flags, op->name, start, end, op->correlation_id);
-    if (NNP_UNLIKELY(s == UINT64_MAX))
-        return;
-    x = (nnp_rec_op_ext_t *)nnp__tbuf_slot(tb, s + 1);
+    r->kind = NNP_REC_OP;
+    r->n_slots = (uint8_t)n;
+    r->flags = flags;
+    r->name = op->name;
+    r->ts = start;
+    r->a = end;
+    r->b = op->correlation_id;
     x->type = op->type;
     x->graph_id = op->graph_id;
     x->stream_id = op->stream_id;
     x->input_shapes = op->input_shapes;
     x->input_dtypes = op->input_dtypes;
-    x->seq_thread = op->has_sequence ? op->seq_thread : 0;
-    x->sequence_nr = op->has_sequence ? op->sequence_nr : 0;
+    x->seq_thread = has_seq ? op->seq_thread : 0;
+    x->sequence_nr = has_seq ? op->sequence_nr : 0;
+}
+
+/* Any op record: a FLOPs slot when the op has FLOPs, the thread's first event (its buffer
+ * is created here), a full buffer. */
+static __attribute__((noinline, cold)) void op_put_slow(const nnp_op_t *op, uint16_t flags,
+                                                        uint64_t start, uint64_t end)
+{
+    nnp_tbuf_t *tb = nnp__tbuf_get();
+    bool has_flops = op->flops_matrix != 0 || op->flops_vector != 0;
+    unsigned n = has_flops ? 3 : 2;
+    uint64_t s;
+
+    if (NNP_UNLIKELY(!tb))
+        return;
+    if (has_flops)
+        flags |= NNP_REC_F_FLOPS;
+    s = nnp__tbuf_reserve(tb, n);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    op_fill(nnp__tbuf_slot(tb, s), (nnp_rec_op_ext_t *)nnp__tbuf_slot(tb, s + 1), op, n, flags,
+            start, end);
     if (has_flops) {
         nnp_rec_flops_t *f = (nnp_rec_flops_t *)nnp__tbuf_slot(tb, s + 2);
         f->matrix = op->flops_matrix;
@@ -203,6 +220,28 @@ static void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t 
         f->reserved[0] = f->reserved[1] = 0;
     }
     nnp__tbuf_commit(tb, s, n);
+}
+
+/* An op record. The common case (the thread has a buffer, the op no FLOPs) is written
+ * here with nothing live across a call, so this costs no register saves; the rest goes to
+ * op_put_slow as a tail call. Ops are the most frequent record of a framework (a PyTorch
+ * training step has thousands): bench_torch_ir counts this path's instructions. */
+static inline void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, uint64_t end)
+{
+    nnp_tbuf_t *tb = nnp__tls_buf;
+    uint64_t s;
+    nnp_rec_t *r;
+
+    if (NNP_UNLIKELY(!tb || (op->flops_matrix | op->flops_vector) != 0)) {
+        op_put_slow(op, flags, start, end);
+        return;
+    }
+    s = nnp__tbuf_reserve(tb, 2);
+    if (NNP_UNLIKELY(s == UINT64_MAX))
+        return;
+    r = nnp__tbuf_slot(tb, s);
+    op_fill(r, (nnp_rec_op_ext_t *)nnp__tbuf_slot(tb, s + 1), op, 2, flags, start, end);
+    nnp__tbuf_commit(tb, s, 2);
 }
 
 NNP_PROBE void nnp_op_since(const nnp_op_t *op, uint64_t start_ticks)

@@ -59,6 +59,13 @@ struct NameEntry {
     uint8_t comm;   // nnp_comm_kind_t when kind == NAME_COMM
 };
 
+// What the ops callback needs of a name: returned by value (in two registers).
+struct NameIds {
+    nnp_str_t id;   // NameEntry::id
+    nnp_str_t type; // NameEntry::type
+    uint8_t kind;   // NameKind
+};
+
 // An open-addressing table of a thread's strings, growing by doubling up to a hard cap;
 // past the cap names are interned on every use (slow but correct) and counted.
 class NameCache
@@ -71,57 +78,85 @@ class NameCache
     // The entry of (s, len, scope), created on first use. Never NULL: when the table is
     // full or out of memory, *tmp is filled and returned.
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
-    // The same for a NUL-terminated string, through a small cache keyed by the string's
-    // address first: op names of the dispatcher live in the operator's schema, so the
-    // same op passes the same pointer every call. stable: the caller knows the string
-    // lives at s as long as its operator is registered (see torch_ops.cpp): a hit on an
-    // address cached as stable is then exact without reading the text. Other hits
-    // compare the text (an address can be reused by another string), but skip strlen and
-    // hashing. Names built for one call (autograd nodes: "autograd::engine::
-    // evaluate_function: MmBackward0") come back at the few addresses the allocator
-    // reuses: a bucket keeps kWays names per address range, so those hit too. Inline: it
-    // runs for every op.
-    const NameEntry *get_cstr(const char *s, uint32_t scope, bool stable, NameEntry *tmp)
+    // The ids of an op name through a small cache keyed by an address first, so that a hit
+    // costs neither strlen nor hashing. A name that lives in an operator's schema (stable,
+    // see torch_ops.cpp) is cached under the schema's address, which the caller reads from
+    // the RecordFunction without asking torch for the name: find_stable() is then exact
+    // without reading any text. Other names (built for one call: autograd nodes,
+    // "autograd::engine::evaluate_function: MmBackward0") are cached under the text's
+    // address and compared on each hit (an address can be reused by another string); they
+    // come back at the few addresses the allocator reuses, and a bucket keeps kWays names
+    // per address range. A slot holds a copy of the ids (no second lookup in the table on
+    // a hit). Inline: they run for every op.
+    bool find_stable(const void *key, uint32_t scope, NameIds *out) const
     {
-        PtrSlot *b = &ptrs_[bucket(s)];
+        const PtrSlot *b = &ptrs_[bucket(key)];
         for (size_t w = 0; w < kWays; w++) {
-            if (b[w].p == s && b[w].scope == scope && b[w].idx) {
-                const NameEntry *e = &tab_[(b[w].idx & kIdxMask) - 1];
-                if (stable && (b[w].idx & kStableBit))
-                    return e;
-                // strncmp stops at s's terminator: never reads past the string.
-                if (std::strncmp(e->str, s, size_t(e->len) + 1) == 0)
-                    return e;
+            if (b[w].p == key && b[w].scope == scope && b[w].is_stable) {
+                *out = NameIds{b[w].id, b[w].type, b[w].kind};
+                return true;
             }
         }
-        return get_cstr_miss(s, scope, stable, tmp);
+        return false;
+    }
+    // The ids of NUL-terminated s, created on first use. stable_key: the schema address of a
+    // stable name that find_stable() did not find (it is cached under it), else NULL.
+    NameIds get_cstr(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp)
+    {
+        if (stable_key)
+            return get_cstr_miss(s, scope, stable_key, tmp);
+        const PtrSlot *b = &ptrs_[bucket(s)];
+        for (size_t w = 0; w < kWays; w++) {
+            // An empty slot has p NULL, never a name's address. strcmp stops at the first
+            // terminator of either string: it never reads past s.
+            if (b[w].p == s && b[w].scope == scope && std::strcmp(b[w].str, s) == 0)
+                return NameIds{b[w].id, b[w].type, b[w].kind};
+        }
+        return get_cstr_miss(s, scope, nullptr, tmp);
     }
 
-    // A cache whose entries the caller fills (not names): the entry of key bytes, or
-    // NULL; put_key() adds one (key -> id, type), unless the table is full.
-    const NameEntry *find_key(const char *key, size_t len) const;
-    void put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type);
+    // A cache whose entries the caller fills (not names): the entry of a key of n words,
+    // or NULL; put_key() adds one (key -> id, type), unless the table is full.
+    const NameEntry *find_key(const uint64_t *key, size_t n) const;
+    void put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type);
 
   private:
     const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
+    // The entry of hash h for which is_key(entry) holds, or NULL (linear probing).
+    template <typename IsKey> const NameEntry *probe(uint64_t h, IsKey is_key) const
+    {
+        if (!cap_)
+            return nullptr;
+        for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
+            const NameEntry *e = &tab_[j];
+            if (!e->hash)
+                return nullptr;
+            if (e->hash == h && is_key(*e))
+                return e;
+        }
+    }
     // Copies the key and adds the filled entry; NULL when full or out of memory.
     const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
+    // One address of the small cache: the entry's text (its own copy, which stays where
+    // it is when the table grows) and ids. 32 bytes.
     struct PtrSlot {
-        const char *p;
+        const void *p;   // the key address (schema or text), NULL = empty
+        const char *str; // the cached entry's text
         uint32_t scope;
-        uint32_t idx; // entry index + 1 (0 = empty), kStableBit: cached as stable
+        nnp_str_t id;
+        nnp_str_t type;
+        uint8_t kind;
+        bool is_stable; // p is a schema's address (find_stable)
     };
-    static constexpr uint32_t kStableBit = uint32_t(1) << 31;
-    static constexpr uint32_t kIdxMask = kStableBit - 1;
     // Buckets of kWays slots, by address: a model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kBuckets = 128;
-    static size_t bucket(const char *s)
+    static size_t bucket(const void *p)
     {
-        // Heap and schema strings are 16-byte aligned: drop the low bits.
-        return ((reinterpret_cast<uintptr_t>(s) >> 4) % kBuckets) * kWays;
+        // Heap strings and schemas are 16-byte aligned: drop the low bits.
+        return ((reinterpret_cast<uintptr_t>(p) >> 4) % kBuckets) * kWays;
     }
-    const NameEntry *get_cstr_miss(const char *s, uint32_t scope, bool stable, NameEntry *tmp);
+    NameIds get_cstr_miss(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp);
     bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;
@@ -158,8 +193,10 @@ struct ThreadState {
 
 // The calling thread's state. initial-exec TLS: the shim is loaded after the program
 // started (dlopen), but 9 bytes fit glibc's static TLS surplus, and a hot-path access is
-// then one load instead of a __tls_get_addr call.
-extern thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+// then one load instead of a __tls_get_addr call. __thread, not thread_local: a pointer
+// needs no dynamic initialisation, and an extern thread_local makes every other file
+// test for (and call) the variable's TLS init function on each access.
+extern __thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
 ThreadState *thread_state_slow();
 
 // The calling thread's state, created on first use; NULL while the thread exits or when

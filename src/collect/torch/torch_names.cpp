@@ -46,6 +46,21 @@ uint64_t hash_bytes(const char *s, size_t n, uint32_t scope)
     return h | 1; // 0 marks an empty slot
 }
 
+// Hash of a key of 64-bit words (find_key/put_key: input kinds, dtype addresses, sizes;
+// a few words per op with record_shapes): one xor-multiply per word, then splitmix64's
+// finish, which brings the high bits (where a multiply carries every input bit) down to
+// the low bits the table indexes by. About half of hash_bytes' work per word.
+uint64_t hash_words(const uint64_t *key, size_t n)
+{
+    uint64_t h = n * kGolden;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ key[i]) * kMix1;
+    h ^= h >> 31;
+    h *= kMix2;
+    h ^= h >> 29;
+    return h | 1; // 0 marks an empty slot
+}
+
 bool has_prefix(const char *s, size_t len, const char *p)
 {
     size_t n = std::strlen(p);
@@ -198,36 +213,30 @@ bool NameCache::grow()
     std::free(tab_);
     tab_ = nt;
     cap_ = ncap;
-    std::memset(ptrs_, 0, sizeof(ptrs_)); // entries moved: forget their indexes
-    std::memset(next_way_, 0, sizeof(next_way_));
+    // The address slots stay valid: they hold copies of the ids and the entries' texts,
+    // which do not move.
     return true;
 }
 
-const NameEntry *NameCache::get_cstr_miss(const char *s, uint32_t scope, bool stable,
-                                          NameEntry *tmp)
+NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stable_key,
+                                 NameEntry *tmp)
 {
     const NameEntry *e = get(s, std::strlen(s), scope, tmp);
     if (e != tmp) {
-        size_t b = bucket(s);
+        const void *key = stable_key ? stable_key : s;
+        size_t b = bucket(key);
         size_t w = next_way_[b / kWays];
         next_way_[b / kWays] = uint8_t((w + 1) % kWays);
-        // Indexes stay below kCacheMax (2^16): the stable bit never meets them.
-        ptrs_[b + w] = PtrSlot{s, scope, (uint32_t(e - tab_) + 1) | (stable ? kStableBit : 0)};
+        ptrs_[b + w] = PtrSlot{key, e->str, scope, e->id, e->type, e->kind, stable_key != nullptr};
     }
-    return e;
+    return NameIds{e->id, e->type, e->kind};
 }
 
 const NameEntry *NameCache::find(const char *s, size_t len, uint32_t scope, uint64_t h) const
 {
-    if (!cap_)
-        return nullptr;
-    for (size_t j = h & (cap_ - 1);; j = (j + 1) & (cap_ - 1)) {
-        const NameEntry *e = &tab_[j];
-        if (!e->hash)
-            return nullptr;
-        if (e->hash == h && e->len == len && e->scope == scope && std::memcmp(e->str, s, len) == 0)
-            return e;
-    }
+    return probe(h, [&](const NameEntry &e) {
+        return e.len == len && e.scope == scope && std::memcmp(e.str, s, len) == 0;
+    });
 }
 
 const NameEntry *NameCache::keep(const char *s, size_t len, const NameEntry &filled)
@@ -265,19 +274,33 @@ const NameEntry *NameCache::get(const char *s, size_t len, uint32_t scope, NameE
     return e ? e : tmp;
 }
 
-const NameEntry *NameCache::find_key(const char *key, size_t len) const
+const NameEntry *NameCache::find_key(const uint64_t *key, size_t n) const
 {
-    return find(key, len, 0, hash_bytes(key, len, 0));
+    size_t len = n * sizeof(uint64_t);
+    // Compared word by word inline, without a memcmp call (and the register saves it
+    // costs): this runs for every op when shapes are recorded.
+    return probe(hash_words(key, n), [&](const NameEntry &e) {
+        if (e.len != len)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t w;
+            std::memcpy(&w, e.str + i * sizeof(w), sizeof(w)); // e.str: any alignment
+            if (w != key[i])
+                return false;
+        }
+        return true;
+    });
 }
 
-void NameCache::put_key(const char *key, size_t len, nnp_str_t id, nnp_str_t type)
+void NameCache::put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type)
 {
     NameEntry e{};
-    e.hash = hash_bytes(key, len, 0);
-    e.len = uint32_t(len);
+    e.hash = hash_words(key, n);
+    e.len = uint32_t(n * sizeof(uint64_t));
     e.id = id;
     e.type = type;
-    keep(key, len, e); // full or out of memory: not cached, looked up again next time
+    // Full or out of memory: not cached, looked up again next time.
+    keep(reinterpret_cast<const char *>(key), e.len, e);
 }
 
 namespace
@@ -300,7 +323,7 @@ thread_local StateOwner t_owner;
 
 } // namespace
 
-thread_local ThreadState *t_state __attribute__((tls_model("initial-exec")));
+__thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
 
 ThreadState *thread_state_slow()
 {

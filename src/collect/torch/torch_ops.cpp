@@ -75,16 +75,21 @@ const char *input_type(const c10::IValue &v, size_t *len)
         }
     } else if (v.isScalar()) {
         s = "Scalar";
-    } else if (v.isTensorList()) {
-        s = "TensorList";
-    } else if (v.isIntList()) {
-        s = "IntList";
-    } else if (v.isDoubleList()) {
-        s = "DoubleList";
-    } else if (v.isBoolList()) {
-        s = "BoolList";
     } else if (v.isList()) {
-        s = "GenericList";
+        // Every typed list is a list: the typed tests (calls into libtorch) run only for
+        // lists, not for None or other inputs. A test is quick when the element type is
+        // the one asked for and costly otherwise (a comparison of types): int lists (sizes,
+        // dims), by far the most frequent, are tested first.
+        if (v.isIntList())
+            s = "IntList";
+        else if (v.isTensorList())
+            s = "TensorList";
+        else if (v.isDoubleList())
+            s = "DoubleList";
+        else if (v.isBoolList())
+            s = "BoolList";
+        else
+            s = "GenericList";
     }
     *len = std::strlen(s);
     return s;
@@ -173,9 +178,8 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
 {
     c10::ArrayRef<const c10::IValue> in = fn.inputs();
     size_t words = inputs_key(in, ts->key);
-    const char *key = reinterpret_cast<const char *>(ts->key);
     if (words) {
-        const NameEntry *e = ts->inputs.find_key(key, words * sizeof(uint64_t));
+        const NameEntry *e = ts->inputs.find_key(ts->key, words);
         if (e) {
             op->input_shapes = e->id;
             op->input_dtypes = e->type;
@@ -184,18 +188,17 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
     }
     format_inputs(ts, in, op);
     if (words)
-        ts->inputs.put_key(key, words * sizeof(uint64_t), op->input_shapes, op->input_dtypes);
+        ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
 }
 
-__attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, const NameEntry *e,
-                                          nnp_op_t *op)
+__attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t kind, nnp_op_t *op)
 {
     try {
         auto args = torch::profiler::impl::saveExtraArgs(fn);
         if (args.empty())
             return;
         uint64_t f = torch::profiler::impl::computeFlops(std::string(fn.name()), args);
-        if (e->kind == NAME_FLOPS_MATRIX)
+        if (kind == NAME_FLOPS_MATRIX)
             op->flops_matrix = f;
         else
             op->flops_vector = f;
@@ -252,23 +255,41 @@ void probe_names()
     }
 }
 
-// Whether fn's name s lives in an operator schema (see above).
-inline bool name_is_stable(const at::RecordFunction &fn, const char *s)
+// The word of fn where a name it owns is (see above), or NULL when the probe found none.
+// For a name in a schema the word is the schema's address (fn holds a reference to it
+// there): stable for as long as the operator is registered.
+inline const void *name_word(const at::RecordFunction &fn)
 {
     long off = g_name_word.load(std::memory_order_relaxed);
     if (off < 0)
-        return false;
-    const char *w;
+        return nullptr;
+    const void *w;
     std::memcpy(&w, reinterpret_cast<const unsigned char *>(&fn) + off, sizeof(w));
-    return w != s;
+    return w;
+}
+
+// The ids of fn's name. A schema name found under its schema's address costs no call into
+// torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
+// stable when it is not the word itself (see above).
+inline NameIds op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope)
+{
+    const void *w = name_word(fn);
+    NameIds ids;
+    if (w && ts->names.find_stable(w, scope, &ids))
+        return ids;
+    const char *name = fn.name();
+    NameEntry tmp;
+    return ts->names.get_cstr(name, scope, w && w != name ? w : nullptr, &tmp);
 }
 
 // ---- the ops callback ----
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
 {
-    if (!nnp_is_collecting())
-        return nullptr;
+    // No test of the window here: the callback is installed only while one is open
+    // (torch_shim.cpp), and nnp_op_since() tests it again at the end, where an op that
+    // started just before the window closed is dropped. Testing twice cost a call into
+    // libnnprof per op.
     ThreadState *ts = thread_state();
     if (!ts)
         return nullptr;
@@ -276,18 +297,16 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
         g_counters.depth_overflow.fetch_add(1, std::memory_order_relaxed);
         return nullptr;
     }
-    const char *name = fn.name();
     uint32_t scope = 0;
     if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
         scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
-    NameEntry tmp;
-    const NameEntry *e = ts->names.get_cstr(name, scope, name_is_stable(fn, name), &tmp);
+    NameIds e = op_name_ids(ts, fn, scope);
 
     Frame &f = ts->frames[ts->depth++];
     f.fn = &fn;
     f.op = nnp_op_t{};
-    f.op.name = e->id;
-    f.op.type = e->type;
+    f.op.name = e.id;
+    f.op.type = e.type;
     int64_t seq = fn.seqNr();
     if (seq >= 0) {
         uint64_t fwd = fn.forwardThreadId();
@@ -299,9 +318,9 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     if (fn.needsInputs()) {
         if (g_cfg.shapes.load(std::memory_order_relaxed))
             fill_shapes(ts, fn, &f.op);
-        if ((e->kind == NAME_FLOPS_MATRIX || e->kind == NAME_FLOPS_VECTOR) &&
+        if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
             g_cfg.flops.load(std::memory_order_relaxed))
-            fill_flops(fn, e, &f.op);
+            fill_flops(fn, e.kind, &f.op);
     }
     // Last, so that the shim's own work above is not counted in the op's time.
     f.t0 = nnp_now();
