@@ -141,7 +141,7 @@ typedef enum nnp_full_policy {
     NNP_FULL_BLOCK,    /* spin-yield until the writer frees room (exact, may stall) */
     NNP_FULL_WAIT      /* default: yield to the writer while it frees room, for at most
                           10 ms per event; once a wait runs out (the writer is stalled),
-                          drop until the writer has emptied half the buffer */
+                          drop until the writer makes progress again */
 } nnp_full_policy_t;
 
 /* Bits of host_sys / host_sys_usage. */

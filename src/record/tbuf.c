@@ -125,22 +125,26 @@ static void kick_writer(void)
 
 /* What a thread whose buffer is full does under policy: NNP_FULL_DROP drops at once;
  * NNP_FULL_WAIT waits for room up to FULL_WAIT_NS (deadline 0: not started yet), and once a
- * wait has run out drops (b->wait_spent) until the writer has emptied half the buffer;
- * NNP_FULL_BLOCK waits for as long as the window is open. Returns true to drop. */
-static bool full_drops(nnp_tbuf_t *b, int policy, uint64_t *deadline)
+ * wait has run out (the writer made no progress in that time: stalled) drops
+ * (b->wait_spent) until the writer has moved tail again; NNP_FULL_BLOCK waits for as long
+ * as the window is open. tail: the one just read. Returns true to drop. */
+static bool full_drops(nnp_tbuf_t *b, int policy, uint64_t tail, uint64_t *deadline)
 {
     uint64_t now;
     if (!atomic_load_explicit(&nnp__collecting, memory_order_relaxed) || policy == NNP_FULL_DROP)
         return true;
     if (policy != NNP_FULL_WAIT)
         return false;
-    if (b->wait_spent)
+    if (b->wait_spent && tail == b->spent_tail)
         return true;
+    b->wait_spent = false;
     now = nnp__mono_ns();
-    if (*deadline == 0)
+    if (*deadline == 0) {
         *deadline = now + FULL_WAIT_NS;
-    else if (now >= *deadline)
+    } else if (now >= *deadline) {
         b->wait_spent = true;
+        b->spent_tail = tail;
+    }
     return b->wait_spent;
 }
 
@@ -159,7 +163,6 @@ uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
         uint64_t step = h + b->cap / TBUF_KICK_STEPS;
         if (h + n <= tail + b->cap / TBUF_KICK_PARTS) {
             b->limit = tail + b->cap / TBUF_KICK_PARTS;
-            b->wait_spent = false;
             return h;
         }
         if (h + n <= tail + b->cap) {
@@ -169,7 +172,7 @@ uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
             return h;
         }
         if (full_drops(b, atomic_load_explicit(&nnp__rec_config.full_policy, memory_order_relaxed),
-                       &deadline)) {
+                       tail, &deadline)) {
             /* Single producer: a plain load+store is enough, the writer only reads. */
             uint64_t d = atomic_load_explicit(&b->dropped, memory_order_relaxed);
             atomic_store_explicit(&b->dropped, d + 1, memory_order_relaxed);

@@ -19,8 +19,9 @@
 typedef struct nnp_tbuf {
     /* Producer-owned line. */
     _Alignas(NNP_CACHE_LINE) _Atomic uint64_t head;
-    uint64_t limit;  /* head may grow to this without a look at tail (see reserve_slow) */
-    bool wait_spent; /* NNP_FULL_WAIT: a wait ran out; drop until the buffer is half empty */
+    uint64_t limit;           /* head may grow to this without a look at tail (see reserve_slow) */
+    bool wait_spent;          /* NNP_FULL_WAIT: a wait ran out; drop while tail is spent_tail */
+    uint64_t spent_tail;      /* tail when that wait ran out */
     _Atomic uint64_t dropped; /* records lost to a full buffer (producer increments) */
     /* Consumer-owned line. */
     _Alignas(NNP_CACHE_LINE) _Atomic uint64_t tail;

@@ -242,7 +242,7 @@ static void test_drop_policy_counts_every_loss(void **state)
 }
 
 /* The default policy waits for a writer that makes no progress at most 10 ms (tbuf.c
- * FULL_WAIT_NS), then drops until the buffer is half empty: the stalled writer costs the
+ * FULL_WAIT_NS), then drops until the writer moves again: the stalled writer costs the
  * thread one wait, not one per event (200,000 waits would take 2,000 s). */
 static void test_wait_policy_drops_when_the_writer_stalls(void **state)
 {
