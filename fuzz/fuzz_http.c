@@ -97,9 +97,9 @@ static int make_run(const char *dir)
 }
 
 /* Sends req (n bytes) then tail on a new connection, ends the sending side, and reads the
- * answer until the server closes. Returns the bytes kept in g_answer; -1 when the server
- * could not be reached; -2 when it had not closed after wait_s (what came is in g_answer:
- * *kept_out). */
+ * answer until the server closes. *kept_out: the bytes of the answer kept in g_answer (0
+ * when none came). Returns *kept_out; -1 when the server could not be reached; -2 when it
+ * had not closed after wait_s. */
 static long exchange(const void *req, size_t n, const char *tail, double wait_s, size_t *kept_out)
 {
     struct sockaddr_in a;
@@ -108,6 +108,7 @@ static long exchange(const void *req, size_t n, const char *tail, double wait_s,
     size_t kept = 0, sent = 0;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
+    *kept_out = 0;
     if (fd < 0)
         return -1;
     memset(&a, 0, sizeof(a));
@@ -136,9 +137,9 @@ static long exchange(const void *req, size_t n, const char *tail, double wait_s,
         double left = deadline - mono_s();
         ssize_t k;
         int ready;
-        *kept_out = kept;
         if (left <= 0) {
             close(fd);
+            *kept_out = kept;
             return -2;
         }
         /* libFuzzer's timer signal (-timeout) interrupts the wait: wait again. */
