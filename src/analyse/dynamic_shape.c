@@ -42,6 +42,11 @@ typedef struct dyn_op {
     size_t first, count;
 } dyn_op_t;
 
+/* The executions of one op in one step: items[start, start + count). */
+typedef struct run_ref {
+    size_t start, count;
+} run_ref_t;
+
 typedef struct ctx {
     const nnp_model_t *m;
     item_t *items;
@@ -49,6 +54,7 @@ typedef struct ctx {
     dyn_op_t *ops;
     size_t n_ops, n_listed;
     uint32_t *scratch; /* shapes ids of one op, for counting the distinct ones */
+    run_ref_t *refs;   /* one op's reference steps, one per execution count */
 } ctx_t;
 
 static void ctx_fini(ctx_t *x)
@@ -56,6 +62,7 @@ static void ctx_fini(ctx_t *x)
     nnp__free(x->items);
     nnp__free(x->ops);
     nnp__free(x->scratch);
+    nnp__free(x->refs);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -179,7 +186,8 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
             n_items += wanted(c->m, dyn, i);
         x->items = nnp__malloc(n_items * sizeof(item_t));
         x->scratch = nnp__malloc(n_items * sizeof(uint32_t));
-        if (!x->items || !x->scratch)
+        x->refs = nnp__malloc(n_items * sizeof(run_ref_t));
+        if (!x->items || !x->scratch || !x->refs)
             rc = nnp__fail(NNP_ENOMEM, "out of memory in dynamic shape analysis");
         for (size_t i = 0; rc == NNP_OK && i < o->t.n; i++) {
             const nnp_step_row_t *r;
@@ -196,23 +204,40 @@ static int collect(const nnp_actx_t *c, const nnp_step_trace_t *st, ctx_t *x)
     return rc;
 }
 
-/* Whether the executions of one op, items[i, j) sorted by step then order, change shape
- * from step to step: the k-th execution of each step is compared with the k-th of the
- * first step. An op name runs once per step in a graph (MindSpore), but several times in
- * eager frameworks (PyTorch's "aten::conv2d" in every layer): different shapes within a
- * step are layers, not dynamic shapes. Shapes 0 (not recorded) compare with nothing. */
-static bool changes_between_steps(const item_t *v, size_t i, size_t j)
+/* Whether two steps' runs of one op's executions, of the same length, differ in shape at
+ * some position. Shapes 0 (not recorded) compare with nothing. */
+static bool runs_differ(const item_t *v, run_ref_t a, run_ref_t b)
 {
-    size_t first_end = i;
-    while (first_end < j && v[first_end].step_id == v[i].step_id)
-        first_end++;
-    for (size_t a = first_end, b; a < j; a = b) {
-        for (b = a; b < j && v[b].step_id == v[a].step_id; b++) {
-            size_t k = b - a;
-            if (i + k < first_end && v[b].shapes && v[i + k].shapes &&
-                v[b].shapes != v[i + k].shapes)
-                return true;
-        }
+    for (size_t k = 0; k < a.count; k++) {
+        uint32_t x = v[a.start + k].shapes, y = v[b.start + k].shapes;
+        if (x && y && x != y)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the executions of one op, items[i, j) sorted by step then order, change shape
+ * from step to step. An op name runs once per step in a graph (MindSpore), but several
+ * times in eager frameworks (PyTorch's "aten::conv2d" in every layer): different shapes
+ * within a step are layers, not dynamic shapes. So the k-th execution of a step is
+ * compared with the k-th of the first step that ran the op as many times; steps that ran
+ * it a different number of times took another code path (a logging step, a first
+ * iteration), whose calls do not line up, and are not compared with each other.
+ * refs: room for one entry per step. */
+static bool changes_between_steps(const item_t *v, size_t i, size_t j, run_ref_t *refs)
+{
+    size_t n_refs = 0;
+    for (size_t a = i, b; a < j; a = b) {
+        size_t r = 0;
+        for (b = a; b < j && v[b].step_id == v[a].step_id; b++)
+            ;
+        run_ref_t run = {a, b - a};
+        while (r < n_refs && refs[r].count != run.count)
+            r++;
+        if (r == n_refs)
+            refs[n_refs++] = run;
+        else if (runs_differ(v, refs[r], run))
+            return true;
     }
     return false;
 }
@@ -234,7 +259,7 @@ static int find_dynamic(ctx_t *x)
         qsort(x->scratch, n_shapes, sizeof(uint32_t), cmp_u32);
         for (size_t k = 0; k < n_shapes; k++)
             n_distinct += k == 0 || x->scratch[k] != x->scratch[k - 1];
-        if (n_distinct < 2 || !changes_between_steps(x->items, i, j))
+        if (n_distinct < 2 || !changes_between_steps(x->items, i, j, x->refs))
             continue;
         if (!x->ops) {
             /* At most one entry per op name, so n_items entries always suffice. */

@@ -197,6 +197,50 @@ static void test_eager_layers_are_not_dynamic(void **state)
     assert_int_equal(fx->f.n_dynamic_ops, 1);
 }
 
+/* A step that runs an op more often took another code path: PyTorch's aten::to runs
+ * [A, B] in steps 1 and 3, and [Z, A, B] in steps 2 and 4 (a call that only those steps
+ * make comes first). Compared k-th with k-th across every step, step 2's Z, A, B would
+ * meet step 1's A, B: a change. Steps are compared only with the first step that ran the
+ * op as many times (2 with 4, 1 with 3): no change, no file. When step 4 runs [Z, A, C]
+ * its third call differs from step 2's: dynamic, with 4 distinct shapes (Z, A, B, C), and
+ * shapes_by_step gives each step's first call. */
+static void build_code_paths(nnp_model_t *m, const char *step4_last)
+{
+    add_steps(m);
+    for (int s = 0; s < N_STEPS; s++) {
+        double t0 = s * STEP_US;
+        bool longer = s % 2 == 1;
+        if (longer)
+            add_op(m, t0 + 5, 1, "aten::to", "aten::to", "0");
+        add_op(m, t0 + 10, 1, "aten::to", "aten::to", "4,4");
+        add_op(m, t0 + 20, 1, "aten::to", "aten::to", s == N_STEPS - 1 ? step4_last : "2,2");
+    }
+    assert_int_equal(nnp__model_finish(m), NNP_OK);
+}
+
+static void test_other_code_paths_are_not_dynamic(void **state)
+{
+    fixture_t *fx = *state;
+    build_code_paths(&fx->m, "2,2");
+    assert_int_equal(run(fx), NNP_OK);
+    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_int_equal(fx->f.n_dynamic_ops, 0);
+}
+
+static void test_change_within_a_code_path(void **state)
+{
+    fixture_t *fx = *state;
+    char *got;
+    build_code_paths(&fx->m, "3,3");
+    assert_int_equal(run(fx), NNP_OK);
+    assert_int_equal(fx->f.n_dynamic_ops, 1);
+    got = read_out(fx, "dynamic_shape_info_0.json");
+    assert_non_null(strstr(got, "\"op_name\":\"aten::to\",\"op_type\":\"aten::to\","
+                                "\"n_distinct_shapes\":4,\"shapes_by_step\":{\"1\":\"4,4\","
+                                "\"2\":\"0\",\"3\":\"4,4\",\"4\":\"0\"}}"));
+    free(got);
+}
+
 static void test_listed_ops_are_capped(void **state)
 {
     fixture_t *fx = *state;
@@ -253,6 +297,8 @@ int main(void)
         NNPT_AFX_TEST(test_steps_hide_the_change),
         NNPT_AFX_TEST(test_static_model_no_file),
         NNPT_AFX_TEST(test_eager_layers_are_not_dynamic),
+        NNPT_AFX_TEST(test_other_code_paths_are_not_dynamic),
+        NNPT_AFX_TEST(test_change_within_a_code_path),
         NNPT_AFX_TEST(test_listed_ops_are_capped),
         NNPT_AFX_TEST(test_alloc_failures),
     };
