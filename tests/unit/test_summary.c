@@ -60,6 +60,7 @@ static void test_summary_ranks_in_order_with_host_ranges(void **state)
                   "         60.000 us (33.33%)\n");
     expect_in(p0, "Step phases (average of 20 steps): 0.0100 ms =\n"
                   "  iteration interval 0.0010 ms (10.00%)  waiting for data / host work\n");
+    expect_in(p0, "Top op types (share of op time):\n");
     /* Rank 1 recorded ranges and steps but no op: nothing finds the forward start. */
     expect_in(p1, "Top op types: none (no op was recorded)\n");
     expect_in(p1, "Step phases (average of 20 steps): 0.0100 ms per step; the phases are "
@@ -96,6 +97,53 @@ static void test_summary_output_folder_and_unanalysed_data(void **state)
              res);
     expect_in(text, want);
     assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s/none'", out), 1);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* Per step (100 us apart): "outer" [1, 9) us holding "inner" [2, 7) us, then "flat"
+ * [9.1, 9.6) us, on one thread. */
+#define NEST_STEPS   4
+#define NEST_STEP_NS 100000u
+static void record_nested(const nnpt_run_t *r, void *arg)
+{
+    nnp_op_t outer = {0}, inner = {0}, flat = {0};
+    (void)r;
+    (void)arg;
+    outer.name = outer.type = nnp_intern("outer");
+    inner.name = inner.type = nnp_intern("inner");
+    flat.name = flat.type = nnp_intern("flat");
+    for (uint64_t k = 0; k < NEST_STEPS; k++) {
+        uint64_t t = NNPT_T0 + k * NEST_STEP_NS;
+        nnp_step_begin_at(k, 0, t);
+        nnp_op_at(&inner, t + 2000, t + 7000);
+        nnp_op_at(&outer, t + 1000, t + 9000);
+        nnp_op_at(&flat, t + 9100, t + 9600);
+        nnp_step_end_at(k, 0, t + NEST_STEP_NS);
+    }
+}
+
+/* When ops nest (PyTorch), op_statistic counts inner's time again in outer: the summary
+ * shows self times instead. Per step self: outer 8 - 5 = 3 us, inner 5, flat 0.5, of
+ * 8.5 us: 35.29 %, 58.82 %, 5.88 %; over 4 steps 12, 20 and 2 us (totals 32, 20, 2).
+ * Ops that do not nest keep op_statistic's table (the test above's rank 0). */
+static void test_summary_self_time_when_ops_nest(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP];
+    nnpt_run_t r = {.rank = 0, .record = record_nested};
+    (void)state;
+    nnpt_record_in_child(out, &r, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    expect_in(text, "Top ops by self time (ops nest: op_statistic's totals include nested ops):\n"
+                    "  inner                     58.82%         4 calls  self         20.000 us"
+                    "  total         20.000 us\n"
+                    "  outer                     35.29%         4 calls  self         12.000 us"
+                    "  total         32.000 us\n"
+                    "  flat                       5.88%         4 calls  self          2.000 us"
+                    "  total          2.000 us\n"
+                    "Step phases");
+    assert_null(strstr(text, "Top op types"));
     nnpt_rm_rf(out);
     free(out);
 }
@@ -175,6 +223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_ranks_in_order_with_host_ranges),
         cmocka_unit_test(test_summary_output_folder_and_unanalysed_data),
+        cmocka_unit_test(test_summary_self_time_when_ops_nest),
         cmocka_unit_test(test_no_events_said_plainly),
         cmocka_unit_test(test_query_rank_and_precision),
         cmocka_unit_test(test_memory_warning_names_the_memory),
