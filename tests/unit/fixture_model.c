@@ -5,11 +5,16 @@
  * also the analysis tests' shared fixture (fixture_model.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "analyse/driver.h"
 #include "fixture_model.h"
 #include "model/model.h"
 #include "test_util.h"
+
+/* Room for an output file's path. */
+#define NNPT_PATH_CAP 4096
 
 int nnpt_analyse_to(const char *in, const char *out)
 {
@@ -110,4 +115,43 @@ int nnpt_afx_teardown(void **state)
     free(fx->dir);
     free(fx);
     return 0;
+}
+
+/* fx->dir/name into path (cap bytes). */
+static void out_path(const nnpt_afx_t *fx, const char *name, char *path, size_t cap)
+{
+    int n = snprintf(path, cap, "%s/%s", fx->dir, name);
+    assert_true(n > 0 && (size_t)n < cap);
+}
+
+char *nnpt_afx_read(const nnpt_afx_t *fx, const char *name)
+{
+    char path[NNPT_PATH_CAP], *text;
+    out_path(fx, name, path, sizeof(path));
+    text = nnpt_read_file(path);
+    if (!text)
+        fail_msg("missing output %s", name);
+    return text;
+}
+
+bool nnpt_afx_exists(const nnpt_afx_t *fx, const char *name)
+{
+    char path[NNPT_PATH_CAP];
+    out_path(fx, name, path, sizeof(path));
+    return access(path, F_OK) == 0;
+}
+
+void nnpt_afx_expect_file(const nnpt_afx_t *fx, const char *name, const char *want)
+{
+    char *got = nnpt_afx_read(fx, name);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+void nnpt_afx_expect_contains(const nnpt_afx_t *fx, const char *name, const char *part)
+{
+    char *got = nnpt_afx_read(fx, name);
+    if (!strstr(got, part))
+        fail_msg("%s lacks %s:\n%s", name, part, got);
+    free(got);
 }

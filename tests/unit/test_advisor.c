@@ -17,34 +17,16 @@
 #define NS_PER_MS 1000000
 /* x ms in ns. */
 #define MS(x)           ((int64_t)(x)*NS_PER_MS)
-#define MAX_FILE        65536
 #define MAX_ALLOC_FAILS 200
 #define EPSILON         1e-9
 
 typedef nnpt_afx_t fixture_t;
 
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    assert_string_equal(buf, want);
-    free(buf);
-}
-
 /* Writes the advice and compares advice_0.json with want. */
 static void expect_json(fixture_t *fx, const char *want)
 {
     assert_int_equal(nnp__advisor_write(&fx->c, &fx->f), NNP_OK);
-    expect_file(fx, "advice_0.json", want);
+    nnpt_afx_expect_file(fx, "advice_0.json", want);
 }
 
 #define NO_FINDINGS "{\"findings\":[]}\n"
@@ -125,10 +107,11 @@ static void test_empty_findings(void **state)
     fixture_t *fx = *state;
     fx->c.rank = 4;
     assert_int_equal(nnp__advisor_write(&fx->c, &fx->f), NNP_OK);
-    expect_file(fx, "advice_4.json", NO_FINDINGS);
-    expect_file(fx, "advice_4.txt",
-                "nnprof advice for rank 4: no findings (no rule fired, or the data its rules "
-                "need was not recorded).\n");
+    nnpt_afx_expect_file(fx, "advice_4.json", NO_FINDINGS);
+    nnpt_afx_expect_file(
+        fx, "advice_4.txt",
+        "nnprof advice for rank 4: no findings (no rule fired, or the data its rules "
+        "need was not recorded).\n");
 }
 
 /* ---- one pair per rule ---- */
@@ -309,12 +292,12 @@ static void test_flops_under_peak_fires(void **state)
     fx->f.achieved_flops_per_s = 2.999e12;
     fx->f.peak_flops_per_s = 1e13;
     assert_int_equal(nnp__advisor_write(&fx->c, &fx->f), NNP_OK);
-    expect_file(fx, "advice_1.json",
-                ONE(FINDING("flops_under_peak", "warning", FLOPS_TITLE,
-                            "\"achieved_flops_per_s\":2999000000000,"
-                            "\"peak_flops_per_s\":10000000000000,"
-                            "\"achieved_pct_of_peak\":29.99,\"threshold_pct\":30.00",
-                            FLOPS_SUGGESTION("1"))));
+    nnpt_afx_expect_file(fx, "advice_1.json",
+                         ONE(FINDING("flops_under_peak", "warning", FLOPS_TITLE,
+                                     "\"achieved_flops_per_s\":2999000000000,"
+                                     "\"peak_flops_per_s\":10000000000000,"
+                                     "\"achieved_pct_of_peak\":29.99,\"threshold_pct\":30.00",
+                                     FLOPS_SUGGESTION("1"))));
 }
 
 /* Exactly 30 % does not fire; nor does a run without a peak. */
@@ -375,26 +358,26 @@ static void test_order_and_text(void **state)
     fx->f.avg_iteration_interval_ms = 1.25;
     fx->f.n_steps = 2;
     expect_json(fx, "{\"findings\":[" ITER_125 "," MEM_95 "," TOP_MATMUL "," DYN_1 "]}\n");
-    expect_file(fx, "advice_0.txt",
-                "nnprof advice for rank 0: 4 findings (2 warnings, 2 info).\n"
-                "\n"
-                "1. [warning] " ITER_TITLE " (iteration_interval)\n"
-                "   Evidence: avg_iteration_interval_ms = 1.2500, threshold_ms = 0.5000, "
-                "n_steps = 2.\n"
-                "   Suggestion: " ITER_SUGGESTION "\n"
-                "\n"
-                "2. [warning] " MEM_TITLE " (memory_peak)\n"
-                "   Evidence: mem_peak_bytes = 95, mem_capacity_bytes = 100, "
-                "peak_pct_of_capacity = 95.00, threshold_pct = 90.00.\n"
-                "   Suggestion: " MEM_SUGGESTION "\n"
-                "\n"
-                "3. [info] " TOP_TITLE " (top_op_types)\n"
-                "   Evidence: op_type_1 = \"MatMul\", op_type_1_time_pct = 100.00.\n"
-                "   Suggestion: " TOP_SUGGESTION "\n"
-                "\n"
-                "4. [info] " DYN_TITLE " (dynamic_shape)\n"
-                "   Evidence: n_dynamic_ops = 1.\n"
-                "   Suggestion: " DYN_SUGGESTION("0") "\n");
+    nnpt_afx_expect_file(fx, "advice_0.txt",
+                         "nnprof advice for rank 0: 4 findings (2 warnings, 2 info).\n"
+                         "\n"
+                         "1. [warning] " ITER_TITLE " (iteration_interval)\n"
+                         "   Evidence: avg_iteration_interval_ms = 1.2500, threshold_ms = 0.5000, "
+                         "n_steps = 2.\n"
+                         "   Suggestion: " ITER_SUGGESTION "\n"
+                         "\n"
+                         "2. [warning] " MEM_TITLE " (memory_peak)\n"
+                         "   Evidence: mem_peak_bytes = 95, mem_capacity_bytes = 100, "
+                         "peak_pct_of_capacity = 95.00, threshold_pct = 90.00.\n"
+                         "   Suggestion: " MEM_SUGGESTION "\n"
+                         "\n"
+                         "3. [info] " TOP_TITLE " (top_op_types)\n"
+                         "   Evidence: op_type_1 = \"MatMul\", op_type_1_time_pct = 100.00.\n"
+                         "   Suggestion: " TOP_SUGGESTION "\n"
+                         "\n"
+                         "4. [info] " DYN_TITLE " (dynamic_shape)\n"
+                         "   Evidence: n_dynamic_ops = 1.\n"
+                         "   Suggestion: " DYN_SUGGESTION("0") "\n");
 }
 
 /* One finding: singular words in the heading. */
@@ -403,12 +386,12 @@ static void test_text_one_finding(void **state)
     fixture_t *fx = *state;
     fx->f.cpu_busy_pct = 99.0;
     assert_int_equal(nnp__advisor_write(&fx->c, &fx->f), NNP_OK);
-    expect_file(fx, "advice_0.txt",
-                "nnprof advice for rank 0: 1 finding (1 warning, 0 info).\n"
-                "\n"
-                "1. [warning] " CPU_TITLE " (cpu_busy)\n"
-                "   Evidence: cpu_busy_pct = 99.00, threshold_pct = 80.00.\n"
-                "   Suggestion: " CPU_SUGGESTION "\n");
+    nnpt_afx_expect_file(fx, "advice_0.txt",
+                         "nnprof advice for rank 0: 1 finding (1 warning, 0 info).\n"
+                         "\n"
+                         "1. [warning] " CPU_TITLE " (cpu_busy)\n"
+                         "   Evidence: cpu_busy_pct = 99.00, threshold_pct = 80.00.\n"
+                         "   Suggestion: " CPU_SUGGESTION "\n");
 }
 
 /* ---- findings from the core analyses ---- */
@@ -597,7 +580,7 @@ static void test_alloc_failures(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_file(fx, "advice_0.json", "{\"findings\":[" ITER_075 "," TOP_MATMUL "]}\n");
+    nnpt_afx_expect_file(fx, "advice_0.json", "{\"findings\":[" ITER_075 "," TOP_MATMUL "]}\n");
 }
 
 /* findings_from_core cannot report out-of-memory: it leaves the top types out, the rest

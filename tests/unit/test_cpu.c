@@ -15,7 +15,6 @@
 #include "test_util.h"
 #include "util/util.h"
 
-#define MAX_FILE        65536
 #define MAX_ALLOC_FAILS 400
 #define SEC             1000000000ll
 #define MS              1000000ll
@@ -77,48 +76,6 @@ static void add_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type,
     m->pipe_ops.num_workers[i] = workers;
 }
 
-static char *read_out(const fixture_t *fx, const char *name)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static bool exists(const fixture_t *fx, const char *name)
-{
-    char path[4096];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char *got = read_out(fx, name);
-    assert_string_equal(got, want);
-    free(got);
-}
-
-static void expect_contains(const fixture_t *fx, const char *part)
-{
-    char *got = read_out(fx, OUT_NAME);
-    if (!strstr(got, part))
-        fail_msg("%s lacks %s:\n%s", OUT_NAME, part, got);
-    free(got);
-}
-
 static void run(fixture_t *fx)
 {
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
@@ -178,7 +135,7 @@ static void test_three_rounds(void **state)
     fixture_t *fx = *state;
     build_three_rounds(&fx->m);
     run(fx);
-    expect_file(
+    nnpt_afx_expect_file(
         fx, OUT_NAME,
         "{\"sampling_interval\":1000.000,\"cpu_processor_num\":4,"
         "\"time_stamp\":[2000.000,3000.000],"
@@ -291,14 +248,18 @@ static void test_threads_only_and_backwards(void **state)
         add_task(&fx->m, ts[k], 7, "MapOp(id=0) worker 0", 40 * (uint64_t)k, 0);
     add_op(&fx->m, 0, -1, "MapOp", 1);
     run(fx);
-    expect_contains(fx, "\"sampling_interval\":1000.000,");
-    expect_contains(fx, "\"time_stamp\":[1000.000,1500.000,2500.000],");
-    expect_contains(fx, "\"device_info\":{\"user_utilization\":[0.00,0.00,0.00],");
-    expect_contains(fx, "\"op_info\":[{\"op_id\":0,\"metrics\":{\"user_utilization\":"
-                        "[10.00,20.00,10.00],");
-    expect_contains(fx, "\"average\":{\"device_info\":{\"user_utilization\":-1,");
-    expect_contains(fx, "\"process_info\":{\"user_utilization\":-1,\"sys_utilization\":-1}");
-    expect_contains(fx, "{\"op_id\":0,\"metrics\":{\"user_utilization\":12.00,");
+    nnpt_afx_expect_contains(fx, OUT_NAME, "\"sampling_interval\":1000.000,");
+    nnpt_afx_expect_contains(fx, OUT_NAME, "\"time_stamp\":[1000.000,1500.000,2500.000],");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"device_info\":{\"user_utilization\":[0.00,0.00,0.00],");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"op_info\":[{\"op_id\":0,\"metrics\":{\"user_utilization\":"
+                             "[10.00,20.00,10.00],");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"average\":{\"device_info\":{\"user_utilization\":-1,");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"process_info\":{\"user_utilization\":-1,\"sys_utilization\":-1}");
+    nnpt_afx_expect_contains(fx, OUT_NAME, "{\"op_id\":0,\"metrics\":{\"user_utilization\":12.00,");
     assert_true(isnan(fx->f.cpu_busy_pct));
     assert_true(isnan(fx->f.process_cpu_pct));
 
@@ -308,11 +269,13 @@ static void test_threads_only_and_backwards(void **state)
     add_sys(&fx->m, ts[2], 300, 100, 1500, 50, 50, 0, 1); /* idle back: skipped */
     add_sys(&fx->m, ts[3], 400, 200, 2300, 50, 50, 0, 1); /* +1000: user 10%, sys 10% */
     run(fx);
-    expect_contains(fx, "\"device_info\":{\"user_utilization\":[10.00,0.00,10.00],"
-                        "\"sys_utilization\":[0.00,0.00,10.00],");
-    expect_contains(fx, "\"average\":{\"device_info\":{\"user_utilization\":10.00,"
-                        "\"sys_utilization\":5.00,\"io_utilization\":0.00,"
-                        "\"idle_utilization\":85.00,");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"device_info\":{\"user_utilization\":[10.00,0.00,10.00],"
+                             "\"sys_utilization\":[0.00,0.00,10.00],");
+    nnpt_afx_expect_contains(fx, OUT_NAME,
+                             "\"average\":{\"device_info\":{\"user_utilization\":10.00,"
+                             "\"sys_utilization\":5.00,\"io_utilization\":0.00,"
+                             "\"idle_utilization\":85.00,");
     assert_true(fabs(fx->f.cpu_busy_pct - 15.0) < EPS);
 }
 
@@ -321,12 +284,12 @@ static void test_no_data_no_file(void **state)
 {
     fixture_t *fx = *state;
     run(fx);
-    assert_false(exists(fx, OUT_NAME));
+    assert_false(nnpt_afx_exists(fx, OUT_NAME));
     add_sys(&fx->m, 1 * SEC, 1, 1, 1, 1, 1, 1, 1);
     add_task(&fx->m, 1 * SEC, 0, NULL, 1, 1);
     add_op(&fx->m, 0, -1, "MapOp", 1);
     run(fx);
-    assert_false(exists(fx, OUT_NAME));
+    assert_false(nnpt_afx_exists(fx, OUT_NAME));
     assert_true(isnan(fx->f.cpu_busy_pct));
     assert_true(isnan(fx->f.process_cpu_pct));
 }
@@ -351,7 +314,7 @@ static void test_alloc_failures(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_contains(fx, "{\"op_id\":2,\"metrics\":{\"user_utilization\":37.50,");
+    nnpt_afx_expect_contains(fx, OUT_NAME, "{\"op_id\":2,\"metrics\":{\"user_utilization\":37.50,");
 }
 
 int main(void)

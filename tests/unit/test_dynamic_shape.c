@@ -17,7 +17,6 @@
 #define NS_PER_US 1000.0
 /* x us in ns (rounded to the ns). */
 #define US(x)           ((int64_t)((x)*NS_PER_US + 0.5))
-#define MAX_FILE        (1 << 20)
 #define MAX_ALLOC_FAILS 200
 #define STEP_US         100
 #define N_STEPS         4
@@ -48,36 +47,6 @@ static void add_steps(nnp_model_t *m)
         m->steps.start_ns[i] = US((double)(s - 1) * STEP_US);
         m->steps.end_ns[i] = US((double)s * STEP_US);
     }
-}
-
-static bool out_exists(const fixture_t *fx, const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static char *read_out(const fixture_t *fx, const char *name)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char *got = read_out(fx, name);
-    assert_string_equal(got, want);
-    free(got);
 }
 
 /* Runs the step trace and the analysis. */
@@ -132,7 +101,7 @@ static void test_shape_change_at_step_3(void **state)
     build_change_at_step_3(&fx->m);
     fx->c.rank = 2;
     assert_int_equal(run(fx), NNP_OK);
-    expect_file(fx, "dynamic_shape_info_2.json", CHANGE_AT_3_JSON);
+    nnpt_afx_expect_file(fx, "dynamic_shape_info_2.json", CHANGE_AT_3_JSON);
     assert_int_equal(fx->f.n_dynamic_ops, 1);
 }
 
@@ -143,12 +112,12 @@ static void test_steps_hide_the_change(void **state)
     fixture_t *fx = *state;
     build_change_at_step_3(&fx->m);
     assert_int_equal(run(fx), NNP_OK);
-    assert_true(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_true(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     fx->c.has_steps = true;
     fx->c.step_first = 1;
     fx->c.step_last = 2;
     assert_int_equal(run(fx), NNP_OK);
-    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_false(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     assert_int_equal(fx->f.n_dynamic_ops, 0);
 }
 
@@ -162,10 +131,10 @@ static void test_static_model_no_file(void **state)
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     fx->f.n_dynamic_ops = 7;
     assert_int_equal(run(fx), NNP_OK);
-    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_false(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     assert_int_equal(fx->f.n_dynamic_ops, 0);
     assert_int_equal(nnp__dynamic_shape_write(&fx->c, NULL, &fx->f), NNP_OK);
-    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_false(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
 }
 
 /* 101 dynamic ops D000..D100 (D<k> takes k+1 us in step 1 and 1 us in step 2, with a new
@@ -189,11 +158,11 @@ static void test_eager_layers_are_not_dynamic(void **state)
     fx->c.step_first = 1;
     fx->c.step_last = N_STEPS - 1;
     assert_int_equal(run(fx), NNP_OK);
-    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_false(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     assert_int_equal(fx->f.n_dynamic_ops, 0);
     fx->c.has_steps = false;
     assert_int_equal(run(fx), NNP_OK);
-    assert_true(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_true(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     assert_int_equal(fx->f.n_dynamic_ops, 1);
 }
 
@@ -223,7 +192,7 @@ static void test_other_code_paths_are_not_dynamic(void **state)
     fixture_t *fx = *state;
     build_code_paths(&fx->m, "2,2");
     assert_int_equal(run(fx), NNP_OK);
-    assert_false(out_exists(fx, "dynamic_shape_info_0.json"));
+    assert_false(nnpt_afx_exists(fx, "dynamic_shape_info_0.json"));
     assert_int_equal(fx->f.n_dynamic_ops, 0);
 }
 
@@ -234,7 +203,7 @@ static void test_change_within_a_code_path(void **state)
     build_code_paths(&fx->m, "3,3");
     assert_int_equal(run(fx), NNP_OK);
     assert_int_equal(fx->f.n_dynamic_ops, 1);
-    got = read_out(fx, "dynamic_shape_info_0.json");
+    got = nnpt_afx_read(fx, "dynamic_shape_info_0.json");
     assert_non_null(strstr(got, "\"op_name\":\"aten::to\",\"op_type\":\"aten::to\","
                                 "\"n_distinct_shapes\":4,\"shapes_by_step\":{\"1\":\"4,4\","
                                 "\"2\":\"0\",\"3\":\"4,4\",\"4\":\"0\"}}"));
@@ -254,7 +223,7 @@ static void test_listed_ops_are_capped(void **state)
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(run(fx), NNP_OK);
     assert_int_equal(fx->f.n_dynamic_ops, N_MANY);
-    got = read_out(fx, "dynamic_shape_info_0.json");
+    got = nnpt_afx_read(fx, "dynamic_shape_info_0.json");
     assert_true(strncmp(got,
                         "{\"n_dynamic_ops\":101,\"n_listed_ops\":100,\"dynamic_ops\":[{"
                         "\"op_name\":\"D001\",",
@@ -287,7 +256,7 @@ static void test_alloc_failures(void **state)
     nnp__alloc_fail_at(0);
     nnp__step_trace_fini(&st);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_file(fx, "dynamic_shape_info_0.json", CHANGE_AT_3_JSON);
+    nnpt_afx_expect_file(fx, "dynamic_shape_info_0.json", CHANGE_AT_3_JSON);
 }
 
 int main(void)

@@ -18,7 +18,6 @@
 #define NS_PER_US 1000.0
 /* x us in ns (rounded to the ns). */
 #define US(x)           ((int64_t)((x)*NS_PER_US + 0.5))
-#define MAX_FILE        65536
 #define MAX_ALLOC_FAILS 200
 #define RATE_EPSILON    1e-3
 
@@ -62,30 +61,6 @@ static void add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
     m->steps.end_ns[i] = end;
 }
 
-static bool out_exists(const fixture_t *fx, const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    assert_string_equal(buf, want);
-    free(buf);
-}
-
 /* No steps, no kernels: op time is the host op's span.
  *   MatMul-op1 10-12 (2 us) matrix 4e6; again 20-22 (2 us) matrix 4e6 + vector 1e6:
  *     8 MFLOPs cube, 1 MFLOPs vector over 4000 ns: 2000 and 250 GFLOPS.
@@ -120,10 +95,10 @@ static void test_matrix_vector_zero_duration_no_peak(void **state)
     fixture_t *fx = *state;
     build_host(&fx->m);
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_file(fx, "flops_0.txt", HOST_TXT);
-    expect_file(fx, "flops_summary_0.json",
-                HOST_SUMMARY_HEAD "\"peak_flops_per_s\":null,\"achieved_fraction\":null,"
-                                  "\"steps\":[]}\n");
+    nnpt_afx_expect_file(fx, "flops_0.txt", HOST_TXT);
+    nnpt_afx_expect_file(fx, "flops_summary_0.json",
+                         HOST_SUMMARY_HEAD "\"peak_flops_per_s\":null,\"achieved_fraction\":null,"
+                                           "\"steps\":[]}\n");
     assert_float_equal(fx->f.achieved_flops_per_s, 2400100000000.0, RATE_EPSILON);
     assert_true(isnan(fx->f.peak_flops_per_s));
 }
@@ -136,10 +111,10 @@ static void test_achieved_fraction_with_peak(void **state)
     fx->c.peak_flops = 1e13;
     fx->c.rank = 3;
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_file(fx, "flops_3.txt", HOST_TXT);
-    expect_file(fx, "flops_summary_3.json",
-                HOST_SUMMARY_HEAD "\"peak_flops_per_s\":10000000000000,"
-                                  "\"achieved_fraction\":0.240010,\"steps\":[]}\n");
+    nnpt_afx_expect_file(fx, "flops_3.txt", HOST_TXT);
+    nnpt_afx_expect_file(fx, "flops_summary_3.json",
+                         HOST_SUMMARY_HEAD "\"peak_flops_per_s\":10000000000000,"
+                                           "\"achieved_fraction\":0.240010,\"steps\":[]}\n");
     assert_float_equal(fx->f.achieved_flops_per_s, 2400100000000.0, RATE_EPSILON);
     assert_float_equal(fx->f.peak_flops_per_s, 1e13, RATE_EPSILON);
 }
@@ -182,19 +157,20 @@ static void test_per_step_totals_and_kernel_time(void **state)
     assert_int_equal(nnp__step_trace_run(&fx->c, &st), NNP_OK);
     assert_int_equal(nnp__flops_write(&fx->c, &st, &fx->f), NNP_OK);
     nnp__step_trace_fini(&st);
-    expect_file(fx, "flops_0.txt",
-                TXT_HEADER "C,5.000000,500.000,0.000000,0.000\n"
-                           "A,2.000000,333.333,0.000000,0.000\n"
-                           "B,0.000000,0.000,2.000000,200.000\n");
-    expect_file(fx, "flops_summary_0.json",
-                "{\"n_ops\":4,\"matrix_flops\":7000000,\"vector_flops\":2000000,"
-                "\"total_flops\":9000000,\"compute_time_us\":26.000,"
-                "\"achieved_flops_per_s\":346153846154,\"matrix_flops_per_s\":269230769231,"
-                "\"vector_flops_per_s\":76923076923,\"peak_flops_per_s\":null,"
-                "\"achieved_fraction\":null,\"steps\":["
-                "{\"step_id\":1,\"n_ops\":1,\"matrix_flops\":1000000,\"vector_flops\":0,"
-                "\"total_flops\":1000000,\"compute_time_us\":4.000,"
-                "\"achieved_flops_per_s\":250000000000}," STEP_2 "," STEP_3_EMPTY "]}\n");
+    nnpt_afx_expect_file(fx, "flops_0.txt",
+                         TXT_HEADER "C,5.000000,500.000,0.000000,0.000\n"
+                                    "A,2.000000,333.333,0.000000,0.000\n"
+                                    "B,0.000000,0.000,2.000000,200.000\n");
+    nnpt_afx_expect_file(
+        fx, "flops_summary_0.json",
+        "{\"n_ops\":4,\"matrix_flops\":7000000,\"vector_flops\":2000000,"
+        "\"total_flops\":9000000,\"compute_time_us\":26.000,"
+        "\"achieved_flops_per_s\":346153846154,\"matrix_flops_per_s\":269230769231,"
+        "\"vector_flops_per_s\":76923076923,\"peak_flops_per_s\":null,"
+        "\"achieved_fraction\":null,\"steps\":["
+        "{\"step_id\":1,\"n_ops\":1,\"matrix_flops\":1000000,\"vector_flops\":0,"
+        "\"total_flops\":1000000,\"compute_time_us\":4.000,"
+        "\"achieved_flops_per_s\":250000000000}," STEP_2 "," STEP_3_EMPTY "]}\n");
 }
 
 /* --steps 2-3: only the ops that start in step 2 count (A's second run, B); step 3 is
@@ -211,15 +187,16 @@ static void test_steps_filter(void **state)
     assert_int_equal(nnp__step_trace_run(&fx->c, &st), NNP_OK);
     assert_int_equal(nnp__flops_write(&fx->c, &st, &fx->f), NNP_OK);
     nnp__step_trace_fini(&st);
-    expect_file(fx, "flops_0.txt",
-                TXT_HEADER "B,0.000000,0.000,2.000000,200.000\n"
-                           "A,1.000000,500.000,0.000000,0.000\n");
-    expect_file(fx, "flops_summary_0.json",
-                "{\"n_ops\":2,\"matrix_flops\":1000000,\"vector_flops\":2000000,"
-                "\"total_flops\":3000000,\"compute_time_us\":12.000,"
-                "\"achieved_flops_per_s\":250000000000,\"matrix_flops_per_s\":83333333333,"
-                "\"vector_flops_per_s\":166666666667,\"peak_flops_per_s\":1000000000000,"
-                "\"achieved_fraction\":0.250000,\"steps\":[" STEP_2 "," STEP_3_EMPTY "]}\n");
+    nnpt_afx_expect_file(fx, "flops_0.txt",
+                         TXT_HEADER "B,0.000000,0.000,2.000000,200.000\n"
+                                    "A,1.000000,500.000,0.000000,0.000\n");
+    nnpt_afx_expect_file(fx, "flops_summary_0.json",
+                         "{\"n_ops\":2,\"matrix_flops\":1000000,\"vector_flops\":2000000,"
+                         "\"total_flops\":3000000,\"compute_time_us\":12.000,"
+                         "\"achieved_flops_per_s\":250000000000,\"matrix_flops_per_s\":83333333333,"
+                         "\"vector_flops_per_s\":166666666667,\"peak_flops_per_s\":1000000000000,"
+                         "\"achieved_fraction\":0.250000,\"steps\":[" STEP_2 "," STEP_3_EMPTY
+                         "]}\n");
     assert_float_equal(fx->f.achieved_flops_per_s, 2.5e11, RATE_EPSILON);
     /* --steps without the step trace is a caller error. */
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_EINVAL);
@@ -234,13 +211,13 @@ static void test_zero_time_run(void **state)
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     fx->c.peak_flops = 1e12;
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_file(fx, "flops_0.txt", TXT_HEADER "Z,2.000000,0.000,0.000000,0.000\n");
-    expect_file(fx, "flops_summary_0.json",
-                "{\"n_ops\":1,\"matrix_flops\":2000000,\"vector_flops\":0,"
-                "\"total_flops\":2000000,\"compute_time_us\":0.000,"
-                "\"achieved_flops_per_s\":null,\"matrix_flops_per_s\":null,"
-                "\"vector_flops_per_s\":null,\"peak_flops_per_s\":1000000000000,"
-                "\"achieved_fraction\":null,\"steps\":[]}\n");
+    nnpt_afx_expect_file(fx, "flops_0.txt", TXT_HEADER "Z,2.000000,0.000,0.000000,0.000\n");
+    nnpt_afx_expect_file(fx, "flops_summary_0.json",
+                         "{\"n_ops\":1,\"matrix_flops\":2000000,\"vector_flops\":0,"
+                         "\"total_flops\":2000000,\"compute_time_us\":0.000,"
+                         "\"achieved_flops_per_s\":null,\"matrix_flops_per_s\":null,"
+                         "\"vector_flops_per_s\":null,\"peak_flops_per_s\":1000000000000,"
+                         "\"achieved_fraction\":null,\"steps\":[]}\n");
     assert_true(isnan(fx->f.achieved_flops_per_s));
 }
 
@@ -255,8 +232,8 @@ static void test_no_flops_no_files(void **state)
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     fx->c.peak_flops = 1e12;
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    assert_false(out_exists(fx, "flops_0.txt"));
-    assert_false(out_exists(fx, "flops_summary_0.json"));
+    assert_false(nnpt_afx_exists(fx, "flops_0.txt"));
+    assert_false(nnpt_afx_exists(fx, "flops_summary_0.json"));
     assert_true(isnan(fx->f.achieved_flops_per_s));
     assert_float_equal(fx->f.peak_flops_per_s, 1e12, RATE_EPSILON);
 
@@ -264,13 +241,13 @@ static void test_no_flops_no_files(void **state)
     add_op(&fx->m, US(2), US(3), "X", 0, 1000, 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    assert_true(out_exists(fx, "flops_0.txt"));
-    assert_true(out_exists(fx, "flops_summary_0.json"));
+    assert_true(nnpt_afx_exists(fx, "flops_0.txt"));
+    assert_true(nnpt_afx_exists(fx, "flops_summary_0.json"));
     fx->m.ops.flops_matrix[1] = 0;
     nnp__findings_init(&fx->f);
     assert_int_equal(nnp__flops_write(&fx->c, NULL, &fx->f), NNP_OK);
-    assert_false(out_exists(fx, "flops_0.txt"));
-    assert_false(out_exists(fx, "flops_summary_0.json"));
+    assert_false(nnpt_afx_exists(fx, "flops_0.txt"));
+    assert_false(nnpt_afx_exists(fx, "flops_summary_0.json"));
     assert_true(isnan(fx->f.achieved_flops_per_s));
 }
 
@@ -298,10 +275,10 @@ static void test_alloc_failures(void **state)
     nnp__alloc_fail_at(0);
     nnp__step_trace_fini(&st);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_file(fx, "flops_0.txt",
-                TXT_HEADER "C,5.000000,500.000,0.000000,0.000\n"
-                           "A,2.000000,333.333,0.000000,0.000\n"
-                           "B,0.000000,0.000,2.000000,200.000\n");
+    nnpt_afx_expect_file(fx, "flops_0.txt",
+                         TXT_HEADER "C,5.000000,500.000,0.000000,0.000\n"
+                                    "A,2.000000,333.333,0.000000,0.000\n"
+                                    "B,0.000000,0.000,2.000000,200.000\n");
 }
 
 int main(void)

@@ -18,7 +18,6 @@
 #define NS_PER_US 1000
 #define US(x)     ((int64_t)(x)*NS_PER_US)
 /* memory_record of the down-sampling test is ~200 KB. */
-#define MAX_FILE        (1024 * 1024)
 #define MAX_ALLOC_FAILS 200
 #define GIB             (1024ull * 1024 * 1024)
 /* Down-sampling test: alloc/free pairs (2 events each), the one with the big tensor. */
@@ -79,37 +78,6 @@ static void add_free(nnp_model_t *m, int64_t ts, uint64_t addr, uint64_t bytes)
     m->mem.is_alloc[i] = 0;
     m->mem.address[i] = addr;
     m->mem.bytes[i] = bytes;
-}
-
-static char *read_out(const fixture_t *fx, const char *name)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char *got = read_out(fx, name);
-    assert_string_equal(got, want);
-    free(got);
-}
-
-static void expect_contains(const fixture_t *fx, const char *name, const char *part)
-{
-    char *got = read_out(fx, name);
-    if (!strstr(got, part))
-        fail_msg("%s lacks %s", name, part);
-    free(got);
 }
 
 /* Entries of the output directory (temporary files included). */
@@ -182,25 +150,25 @@ static void test_basic_files(void **state)
     fixture_t *fx = *state;
     build_basic(&fx->m);
     assert_int_equal(nnp__memory_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_file(fx, "memory_record_0.csv",
-                RECORD_HEADER "0,APP,5.000,4.000,4.000,CPU:0\n"
-                              "0,APP,12.000,6.000,6.000,CPU:0\n"
-                              "0,APP,15.000,6.000,6.000,CPU:0\n"
-                              "0,APP,22.000,7.000,7.000,CPU:0\n"
-                              "0,APP,25.000,5.000,5.000,CPU:0\n"
-                              "1,APP,32.000,5.500,5.500,CPU:1\n"
-                              "0,APP,35.000,4.500,4.500,CPU:0\n");
-    expect_file(fx, "operator_memory_0.csv",
-                OPERATOR_HEADER
-                "0,,-0.977,,,,,6.000,6.000,CPU:0\n"
-                "0,conv_out,2.000,12.000,13.000,6.000,6.000,5.000,5.000,CPU:0\n"
-                "0,Default/ReLU-op2,1.000,22.000,13.000,7.000,7.000,4.500,4.500,CPU:0\n"
-                "0,weight,4.000,5.000,,4.000,4.000,,,CPU:0\n"
-                "1,add_out,0.500,32.000,,5.500,5.500,,,CPU:1\n");
-    expect_file(fx, "memory_usage_summary_0.json", BASIC_SUMMARY);
+    nnpt_afx_expect_file(fx, "memory_record_0.csv",
+                         RECORD_HEADER "0,APP,5.000,4.000,4.000,CPU:0\n"
+                                       "0,APP,12.000,6.000,6.000,CPU:0\n"
+                                       "0,APP,15.000,6.000,6.000,CPU:0\n"
+                                       "0,APP,22.000,7.000,7.000,CPU:0\n"
+                                       "0,APP,25.000,5.000,5.000,CPU:0\n"
+                                       "1,APP,32.000,5.500,5.500,CPU:1\n"
+                                       "0,APP,35.000,4.500,4.500,CPU:0\n");
+    nnpt_afx_expect_file(fx, "operator_memory_0.csv",
+                         OPERATOR_HEADER
+                         "0,,-0.977,,,,,6.000,6.000,CPU:0\n"
+                         "0,conv_out,2.000,12.000,13.000,6.000,6.000,5.000,5.000,CPU:0\n"
+                         "0,Default/ReLU-op2,1.000,22.000,13.000,7.000,7.000,4.500,4.500,CPU:0\n"
+                         "0,weight,4.000,5.000,,4.000,4.000,,,CPU:0\n"
+                         "1,add_out,0.500,32.000,,5.500,5.500,,,CPU:1\n");
+    nnpt_afx_expect_file(fx, "memory_usage_summary_0.json", BASIC_SUMMARY);
     /* The peak at 22 us: ReLU (op 1) is the last op started. Live tensors, largest first:
      * weight (before any op: op indexes null), conv_out (Conv..ReLU), the unnamed one. */
-    expect_file(
+    nnpt_afx_expect_file(
         fx, "memory_usage_details_0.json",
         "{\"capacity_bytes\":null,\"static_bytes\":4096,\"events\":7,"
         "\"peak\":{\"t\":22.000,\"op_index\":1,\"op\":\"Default/ReLU-op2\",\"allocated\":7168,"
@@ -261,20 +229,20 @@ static void test_static_over_steps(void **state)
     fx->c.rank = 3;
     fx->c.memory_capacity_bytes = 16 * GIB;
     assert_int_equal(nnp__memory_write(&fx->c, &st, &fx->f), NNP_OK);
-    expect_file(fx, "operator_memory_3.csv",
-                OPERATOR_HEADER
-                "0,r,2.000,90.000,160.000,1026.000,1026.000,1030.930,1030.930,CPU:0\n"
-                "0,q,4.000,150.000,110.000,1032.930,1032.930,1026.930,1026.930,CPU:0\n"
-                "0,p,1024.000,50.000,300.000,1024.000,1024.000,2.930,2.930,CPU:0\n"
-                "0,s,2.930,100.000,,1028.930,1028.930,,,CPU:0\n");
-    expect_file(fx, "memory_usage_summary_3.json",
-                "{\"capacity\":16,\"allocations\":4,\"deallocations\":3,"
-                "\"peak_mem\":0.000985078513622284,\"static_mem\":0.0009793564677238464,"
-                "\"capacity_bytes\":17179869184,\"peak_bytes\":1057720,"
-                "\"static_bytes\":1051576,\"allocations_outside_window\":0,"
-                "\"never_freed\":1}\n");
+    nnpt_afx_expect_file(fx, "operator_memory_3.csv",
+                         OPERATOR_HEADER
+                         "0,r,2.000,90.000,160.000,1026.000,1026.000,1030.930,1030.930,CPU:0\n"
+                         "0,q,4.000,150.000,110.000,1032.930,1032.930,1026.930,1026.930,CPU:0\n"
+                         "0,p,1024.000,50.000,300.000,1024.000,1024.000,2.930,2.930,CPU:0\n"
+                         "0,s,2.930,100.000,,1028.930,1028.930,,,CPU:0\n");
+    nnpt_afx_expect_file(fx, "memory_usage_summary_3.json",
+                         "{\"capacity\":16,\"allocations\":4,\"deallocations\":3,"
+                         "\"peak_mem\":0.000985078513622284,\"static_mem\":0.0009793564677238464,"
+                         "\"capacity_bytes\":17179869184,\"peak_bytes\":1057720,"
+                         "\"static_bytes\":1051576,\"allocations_outside_window\":0,"
+                         "\"never_freed\":1}\n");
     /* No ops: every op index is null. Largest first: p, q, s, r. */
-    expect_contains(
+    nnpt_afx_expect_contains(
         fx, "memory_usage_details_3.json",
         "\"peak\":{\"t\":150.000,\"op_index\":null,\"op\":\"\",\"allocated\":1057720,"
         "\"live_tensors\":4,\"breakdown\":["
@@ -294,8 +262,9 @@ static void test_static_over_steps(void **state)
      * allocated by its start are static - s, 3000 B; p (freed at 350) no longer is. */
     rows[1].end_ns = NNP_OPEN_END;
     assert_int_equal(nnp__memory_write(&fx->c, &st, &fx->f), NNP_OK);
-    expect_contains(fx, "memory_usage_summary_3.json", "\"static_mem\":2.7939677238464355e-06,");
-    expect_contains(fx, "memory_usage_summary_3.json", "\"static_bytes\":3000,");
+    nnpt_afx_expect_contains(fx, "memory_usage_summary_3.json",
+                             "\"static_mem\":2.7939677238464355e-06,");
+    nnpt_afx_expect_contains(fx, "memory_usage_summary_3.json", "\"static_bytes\":3000,");
 }
 
 /* No ops, no steps: the span is the events' own, 1..3 us.
@@ -311,16 +280,17 @@ static void test_lost_free_keeps_both(void **state)
     add_free(&fx->m, US(3), 0x10, 200);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__memory_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_file(fx, "memory_record_0.csv",
-                RECORD_HEADER "0,APP,1.000,0.098,0.098,CPU:0\n"
-                              "0,APP,2.000,0.293,0.293,CPU:0\n"
-                              "0,APP,3.000,0.098,0.098,CPU:0\n");
-    expect_file(fx, "operator_memory_0.csv",
-                OPERATOR_HEADER "0,x2,0.195,2.000,1.000,0.293,0.293,0.098,0.098,CPU:0\n"
-                                "0,x1,0.098,1.000,,0.098,0.098,,,CPU:0\n");
-    expect_contains(fx, "memory_usage_summary_0.json",
-                    "\"peak_bytes\":300,\"static_bytes\":100,\"allocations_outside_window\":0,"
-                    "\"never_freed\":1}");
+    nnpt_afx_expect_file(fx, "memory_record_0.csv",
+                         RECORD_HEADER "0,APP,1.000,0.098,0.098,CPU:0\n"
+                                       "0,APP,2.000,0.293,0.293,CPU:0\n"
+                                       "0,APP,3.000,0.098,0.098,CPU:0\n");
+    nnpt_afx_expect_file(fx, "operator_memory_0.csv",
+                         OPERATOR_HEADER "0,x2,0.195,2.000,1.000,0.293,0.293,0.098,0.098,CPU:0\n"
+                                         "0,x1,0.098,1.000,,0.098,0.098,,,CPU:0\n");
+    nnpt_afx_expect_contains(
+        fx, "memory_usage_summary_0.json",
+        "\"peak_bytes\":300,\"static_bytes\":100,\"allocations_outside_window\":0,"
+        "\"never_freed\":1}");
 }
 
 /* N_PAIRS alloc/free pairs, pair i at 2i us (alloc) and 2i+1 us (free), i % 7 + 1 bytes
@@ -337,7 +307,7 @@ static void test_downsampling_keeps_peak(void **state)
     }
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__memory_write(&fx->c, NULL, &fx->f), NNP_OK);
-    details = read_out(fx, "memory_usage_details_0.json");
+    details = nnpt_afx_read(fx, "memory_usage_details_0.json");
     assert_non_null(strstr(details, "\"peak\":{\"t\":2468.000,\"op_index\":null,\"op\":\"\","
                                     "\"allocated\":1000000,\"live_tensors\":1,"));
     assert_non_null(
@@ -350,7 +320,7 @@ static void test_downsampling_keeps_peak(void **state)
     assert_true(count_str(details, "\"allocated\":") - 1 <= MAX_POINTS);
     assert_true(count_str(details, "\"allocated\":") - 1 > MAX_POINTS / 2);
     free(details);
-    record = read_out(fx, "memory_record_0.csv");
+    record = nnpt_afx_read(fx, "memory_record_0.csv");
     assert_int_equal(count_str(record, "\n"), 2 * N_PAIRS + 1);
     free(record);
     assert_true(fx->f.mem_peak_bytes == (double)PEAK_BYTES);
@@ -367,7 +337,7 @@ static void test_breakdown_is_capped(void **state)
         add_alloc(&fx->m, US(i), 0x1000 * i, i, "", "", 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__memory_write(&fx->c, NULL, &fx->f), NNP_OK);
-    details = read_out(fx, "memory_usage_details_0.json");
+    details = nnpt_afx_read(fx, "memory_usage_details_0.json");
     assert_non_null(strstr(details, "\"live_tensors\":1100,\"breakdown\":[{\"name\":\"\","
                                     "\"size\":1100,"));
     assert_int_equal(count_str(details, "\"static\":"), BREAKDOWN_N);
@@ -410,12 +380,12 @@ static void test_random_matches_simulation(void **state)
              "\"peak_bytes\":%llu,\"static_bytes\":0,\"allocations_outside_window\":%llu,"
              "\"never_freed\":%llu}",
              (unsigned long long)peak, (unsigned long long)outside, (unsigned long long)never);
-    summary = read_out(fx, "memory_usage_summary_0.json");
+    summary = nnpt_afx_read(fx, "memory_usage_summary_0.json");
     if (!strstr(summary, want))
         fail_msg("summary %s lacks %s", summary, want);
     free(summary);
     snprintf(want, sizeof(want), "\"allocated\":%llu}]}\n", (unsigned long long)total);
-    expect_contains(fx, "memory_usage_details_0.json", want);
+    nnpt_afx_expect_contains(fx, "memory_usage_details_0.json", want);
 }
 
 /* No memory events (ops only): nothing written, OK, peak unknown, capacity passed on. */
@@ -438,7 +408,7 @@ static void test_pretty_summary(void **state)
     build_basic(&fx->m);
     fx->c.pretty = true;
     assert_int_equal(nnp__memory_write(&fx->c, NULL, &fx->f), NNP_OK);
-    expect_contains(fx, "memory_usage_summary_0.json", "\n  \"peak_bytes\": 7168,\n");
+    nnpt_afx_expect_contains(fx, "memory_usage_summary_0.json", "\n  \"peak_bytes\": 7168,\n");
 }
 
 /* Fails each allocation in turn on a model: every failure is NNP_ENOMEM and leaves no
@@ -468,7 +438,7 @@ static void test_alloc_failures(void **state)
     fixture_t *fx = *state;
     build_basic(&fx->m);
     run_failures(fx);
-    expect_file(fx, "memory_usage_summary_0.json", BASIC_SUMMARY);
+    nnpt_afx_expect_file(fx, "memory_usage_summary_0.json", BASIC_SUMMARY);
 }
 
 /* The same over > 2,000 events (bucket buffers, hash growth). */
@@ -479,7 +449,7 @@ static void test_alloc_failures_many(void **state)
         add_alloc(&fx->m, US(i), 0x1000 * i, i + 1, "", "", 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     run_failures(fx);
-    expect_contains(fx, "memory_usage_summary_0.json", "\"never_freed\":3000}");
+    nnpt_afx_expect_contains(fx, "memory_usage_summary_0.json", "\"never_freed\":3000}");
 }
 
 int main(void)

@@ -17,7 +17,6 @@
 #define NS_PER_US 1000.0
 /* x us in ns (rounded to the ns). */
 #define US(x)           ((int64_t)((x)*NS_PER_US + 0.5))
-#define MAX_FILE        65536
 #define MAX_ALLOC_FAILS 200
 /* More op types than the top-20 file keeps. */
 #define N_MANY_TYPES 25
@@ -56,29 +55,6 @@ static void add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
     m->steps.id[i] = id;
     m->steps.start_ns[i] = begin;
     m->steps.end_ns[i] = end;
-}
-
-static char *read_out(const fixture_t *fx, const char *name)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char *got = read_out(fx, name);
-    assert_string_equal(got, want);
-    free(got);
 }
 
 #define STAT_HEADER                                                                                \
@@ -122,31 +98,33 @@ static void test_mixed_sorting_and_ratios(void **state)
     fixture_t *fx = *state;
     build_mixed(&fx->m);
     assert_int_equal(nnp__op_stats_write_all(&fx->c, NULL), NNP_OK);
-    expect_file(fx, "op_statistic_0.csv",
-                STAT_HEADER "MatMul,HOST_CPU,2,4.000,2.000,1.000,3.000,49.99\n"
-                            "ReLU,HOST_CPU,1,4.000,4.000,4.000,4.000,49.99\n"
-                            "MatMul,KERNEL,2,2.000,1.000,0.500,1.500,40.00\n"
-                            "ReLU,KERNEL,1,2.000,2.000,2.000,2.000,40.00\n"
-                            "memcpy_h2d,MEMCPY,1,1.000,1.000,1.000,1.000,20.00\n"
-                            "Add,HOST_CPU,2,0.001,0.001,0.000,0.001,0.01\n"
-                            "nameless,KERNEL,1,0.000,0.000,0.000,0.000,0.00\n");
-    expect_file(fx, "op_detail_0.csv",
-                DETAIL_HEADER "Default/ReLU-op3,ReLU,HOST_CPU,1,4.000,4.000,4.000,4.000,49.99\n"
-                              "Default/MatMul-op1,MatMul,HOST_CPU,1,3.000,3.000,3.000,3.000,37.50\n"
-                              "relu_kernel,ReLU,KERNEL,1,2.000,2.000,2.000,2.000,40.00\n"
-                              "volta_sgemm,MatMul,KERNEL,2,2.000,1.000,0.500,1.500,40.00\n"
-                              "Default/MatMul-op2,MatMul,HOST_CPU,1,1.000,1.000,1.000,1.000,12.50\n"
-                              "memcpy_h2d,memcpy_h2d,MEMCPY,1,1.000,1.000,1.000,1.000,20.00\n"
-                              "Default/Add-op6,Add,HOST_CPU,1,0.001,0.001,0.001,0.001,0.01\n"
-                              "Default/Add-op4,Add,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n"
-                              "nameless,nameless,KERNEL,1,0.000,0.000,0.000,0.000,0.00\n");
-    expect_file(fx, "kernel_details_0.csv",
-                KERNEL_HEADER ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
-                              ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
-                              ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
-                              ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
-                              ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
-    expect_file(
+    nnpt_afx_expect_file(fx, "op_statistic_0.csv",
+                         STAT_HEADER "MatMul,HOST_CPU,2,4.000,2.000,1.000,3.000,49.99\n"
+                                     "ReLU,HOST_CPU,1,4.000,4.000,4.000,4.000,49.99\n"
+                                     "MatMul,KERNEL,2,2.000,1.000,0.500,1.500,40.00\n"
+                                     "ReLU,KERNEL,1,2.000,2.000,2.000,2.000,40.00\n"
+                                     "memcpy_h2d,MEMCPY,1,1.000,1.000,1.000,1.000,20.00\n"
+                                     "Add,HOST_CPU,2,0.001,0.001,0.000,0.001,0.01\n"
+                                     "nameless,KERNEL,1,0.000,0.000,0.000,0.000,0.00\n");
+    nnpt_afx_expect_file(fx, "op_detail_0.csv",
+                         DETAIL_HEADER
+                         "Default/ReLU-op3,ReLU,HOST_CPU,1,4.000,4.000,4.000,4.000,49.99\n"
+                         "Default/MatMul-op1,MatMul,HOST_CPU,1,3.000,3.000,3.000,3.000,37.50\n"
+                         "relu_kernel,ReLU,KERNEL,1,2.000,2.000,2.000,2.000,40.00\n"
+                         "volta_sgemm,MatMul,KERNEL,2,2.000,1.000,0.500,1.500,40.00\n"
+                         "Default/MatMul-op2,MatMul,HOST_CPU,1,1.000,1.000,1.000,1.000,12.50\n"
+                         "memcpy_h2d,memcpy_h2d,MEMCPY,1,1.000,1.000,1.000,1.000,20.00\n"
+                         "Default/Add-op6,Add,HOST_CPU,1,0.001,0.001,0.001,0.001,0.01\n"
+                         "Default/Add-op4,Add,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n"
+                         "nameless,nameless,KERNEL,1,0.000,0.000,0.000,0.000,0.00\n");
+    nnpt_afx_expect_file(fx, "kernel_details_0.csv",
+                         KERNEL_HEADER
+                         ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
+                         ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
+                         ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
+                         ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
+                         ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
+    nnpt_afx_expect_file(
         fx, "op_statistic_top20_0.json",
         "[{\"op_type\":\"MatMul\",\"core_type\":\"HOST_CPU\",\"count\":2,\"total_time_us\":4.000,"
         "\"avg_time_us\":2.000,\"min_time_us\":1.000,\"max_time_us\":3.000,"
@@ -202,30 +180,30 @@ static void test_steps_and_boundaries(void **state)
     assert_int_equal(nnp__step_trace_run(&fx->c, &st), NNP_OK);
     assert_int_equal(nnp__op_stats_write_all(&fx->c, &st), NNP_OK);
     nnp__step_trace_fini(&st);
-    expect_file(fx, "op_statistic_5.csv",
-                STAT_HEADER "TB,HOST_CPU,1,100.000,100.000,100.000,100.000,90.91\n"
-                            "TA,HOST_CPU,1,10.000,10.000,10.000,10.000,9.09\n"
-                            "TC,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n");
-    expect_file(fx, "kernel_details_5.csv",
-                KERNEL_HEADER "2,B,TB,HOST_CPU,0,150.000,100.000,\n"
-                              "3,C,TA,HOST_CPU,0,210.000,10.000,\n"
-                              "3,E,TC,HOST_CPU,0,250.000,0.000,\n");
+    nnpt_afx_expect_file(fx, "op_statistic_5.csv",
+                         STAT_HEADER "TB,HOST_CPU,1,100.000,100.000,100.000,100.000,90.91\n"
+                                     "TA,HOST_CPU,1,10.000,10.000,10.000,10.000,9.09\n"
+                                     "TC,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n");
+    nnpt_afx_expect_file(fx, "kernel_details_5.csv",
+                         KERNEL_HEADER "2,B,TB,HOST_CPU,0,150.000,100.000,\n"
+                                       "3,C,TA,HOST_CPU,0,210.000,10.000,\n"
+                                       "3,E,TC,HOST_CPU,0,250.000,0.000,\n");
 
     /* All steps: TB = B + D = 110, TA = A + C = 110 (tie: TA first), total 220. */
     fx->c.has_steps = false;
     assert_int_equal(nnp__step_trace_run(&fx->c, &st), NNP_OK);
     assert_int_equal(nnp__op_stats_write_all(&fx->c, &st), NNP_OK);
     nnp__step_trace_fini(&st);
-    expect_file(fx, "op_statistic_5.csv",
-                STAT_HEADER "TA,HOST_CPU,2,110.000,55.000,10.000,100.000,50.00\n"
-                            "TB,HOST_CPU,2,110.000,55.000,10.000,100.000,50.00\n"
-                            "TC,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n");
-    expect_file(fx, "kernel_details_5.csv",
-                KERNEL_HEADER "1,A,TA,HOST_CPU,0,50.000,100.000,\n"
-                              "2,B,TB,HOST_CPU,0,150.000,100.000,\n"
-                              "3,C,TA,HOST_CPU,0,210.000,10.000,\n"
-                              "3,E,TC,HOST_CPU,0,250.000,0.000,\n"
-                              ",D,TB,HOST_CPU,0,300.000,10.000,\n");
+    nnpt_afx_expect_file(fx, "op_statistic_5.csv",
+                         STAT_HEADER "TA,HOST_CPU,2,110.000,55.000,10.000,100.000,50.00\n"
+                                     "TB,HOST_CPU,2,110.000,55.000,10.000,100.000,50.00\n"
+                                     "TC,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n");
+    nnpt_afx_expect_file(fx, "kernel_details_5.csv",
+                         KERNEL_HEADER "1,A,TA,HOST_CPU,0,50.000,100.000,\n"
+                                       "2,B,TB,HOST_CPU,0,150.000,100.000,\n"
+                                       "3,C,TA,HOST_CPU,0,210.000,10.000,\n"
+                                       "3,E,TC,HOST_CPU,0,250.000,0.000,\n"
+                                       ",D,TB,HOST_CPU,0,300.000,10.000,\n");
 }
 
 /* --steps without a step trace is a caller error, reported, not a crash. */
@@ -247,10 +225,10 @@ static void test_empty_model(void **state)
     fx->c.pretty = true;
     assert_int_equal(nnp__op_stats_write_all(&fx->c, &st), NNP_OK);
     nnp__step_trace_fini(&st);
-    expect_file(fx, "op_statistic_0.csv", STAT_HEADER);
-    expect_file(fx, "op_detail_0.csv", DETAIL_HEADER);
-    expect_file(fx, "kernel_details_0.csv", KERNEL_HEADER);
-    expect_file(fx, "op_statistic_top20_0.json", "[]\n");
+    nnpt_afx_expect_file(fx, "op_statistic_0.csv", STAT_HEADER);
+    nnpt_afx_expect_file(fx, "op_detail_0.csv", DETAIL_HEADER);
+    nnpt_afx_expect_file(fx, "kernel_details_0.csv", KERNEL_HEADER);
+    nnpt_afx_expect_file(fx, "op_statistic_top20_0.json", "[]\n");
 }
 
 /* 25 types with durations 1..25 us: op_statistic has all 25 (largest first), the top-20
@@ -266,7 +244,7 @@ static void test_top20_keeps_twenty(void **state)
     }
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__op_stats_write_all(&fx->c, NULL), NNP_OK);
-    got = read_out(fx, "op_statistic_top20_0.json");
+    got = nnpt_afx_read(fx, "op_statistic_top20_0.json");
     for (p = got; (p = strstr(p, "\"op_type\"")) != NULL; p++)
         n++;
     assert_int_equal(n, 20);
@@ -274,7 +252,7 @@ static void test_top20_keeps_twenty(void **state)
     assert_null(strstr(got, "\"T05\""));
     assert_true(strncmp(got, "[{\"op_type\":\"T25\"", strlen("[{\"op_type\":\"T25\"")) == 0);
     free(got);
-    got = read_out(fx, "op_statistic_0.csv");
+    got = nnpt_afx_read(fx, "op_statistic_0.csv");
     for (n = 0, p = got; (p = strchr(p, '\n')) != NULL; p++)
         n++;
     assert_int_equal(n, N_MANY_TYPES + 1);
@@ -380,12 +358,13 @@ static void test_alloc_failures(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_file(fx, "kernel_details_0.csv",
-                KERNEL_HEADER ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
-                              ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
-                              ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
-                              ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
-                              ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
+    nnpt_afx_expect_file(fx, "kernel_details_0.csv",
+                         KERNEL_HEADER
+                         ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
+                         ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
+                         ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
+                         ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
+                         ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
 }
 
 int main(void)

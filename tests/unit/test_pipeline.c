@@ -15,7 +15,6 @@
 #include "test_util.h"
 #include "util/util.h"
 
-#define MAX_FILE        65536
 #define MAX_ALLOC_FAILS 400
 #define MS              1000000ll /* ns per ms */
 #define SEC             1000000000ll
@@ -88,44 +87,10 @@ static void add_workers(nnp_model_t *m, const char *type, int64_t id, int n, uin
     }
 }
 
-static char *read_out(const fixture_t *fx, const char *name)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static bool exists(const fixture_t *fx, const char *name)
-{
-    char path[4096];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char *got = read_out(fx, name);
-    assert_string_equal(got, want);
-    free(got);
-}
-
 /* The JSON value of one summary key (an array), e.g. "[\"x\"]", as a new string. */
 static char *summary_value(const fixture_t *fx, const char *key)
 {
-    char *all = read_out(fx, "minddata_pipeline_summary_0.json"), pat[128], *s, *e, *v;
+    char *all = nnpt_afx_read(fx, "minddata_pipeline_summary_0.json"), pat[128], *s, *e, *v;
     int depth = 0;
     snprintf(pat, sizeof(pat), "\"%s\":", key);
     s = strstr(all, pat);
@@ -226,12 +191,13 @@ static void test_bottleneck_in_the_middle(void **state)
     fixture_t *fx = *state;
     build_chain(&fx->m);
     run(fx);
-    expect_file(fx, "minddata_pipeline_raw_0.csv",
-                RAW_HEADER "0,DeviceQueueOp,1,,,,,,,[1]\n"
-                           "1,BatchOp,1,\"[0, 0, 0, 1]\",0.25,10,0.025,10.000,0,[2]\n"
-                           "2,MapOp,2,\"[0, 1, 0, 1]\",0.5,20,0.025,10.000,1,[3]\n"
-                           "3,GeneratorOp,1,\"[16, 16, 12, 16]\",15,16,0.9375,10.000,2,\n");
-    expect_file(
+    nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv",
+                         RAW_HEADER
+                         "0,DeviceQueueOp,1,,,,,,,[1]\n"
+                         "1,BatchOp,1,\"[0, 0, 0, 1]\",0.25,10,0.025,10.000,0,[2]\n"
+                         "2,MapOp,2,\"[0, 1, 0, 1]\",0.5,20,0.025,10.000,1,[3]\n"
+                         "3,GeneratorOp,1,\"[16, 16, 12, 16]\",15,16,0.9375,10.000,2,\n");
+    nnpt_afx_expect_file(
         fx, "minddata_pipeline_summary_0.json",
         "{\"pipeline_ops\":[\"DeviceQueue(id=0)\",\"Batch(id=1)\",\"Map(id=2)\","
         "\"Generator(id=3)\"],\"op_names\":[\"DeviceQueue\",\"Batch\",\"Map\",\"Generator\"],"
@@ -250,32 +216,32 @@ static void test_bottleneck_in_the_middle(void **state)
         "\"queue_full_freq_pct\":[-1,0.00,0.00,75.00],\"device_queue_batches\":[5],"
         "\"device_queue_empty_freq_pct\":[60.00],\"device_queue_full_freq_pct\":[20.00],"
         "\"host_queue_empty_freq_pct\":[41.67],\"data_process_status\":[\"warning\"]}\n");
-    expect_file(fx, "minddata_pipeline_summary_0.csv",
-                "pipeline_ops,DeviceQueue(id=0),Batch(id=1),Map(id=2),Generator(id=3)\n"
-                "op_names,DeviceQueue,Batch,Map,Generator\n"
-                "op_ids,0,1,2,3\n"
-                "num_workers,1,1,2,1\n"
-                "queue_average_size,-1,0.25,0.50,15.00\n"
-                "queue_utilization_pct,-1,2.50,2.50,93.75\n"
-                "queue_empty_freq_pct,-1,75.00,50.00,0.00\n"
-                "children_ids,[1],[2],[3],[]\n"
-                "parent_id,-1,0,1,2\n"
-                "avg_cpu_pct,-1,30.00,180.00,50.00\n"
-                "per_pipeline_time,-1\n"
-                "per_push_queue_time,-1\n"
-                "per_batch_time,100.000\n"
-                "avg_cpu_pct_per_worker,-1,30.00,90.00,50.00\n"
-                "cpu_analysis_details," CHAIN_CPU_MSG "\n"
-                "queue_analysis_details,\"" CHAIN_DQ_MSG "\",\"" CHAIN_GAP_MSG "\",\"" CHAIN_MI_MSG
-                "\"\n"
-                "bottleneck_warning,Map(id=2)\n"
-                "bottleneck_suggestion,\"" CHAIN_REASON " " MAP_ADVICE "\"\n"
-                "queue_full_freq_pct,-1,0.00,0.00,75.00\n"
-                "device_queue_batches,5\n"
-                "device_queue_empty_freq_pct,60.00\n"
-                "device_queue_full_freq_pct,20.00\n"
-                "host_queue_empty_freq_pct,41.67\n"
-                "data_process_status,warning\n");
+    nnpt_afx_expect_file(fx, "minddata_pipeline_summary_0.csv",
+                         "pipeline_ops,DeviceQueue(id=0),Batch(id=1),Map(id=2),Generator(id=3)\n"
+                         "op_names,DeviceQueue,Batch,Map,Generator\n"
+                         "op_ids,0,1,2,3\n"
+                         "num_workers,1,1,2,1\n"
+                         "queue_average_size,-1,0.25,0.50,15.00\n"
+                         "queue_utilization_pct,-1,2.50,2.50,93.75\n"
+                         "queue_empty_freq_pct,-1,75.00,50.00,0.00\n"
+                         "children_ids,[1],[2],[3],[]\n"
+                         "parent_id,-1,0,1,2\n"
+                         "avg_cpu_pct,-1,30.00,180.00,50.00\n"
+                         "per_pipeline_time,-1\n"
+                         "per_push_queue_time,-1\n"
+                         "per_batch_time,100.000\n"
+                         "avg_cpu_pct_per_worker,-1,30.00,90.00,50.00\n"
+                         "cpu_analysis_details," CHAIN_CPU_MSG "\n"
+                         "queue_analysis_details,\"" CHAIN_DQ_MSG "\",\"" CHAIN_GAP_MSG
+                         "\",\"" CHAIN_MI_MSG "\"\n"
+                         "bottleneck_warning,Map(id=2)\n"
+                         "bottleneck_suggestion,\"" CHAIN_REASON " " MAP_ADVICE "\"\n"
+                         "queue_full_freq_pct,-1,0.00,0.00,75.00\n"
+                         "device_queue_batches,5\n"
+                         "device_queue_empty_freq_pct,60.00\n"
+                         "device_queue_full_freq_pct,20.00\n"
+                         "host_queue_empty_freq_pct,41.67\n"
+                         "data_process_status,warning\n");
     assert_string_equal(fx->f.bottleneck_op, "MapOp(id=2)");
     assert_string_equal(fx->f.bottleneck_reason, CHAIN_REASON);
     assert_string_equal(fx->f.bottleneck_suggestion, MAP_ADVICE);
@@ -296,9 +262,9 @@ static void test_queue_always_empty(void **state)
         add_q(&fx->m, (1 + k) * MS, 1, 0, 8);
     add_workers(&fx->m, "TFRecordOp", 1, 4, 10);
     run(fx);
-    expect_file(fx, "minddata_pipeline_raw_0.csv",
-                RAW_HEADER "0,DeviceQueueOp,1,,,,,,,[1]\n"
-                           "1,TFRecordOp,4,\"[0, 0, 0]\",0,8,0,1.000,0,\n");
+    nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv",
+                         RAW_HEADER "0,DeviceQueueOp,1,,,,,,,[1]\n"
+                                    "1,TFRecordOp,4,\"[0, 0, 0]\",0,8,0,1.000,0,\n");
     expect_key(fx, "queue_utilization_pct", "[-1,0.00]");
     expect_key(fx, "queue_empty_freq_pct", "[-1,100.00]");
     expect_key(fx, "avg_cpu_pct", "[-1,40.00]");
@@ -504,7 +470,7 @@ static void test_device_queue_30_percent(void **state)
     expect_key(fx, "device_queue_full_freq_pct", "[70.00]");
     expect_key(fx, "per_batch_time", "[1.000]");
     expect_key(fx, "pipeline_ops", "[]");
-    expect_file(fx, "minddata_pipeline_raw_0.csv", RAW_HEADER);
+    nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv", RAW_HEADER);
     assert_true(fabs(fx->f.device_queue_empty_pct - 30.0) < 1e-9);
     assert_true(isnan(fx->f.host_queue_empty_pct));
 
@@ -537,14 +503,14 @@ static void test_graph_shape(void **state)
     add_q(m, 1 * MS, 99, 0, 4);
     add_q(m, 2 * MS, 3, 2, 4);
     run(fx);
-    expect_file(fx, "minddata_pipeline_raw_0.csv",
-                RAW_HEADER "0,EpochCtrlOp,1,,,,,,,[1]\n"
-                           "1,ZipOp,1,,,,,,0,\"[2, 3]\"\n"
-                           "2,MapOp,6,,,,,,1,\n"
-                           "3,MapOp,1,[2],2,4,0.5,,1,\n"
-                           "7,TakeOp,1,,,,,,42,\n"
-                           "8,SkipOp,1,,,,,,9,[9]\n"
-                           "9,SkipOp,1,,,,,,8,[8]\n");
+    nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv",
+                         RAW_HEADER "0,EpochCtrlOp,1,,,,,,,[1]\n"
+                                    "1,ZipOp,1,,,,,,0,\"[2, 3]\"\n"
+                                    "2,MapOp,6,,,,,,1,\n"
+                                    "3,MapOp,1,[2],2,4,0.5,,1,\n"
+                                    "7,TakeOp,1,,,,,,42,\n"
+                                    "8,SkipOp,1,,,,,,9,[9]\n"
+                                    "9,SkipOp,1,,,,,,8,[8]\n");
     expect_key(fx, "children_ids", "[[1],[2,3],[],[],[],[9],[8]]");
     expect_key(fx, "num_workers", "[1,1,6,1,1,1,1]");
     expect_key(fx, "parent_id", "[-1,0,1,1,42,9,8]");
@@ -556,9 +522,9 @@ static void test_no_data_no_files(void **state)
 {
     fixture_t *fx = *state;
     run(fx);
-    assert_false(exists(fx, "minddata_pipeline_raw_0.csv"));
-    assert_false(exists(fx, "minddata_pipeline_summary_0.json"));
-    assert_false(exists(fx, "minddata_pipeline_summary_0.csv"));
+    assert_false(nnpt_afx_exists(fx, "minddata_pipeline_raw_0.csv"));
+    assert_false(nnpt_afx_exists(fx, "minddata_pipeline_summary_0.json"));
+    assert_false(nnpt_afx_exists(fx, "minddata_pipeline_summary_0.csv"));
     assert_true(isnan(fx->f.device_queue_empty_pct));
     assert_string_equal(fx->f.bottleneck_op, "");
 }

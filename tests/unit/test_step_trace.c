@@ -17,21 +17,10 @@
 /* x ms in ns (x may have up to 6 decimals; rounded to the ns). */
 #define MS(x) ((int64_t)((x)*NS_PER_MS + 0.5))
 /* Largest output file a test reads back. */
-#define MAX_FILE 65536
 /* Allocation failures tried one by one; run + write allocate far fewer than this. */
 #define MAX_ALLOC_FAILS 200
 
 typedef nnpt_afx_t fixture_t;
-
-static void add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
-{
-    size_t i = nnp__table_push(&m->steps.t);
-    assert_true(i != SIZE_MAX);
-    m->steps.id[i] = id;
-    m->steps.graph_id[i] = 1;
-    m->steps.start_ns[i] = begin;
-    m->steps.end_ns[i] = end;
-}
 
 static void add_mark(nnp_marks_t *mk, uint64_t step, int64_t ts)
 {
@@ -61,23 +50,6 @@ static void add_comm(nnp_model_t *m, int64_t start, int64_t end, const char *nam
     m->comms.kind[i] = NNP_COMM_ALLREDUCE;
 }
 
-static void expect_file(const fixture_t *fx, const char *name, const char *want)
-{
-    char path[4096], *buf = malloc(MAX_FILE);
-    FILE *f;
-    size_t n;
-    assert_non_null(buf);
-    snprintf(path, sizeof(path), "%s/%s", fx->dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("missing output %s", name);
-    n = fread(buf, 1, MAX_FILE - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    assert_string_equal(buf, want);
-    free(buf);
-}
-
 /* Runs and writes the step trace; the result stays in *st for the caller to inspect. */
 static void run_write(fixture_t *fx, nnp_step_trace_t *st)
 {
@@ -103,10 +75,10 @@ static void test_marks(void **state)
 {
     fixture_t *fx = *state;
     nnp_step_trace_t st;
-    add_step(&fx->m, 3, MS(35), MS(50));
-    add_step(&fx->m, 1, MS(10), MS(20));
-    add_step(&fx->m, 4, MS(50), NNP_OPEN_END);
-    add_step(&fx->m, 2, MS(22), MS(35));
+    nnpt_add_step(&fx->m, 3, MS(35), MS(50));
+    nnpt_add_step(&fx->m, 1, MS(10), MS(20));
+    nnpt_add_step(&fx->m, 4, MS(50), NNP_OPEN_END);
+    nnpt_add_step(&fx->m, 2, MS(22), MS(35));
     add_mark(&fx->m.fp, 2, MS(25));
     add_mark(&fx->m.fp, 1, MS(12));
     add_mark(&fx->m.fp, 3, MS(37));
@@ -124,21 +96,24 @@ static void test_marks(void **state)
     assert_int_equal(st.rows[0].fp_op, 0);
     assert_int_equal(st.rows[1].start_point_ns, MS(20));
     assert_int_equal(st.rows[2].tail_ns, MS(4));
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                TRAIN_HEADER "\n"
-                             "1,10.000000,20.000000,10.000000,12.000000,18.000000,2.000000,"
-                             "6.000000,2.000000\n"
-                             "2,20.000000,35.000000,15.000000,25.000000,30.000000,5.000000,"
-                             "5.000000,5.000000\n"
-                             "3,35.000000,50.000000,15.000000,37.000000,46.000000,2.000000,"
-                             "9.000000,4.000000\n"
-                             "-,,,13.333333,,,3.000000,6.666667,3.666667\n");
-    expect_file(fx, "step_trace_point_info_0.json", "{\"fp_start\":\"\",\"bp_end\":\"\"}\n");
-    expect_file(fx, "step_trace_summary_0.json",
-                "{\"total_time\":13.3333,\"iteration_interval\":3.0,"
-                "\"iteration_interval_percent\":\"22.50%\",\"fp_and_bp\":6.6667,"
-                "\"fp_and_bp_percent\":\"50.00%\",\"tail\":3.6667,\"tail_percent\":\"27.50%\","
-                "\"total_steps\":3}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         TRAIN_HEADER
+                         "\n"
+                         "1,10.000000,20.000000,10.000000,12.000000,18.000000,2.000000,"
+                         "6.000000,2.000000\n"
+                         "2,20.000000,35.000000,15.000000,25.000000,30.000000,5.000000,"
+                         "5.000000,5.000000\n"
+                         "3,35.000000,50.000000,15.000000,37.000000,46.000000,2.000000,"
+                         "9.000000,4.000000\n"
+                         "-,,,13.333333,,,3.000000,6.666667,3.666667\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"\",\"bp_end\":\"\"}\n");
+    nnpt_afx_expect_file(
+        fx, "step_trace_summary_0.json",
+        "{\"total_time\":13.3333,\"iteration_interval\":3.0,"
+        "\"iteration_interval_percent\":\"22.50%\",\"fp_and_bp\":6.6667,"
+        "\"fp_and_bp_percent\":\"50.00%\",\"tail\":3.6667,\"tail_percent\":\"27.50%\","
+        "\"total_steps\":3}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -158,8 +133,8 @@ static void test_auto_getnext_allreduce(void **state)
     fixture_t *fx = *state;
     nnp_step_trace_t st;
     nnp_model_t *m = &fx->m;
-    add_step(m, 1, MS(100), MS(110));
-    add_step(m, 2, MS(110), MS(120));
+    nnpt_add_step(m, 1, MS(100), MS(110));
+    nnpt_add_step(m, 2, MS(110), MS(120));
     add_op(m, MS(100.5), MS(101), "Default/GetNext-op1", "GetNext");
     add_op(m, MS(101.2), MS(103), "Default/Conv2D-op2", "Conv2D");
     add_op(m, MS(103), MS(106), "Gradients/Default/Conv2DBackprop-op3", "Conv2DBackpropFilter");
@@ -179,27 +154,29 @@ static void test_auto_getnext_allreduce(void **state)
     assert_int_equal(st.rows[1].fp_ns, MS(110.3));
     assert_string_equal(nnp__model_str(m, st.rows[0].bp_op),
                         "Gradients/Default/Conv2DBackprop-op3");
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                TRAIN_HEADER ",AllReduce-op0,AllReduce-op0_start_point,AllReduce-op0_end_point,"
-                             "AllReduce-op4,AllReduce-op4_start_point,AllReduce-op4_end_point,"
-                             "AllReduce-op4#2,AllReduce-op4#2_start_point,"
-                             "AllReduce-op4#2_end_point\n"
-                             "1,100.000000,110.000000,10.000000,101.200000,106.000000,1.200000,"
-                             "4.800000,4.000000,0.500000,104.000000,104.500000,1.000000,"
-                             "106.500000,107.500000,,,\n"
-                             "2,110.000000,120.000000,10.000000,110.300000,115.000000,0.300000,"
-                             "4.700000,5.000000,,,,1.000000,115.500000,116.500000,0.200000,"
-                             "117.000000,117.200000\n"
-                             "-,,,10.000000,,,0.750000,4.750000,4.500000,0.500000,,,1.000000,"
-                             ",,0.200000,,\n");
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\"fp_start\":\"Default/Conv2D-op2\","
-                "\"bp_end\":\"Gradients/Default/Conv2DBackprop-op3\"}\n");
-    expect_file(fx, "step_trace_summary_0.json",
-                "{\"total_time\":10.0,\"iteration_interval\":0.75,"
-                "\"iteration_interval_percent\":\"7.50%\",\"fp_and_bp\":4.75,"
-                "\"fp_and_bp_percent\":\"47.50%\",\"tail\":4.5,\"tail_percent\":\"45.00%\","
-                "\"total_steps\":2}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         TRAIN_HEADER
+                         ",AllReduce-op0,AllReduce-op0_start_point,AllReduce-op0_end_point,"
+                         "AllReduce-op4,AllReduce-op4_start_point,AllReduce-op4_end_point,"
+                         "AllReduce-op4#2,AllReduce-op4#2_start_point,"
+                         "AllReduce-op4#2_end_point\n"
+                         "1,100.000000,110.000000,10.000000,101.200000,106.000000,1.200000,"
+                         "4.800000,4.000000,0.500000,104.000000,104.500000,1.000000,"
+                         "106.500000,107.500000,,,\n"
+                         "2,110.000000,120.000000,10.000000,110.300000,115.000000,0.300000,"
+                         "4.700000,5.000000,,,,1.000000,115.500000,116.500000,0.200000,"
+                         "117.000000,117.200000\n"
+                         "-,,,10.000000,,,0.750000,4.750000,4.500000,0.500000,,,1.000000,"
+                         ",,0.200000,,\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"Default/Conv2D-op2\","
+                         "\"bp_end\":\"Gradients/Default/Conv2DBackprop-op3\"}\n");
+    nnpt_afx_expect_file(
+        fx, "step_trace_summary_0.json",
+        "{\"total_time\":10.0,\"iteration_interval\":0.75,"
+        "\"iteration_interval_percent\":\"7.50%\",\"fp_and_bp\":4.75,"
+        "\"fp_and_bp_percent\":\"47.50%\",\"tail\":4.5,\"tail_percent\":\"45.00%\","
+        "\"total_steps\":2}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -210,7 +187,7 @@ static void add_dense_steps(nnp_model_t *m)
 {
     for (int s = 0; s < 2; s++) {
         double o = 10.0 * s;
-        add_step(m, (uint64_t)s + 1, MS(10 + o), MS(20 + o));
+        nnpt_add_step(m, (uint64_t)s + 1, MS(10 + o), MS(20 + o));
         add_op(m, MS(10 + o), MS(10.5 + o), "Default/GetNext-op1", "GetNext");
         add_op(m, MS(10.6 + o), MS(12 + o), "Default/Dense-op2", "MatMul");
         add_op(m, MS(12 + o), MS(13 + o), "Default/ReLU-op3", "ReLU");
@@ -228,16 +205,17 @@ static void test_auto_gradients_scope(void **state)
     nnp_step_trace_t st;
     add_dense_steps(&fx->m);
     run_write(fx, &st);
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                TRAIN_HEADER "\n"
-                             "1,10.000000,20.000000,10.000000,10.600000,17.000000,0.600000,"
-                             "6.400000,3.000000\n"
-                             "2,20.000000,30.000000,10.000000,20.600000,27.000000,0.600000,"
-                             "6.400000,3.000000\n"
-                             "-,,,10.000000,,,0.600000,6.400000,3.000000\n");
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\"fp_start\":\"Default/Dense-op2\","
-                "\"bp_end\":\"Gradients/Default/ReLU-grad-op5\"}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         TRAIN_HEADER
+                         "\n"
+                         "1,10.000000,20.000000,10.000000,10.600000,17.000000,0.600000,"
+                         "6.400000,3.000000\n"
+                         "2,20.000000,30.000000,10.000000,20.600000,27.000000,0.600000,"
+                         "6.400000,3.000000\n"
+                         "-,,,10.000000,,,0.600000,6.400000,3.000000\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"Default/Dense-op2\","
+                         "\"bp_end\":\"Gradients/Default/ReLU-grad-op5\"}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -251,16 +229,17 @@ static void test_overrides(void **state)
     fx->m.info.fp_point = nnp__strdup("Default/ReLU-op3");
     fx->m.info.bp_point = nnp__strdup("Gradients/Default/Dense-grad-op4");
     run_write(fx, &st);
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                TRAIN_HEADER "\n"
-                             "1,10.000000,20.000000,10.000000,12.000000,16.000000,2.000000,"
-                             "4.000000,4.000000\n"
-                             "2,20.000000,30.000000,10.000000,22.000000,26.000000,2.000000,"
-                             "4.000000,4.000000\n"
-                             "-,,,10.000000,,,2.000000,4.000000,4.000000\n");
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\"fp_start\":\"Default/ReLU-op3\","
-                "\"bp_end\":\"Gradients/Default/Dense-grad-op4\"}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         TRAIN_HEADER
+                         "\n"
+                         "1,10.000000,20.000000,10.000000,12.000000,16.000000,2.000000,"
+                         "4.000000,4.000000\n"
+                         "2,20.000000,30.000000,10.000000,22.000000,26.000000,2.000000,"
+                         "4.000000,4.000000\n"
+                         "-,,,10.000000,,,2.000000,4.000000,4.000000\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"Default/ReLU-op3\","
+                         "\"bp_end\":\"Gradients/Default/Dense-grad-op4\"}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -290,8 +269,8 @@ static void test_inference(void **state)
     fixture_t *fx = *state;
     nnp_step_trace_t st;
     nnp_model_t *m = &fx->m;
-    add_step(m, 1, MS(5), MS(10));
-    add_step(m, 2, MS(12), MS(20));
+    nnpt_add_step(m, 1, MS(5), MS(10));
+    nnpt_add_step(m, 2, MS(12), MS(20));
     add_op(m, MS(5), MS(5.5), "Default/GetNext-op1", "GetNext");
     add_op(m, MS(5.5), MS(8), "Default/Conv-op2", "Conv2D");
     add_op(m, MS(8), MS(9), "Default/Softmax-op3", "Softmax");
@@ -304,17 +283,18 @@ static void test_inference(void **state)
     assert_int_equal(st.rows[0].bp_ns, -1);
     assert_int_equal(st.rows[0].fp_and_bp_ns, -1);
     assert_int_equal(st.rows[0].tail_ns, -1);
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                "step_num,start_point,end_point,total,fp_point,iteration_interval,fp\n"
-                "1,5.000000,10.000000,5.000000,5.500000,0.500000,4.500000\n"
-                "2,10.000000,20.000000,10.000000,12.500000,2.500000,7.500000\n"
-                "-,,,7.500000,,1.500000,6.000000\n");
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\"fp_start\":\"Default/Conv-op2\",\"bp_end\":\"\"}\n");
-    expect_file(fx, "step_trace_summary_0.json",
-                "{\"total_time\":7.5,\"iteration_interval\":1.5,"
-                "\"iteration_interval_percent\":\"20.00%\",\"fp\":6.0,\"fp_percent\":\"80.00%\","
-                "\"total_steps\":2}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         "step_num,start_point,end_point,total,fp_point,iteration_interval,fp\n"
+                         "1,5.000000,10.000000,5.000000,5.500000,0.500000,4.500000\n"
+                         "2,10.000000,20.000000,10.000000,12.500000,2.500000,7.500000\n"
+                         "-,,,7.500000,,1.500000,6.000000\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"Default/Conv-op2\",\"bp_end\":\"\"}\n");
+    nnpt_afx_expect_file(
+        fx, "step_trace_summary_0.json",
+        "{\"total_time\":7.5,\"iteration_interval\":1.5,"
+        "\"iteration_interval_percent\":\"20.00%\",\"fp\":6.0,\"fp_percent\":\"80.00%\","
+        "\"total_steps\":2}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -329,7 +309,7 @@ static void test_steps_filter(void **state)
     const int64_t begin[] = {0, 10, 21, 30}, end[] = {10, 20, 30, 40};
     const int64_t fp[] = {1, 12, 24, 31}, bp[] = {8, 18, 28, 38};
     for (int i = 0; i < 4; i++) {
-        add_step(&fx->m, (uint64_t)i + 1, MS(begin[i]), MS(end[i]));
+        nnpt_add_step(&fx->m, (uint64_t)i + 1, MS(begin[i]), MS(end[i]));
         add_mark(&fx->m.fp, (uint64_t)i + 1, MS(fp[i]));
         add_mark(&fx->m.bp, (uint64_t)i + 1, MS(bp[i]));
     }
@@ -338,18 +318,20 @@ static void test_steps_filter(void **state)
     fx->c.step_last = 3;
     fx->c.rank = 3;
     run_write(fx, &st);
-    expect_file(fx, "step_trace_raw_3_detail_time.csv",
-                TRAIN_HEADER "\n"
-                             "2,10.000000,20.000000,10.000000,12.000000,18.000000,2.000000,"
-                             "6.000000,2.000000\n"
-                             "3,20.000000,30.000000,10.000000,24.000000,28.000000,4.000000,"
-                             "4.000000,2.000000\n"
-                             "-,,,10.000000,,,3.000000,5.000000,2.000000\n");
-    expect_file(fx, "step_trace_summary_3.json",
-                "{\"total_time\":10.0,\"iteration_interval\":3.0,"
-                "\"iteration_interval_percent\":\"30.00%\",\"fp_and_bp\":5.0,"
-                "\"fp_and_bp_percent\":\"50.00%\",\"tail\":2.0,\"tail_percent\":\"20.00%\","
-                "\"total_steps\":2}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_3_detail_time.csv",
+                         TRAIN_HEADER
+                         "\n"
+                         "2,10.000000,20.000000,10.000000,12.000000,18.000000,2.000000,"
+                         "6.000000,2.000000\n"
+                         "3,20.000000,30.000000,10.000000,24.000000,28.000000,4.000000,"
+                         "4.000000,2.000000\n"
+                         "-,,,10.000000,,,3.000000,5.000000,2.000000\n");
+    nnpt_afx_expect_file(
+        fx, "step_trace_summary_3.json",
+        "{\"total_time\":10.0,\"iteration_interval\":3.0,"
+        "\"iteration_interval_percent\":\"30.00%\",\"fp_and_bp\":5.0,"
+        "\"fp_and_bp_percent\":\"50.00%\",\"tail\":2.0,\"tail_percent\":\"20.00%\","
+        "\"total_steps\":2}\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -361,20 +343,21 @@ static void test_unknown_fp(void **state)
 {
     fixture_t *fx = *state;
     nnp_step_trace_t st;
-    add_step(&fx->m, 1, MS(0), MS(10));
-    add_step(&fx->m, 2, MS(10), MS(20));
+    nnpt_add_step(&fx->m, 1, MS(0), MS(10));
+    nnpt_add_step(&fx->m, 2, MS(10), MS(20));
     add_mark(&fx->m.bp, 1, MS(8));
     add_mark(&fx->m.fp, 2, MS(11));
     add_mark(&fx->m.bp, 2, MS(19));
     run_write(fx, &st);
     assert_int_equal(st.rows[0].fp_ns, -1);
     assert_int_equal(st.rows[0].iteration_interval_ns, -1);
-    expect_file(fx, "step_trace_raw_0_detail_time.csv",
-                TRAIN_HEADER "\n"
-                             "1,0.000000,10.000000,10.000000,,8.000000,,,2.000000\n"
-                             "2,10.000000,20.000000,10.000000,11.000000,19.000000,1.000000,"
-                             "8.000000,1.000000\n"
-                             "-,,,10.000000,,,1.000000,8.000000,1.500000\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
+                         TRAIN_HEADER
+                         "\n"
+                         "1,0.000000,10.000000,10.000000,,8.000000,,,2.000000\n"
+                         "2,10.000000,20.000000,10.000000,11.000000,19.000000,1.000000,"
+                         "8.000000,1.000000\n"
+                         "-,,,10.000000,,,1.000000,8.000000,1.500000\n");
     nnp__step_trace_fini(&st);
 }
 
@@ -388,14 +371,14 @@ static void test_empty_model(void **state)
     run_write(fx, &st);
     assert_int_equal(st.n, 0);
     assert_false(st.inference);
-    expect_file(fx, "step_trace_raw_0_detail_time.csv", TRAIN_HEADER "\n");
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\n  \"fp_start\": \"\",\n  \"bp_end\": \"\"\n}\n");
-    expect_file(fx, "step_trace_summary_0.json",
-                "{\n  \"total_time\": 0.0,\n  \"iteration_interval\": 0.0,\n"
-                "  \"iteration_interval_percent\": \"0.00%\",\n  \"fp_and_bp\": 0.0,\n"
-                "  \"fp_and_bp_percent\": \"0.00%\",\n  \"tail\": 0.0,\n"
-                "  \"tail_percent\": \"0.00%\",\n  \"total_steps\": 0\n}\n");
+    nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv", TRAIN_HEADER "\n");
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\n  \"fp_start\": \"\",\n  \"bp_end\": \"\"\n}\n");
+    nnpt_afx_expect_file(fx, "step_trace_summary_0.json",
+                         "{\n  \"total_time\": 0.0,\n  \"iteration_interval\": 0.0,\n"
+                         "  \"iteration_interval_percent\": \"0.00%\",\n  \"fp_and_bp\": 0.0,\n"
+                         "  \"fp_and_bp_percent\": \"0.00%\",\n  \"tail\": 0.0,\n"
+                         "  \"tail_percent\": \"0.00%\",\n  \"total_steps\": 0\n}\n");
     nnp__step_trace_fini(&st);
     nnp__step_trace_fini(NULL);
 }
@@ -407,8 +390,8 @@ static void test_alloc_failures(void **state)
     fixture_t *fx = *state;
     nnp_model_t *m = &fx->m;
     int n;
-    add_step(m, 1, MS(100), MS(110));
-    add_step(m, 2, MS(110), MS(120));
+    nnpt_add_step(m, 1, MS(100), MS(110));
+    nnpt_add_step(m, 2, MS(110), MS(120));
     add_op(m, MS(100.5), MS(101), "Default/GetNext-op1", "GetNext");
     add_op(m, MS(101.2), MS(103), "Default/Conv2D-op2", "Conv2D");
     add_comm(m, MS(106.5), MS(107.5), "AllReduce-op4");
@@ -436,8 +419,9 @@ static void test_alloc_failures(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    expect_file(fx, "step_trace_point_info_0.json",
-                "{\"fp_start\":\"Default/Conv2D-op2\",\"bp_end\":\"Default/Conv2D-op2\"}\n");
+    nnpt_afx_expect_file(
+        fx, "step_trace_point_info_0.json",
+        "{\"fp_start\":\"Default/Conv2D-op2\",\"bp_end\":\"Default/Conv2D-op2\"}\n");
 }
 
 int main(void)
