@@ -13,6 +13,7 @@
 
 #include "nnprof/nnprof.h"
 #include "nnprof_torch.h"
+#include "record/ring_abi.h"
 
 namespace nnp_torch
 {
@@ -153,8 +154,15 @@ class NameCache
     static constexpr size_t kBuckets = 128;
     static size_t bucket(const void *p)
     {
-        // Heap strings and schemas are 16-byte aligned: drop the low bits.
-        return ((reinterpret_cast<uintptr_t>(p) >> 4) % kBuckets) * kWays;
+        // Fibonacci hashing: the top bits of the address times 2^64 / phi. Every bit of
+        // the address counts: the per-call names of autograd nodes sit in same-size heap
+        // chunks (64 bytes apart), which the low address bits alone spread over a quarter
+        // of the buckets (misses, each a hash and a table lookup).
+        constexpr uint64_t kPhi = 0x9e3779b97f4a7c15ull;
+        constexpr int kBucketBits = 7; // log2(kBuckets)
+        static_assert(size_t(1) << kBucketBits == kBuckets, "kBucketBits");
+        return size_t((uint64_t(reinterpret_cast<uintptr_t>(p)) * kPhi) >> (64 - kBucketBits)) *
+               kWays;
     }
     NameIds get_cstr_miss(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp);
     bool grow();
@@ -167,11 +175,16 @@ class NameCache
 // Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.
 void name_entry_fill(NameEntry *e, const char *s, size_t len, uint32_t scope);
 
-// The per-thread state of the callbacks.
+// The per-thread state of the callbacks. An op with nothing but its name and autograd link
+// (no shapes, FLOPs or module scope: the commonest by far) is kept as the fields of its
+// one-slot record (OP_BRIEF, raw_format.h), which the end writes into the thread's ring
+// inline (ring_abi.h); any other is "full": its record is the nnp_op_t of the same depth
+// (ThreadState::ops), for nnp_op_since(). 32 bytes: a frame's address is a shift.
 struct Frame {
     const void *fn; // the at::RecordFunction (its address identifies the call)
     uint64_t t0;    // nnp_now() at start
-    nnp_op_t op;
+    uint64_t word0; // OP_BRIEF's first word (kind, slots, flags, name); 0 = a full op
+    uint64_t link;  // OP_BRIEF's autograd link word (b)
 };
 
 constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
@@ -180,9 +193,11 @@ constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cu
 constexpr size_t kKeyWords = 256;  // inputs' key of one op; longer ones are not cached
 
 struct ThreadState {
+    struct nnp_tbuf *ring = nullptr; // its ring in libnnprof, when ops are written inline
     int depth = 0;
     int scope_depth = 0;
     Frame frames[kMaxDepth];
+    nnp_op_t ops[kMaxDepth]; // the record of a full op, at its frame's depth
     uint32_t scopes[kMaxScopes];
     NameCache names;  // op names (with their scope)
     NameCache texts;  // shapes and dtypes strings
