@@ -305,8 +305,8 @@ inline const void *name_word(const at::RecordFunction &fn)
 // torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
 // stable when it is not the word itself (see above).
 // stable_missed: the caller looked the word up under this scope already, in vain.
-inline NameIds op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope,
-                           bool stable_missed)
+__attribute__((always_inline)) inline NameIds
+op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope, bool stable_missed)
 {
     const void *w = name_word(fn);
     NameIds ids;
