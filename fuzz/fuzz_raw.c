@@ -4,7 +4,8 @@
  * checksums repaired first, so mutations get past the CRCs into decompression, unpacking
  * (codec pack, format v3) and record parsing. The valid files come from a small run recorded
  * once in LLVMFuzzerInitialize (packed, as the writer writes them); the corpus adds a packed
- * data file of demo_train (ops, memory, pipeline, CPU samples: 1- to 3-slot records). */
+ * data file of demo_train (ops, memory, pipeline, CPU samples: 1- to 3-slot records). The
+ * seed run also writes op_brief records (format v4) the way the PyTorch shim does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "harness.h"
 #include "nnprof/nnprof.h"
 #include "read/raw_reader.h"
+#include "record/ring_abi.h"
 #include "util/util.h"
 
 /* Mode bits of the first input byte. */
@@ -57,6 +59,34 @@ static int load(const char *dir, const char *name, char **out, size_t *len)
     return nnp__read_file(path, 1u << 24, out, len) == NNP_OK ? 0 : -1;
 }
 
+/* An op_brief record (format v4), written into the ring as the PyTorch shim writes it
+ * (record/ring_abi.h); every other one with an autograd link. */
+static void put_op_brief(uint32_t name, uint64_t i)
+{
+    struct nnp_tbuf *b = nnp__ring_thread();
+    unsigned char *p = (unsigned char *)b;
+    uint64_t h, limit, mask;
+    nnp_rec_t *slots, *r;
+
+    if (!b || !(__atomic_load_n(nnp__ring_gate(), __ATOMIC_RELAXED) & NNP_GATE_OPS))
+        return;
+    h = __atomic_load_n((uint64_t *)(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
+    memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
+    if (h + 1 > limit && (h = nnp__ring_reserve_slow(b, 1)) == UINT64_MAX)
+        return;
+    memcpy(&slots, p + NNP_RING_OFF_SLOTS, sizeof(slots));
+    memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
+    r = &slots[h & mask];
+    r->kind = NNP_REC_OP_BRIEF;
+    r->n_slots = 1;
+    r->flags = i % 2 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : 0;
+    r->name = name;
+    r->ts = nnp_now();
+    r->a = r->ts + 1;
+    r->b = i % 2 ? i | (uint64_t)1 << NNP_REC_BRIEF_THREAD_SHIFT : 0;
+    __atomic_store_n((uint64_t *)(p + NNP_RING_OFF_HEAD), h + 1, __ATOMIC_RELEASE);
+}
+
 /* Records one event of most kinds per iteration, some with raw ticks (so the reader's
  * tick-to-ns conversion runs) and some in ns. */
 static void record_seed_run(void)
@@ -87,6 +117,7 @@ static void record_seed_run(void)
         nnp_step_begin(i, SEED_GRAPH_ID);
         nnp_range_begin(&tag);
         nnp_op_since(&op, t0);
+        put_op_brief(op.type, i);
         nnp_kernel_at(&k, nnp_clock_ns(), nnp_clock_ns() + 1);
         /* Every other comm record carries the format-2 detail slot. */
         c.count = i % 2 ? 0 : i + 1;

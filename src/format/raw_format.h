@@ -17,11 +17,12 @@
 /* Version 2 added KERNEL's launch and copy slots, COMM's detail slot and the CALL and
  * COMM_GROUP kinds; a version 1 reader would take those records for damage, so it must
  * refuse the files instead. Version 3 added codec NNP_CODEC_PACK for RECORDS chunks, which
- * a version 2 reader cannot decode. */
-#define NNP_RAW_VERSION     3
+ * a version 2 reader cannot decode. Version 4 added the one-slot OP_BRIEF kind, which a
+ * version 3 reader would take for damage. */
+#define NNP_RAW_VERSION     4
 #define NNP_RAW_ENDIAN_MARK 0x01020304u
 
-/* Oldest version the reader still reads: v2 only added kinds and flags, v3 a codec
+/* Oldest version the reader still reads: v2 and v4 only added kinds and flags, v3 a codec
  * (docs/FORMAT.md). */
 #define NNP_RAW_VERSION_MIN 1
 
@@ -130,9 +131,10 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 /* COMM (v2): a third slot with details follows (nnp_rec_comm_detail_t). Flags are unique
  * across kinds so a flag never means two things. */
 #define NNP_REC_F_COMM_DETAIL 0x0010u
-/* OP (v2): seq_thread and sequence_nr of the extension slot hold an autograd link. */
+/* OP (v2): seq_thread and sequence_nr of the extension slot hold an autograd link;
+ * OP_BRIEF (v4): b holds it (NNP_REC_BRIEF_*). */
 #define NNP_REC_F_SEQ 0x0020u
-/* OP (v2): a backward op (with NNP_REC_F_SEQ: seq_thread is its forward op's thread). */
+/* OP, OP_BRIEF: a backward op (with NNP_REC_F_SEQ: seq_thread is its forward op's thread). */
 #define NNP_REC_F_BACKWARD 0x0040u
 
 /* X-macro: kind, number, slots, name. The per-kind field meaning is in the comments of
@@ -165,7 +167,8 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
     XX(THREAD_CPU, 25, 1, "thread_cpu")                                                            \
     XX(PROC_MEM, 26, 1, "proc_mem")                                                                \
     XX(CALL, 27, 2, "call")                                                                        \
-    XX(COMM_GROUP, 28, 1, "comm_group")
+    XX(COMM_GROUP, 28, 1, "comm_group")                                                            \
+    XX(OP_BRIEF, 29, 1, "op_brief")
 
 typedef enum nnp_rec_kind {
     NNP_REC_NONE = 0,
@@ -212,7 +215,19 @@ unsigned nnp__rec_kind_slots(unsigned kind);
  * PROC_MEM:     a = RSS bytes, b = virtual size bytes.
  * CALL:         name = call name, ts = start, a = end, b = correlation id; slot 1 is
  *               nnp_rec_call_ext_t (calling thread, kind, domain, stream, status).
+ * OP_BRIEF:     (v4) an OP in one slot, for the commonest op of a framework (PyTorch
+ *               without record_shapes: thousands per step): name = full name = type,
+ *               ts = start, a = end, b = the autograd link with NNP_REC_F_SEQ
+ *               (sequence_nr | seq_thread << NNP_REC_BRIEF_THREAD_SHIFT), else 0. Every
+ *               other field of the OP is 0 (no FLOPs slot). A writer uses it only when that
+ *               holds and the link fits; the reader hands it on as the equal 2-slot OP.
  */
+
+/* OP_BRIEF's link word: sequence_nr in the low 48 bits (a training run creates far fewer
+ * autograd nodes than 2^48), seq_thread (torch's small thread numbers) in the high 16. */
+#define NNP_REC_BRIEF_THREAD_SHIFT 48
+#define NNP_REC_BRIEF_SEQ_MAX      ((UINT64_C(1) << NNP_REC_BRIEF_THREAD_SHIFT) - 1)
+#define NNP_REC_BRIEF_THREAD_MAX   0xFFFFu
 
 typedef struct nnp_rec_op_ext {
     uint32_t type;

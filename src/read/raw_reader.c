@@ -684,6 +684,23 @@ static unsigned expected_slots(const nnp_rec_t *rec)
     return n;
 }
 
+/* The 2-slot OP equal to an OP_BRIEF record (raw_format.h): readers see every op alike. */
+static void brief_to_op(const nnp_rec_t *rec, nnp_rec_t op[2])
+{
+    nnp_rec_op_ext_t *x = (nnp_rec_op_ext_t *)&op[1];
+    bool has_seq = (rec->flags & NNP_REC_F_SEQ) != 0;
+    op[0] = *rec;
+    op[0].kind = NNP_REC_OP;
+    op[0].n_slots = 2;
+    op[0].b = 0;
+    memset(x, 0, sizeof(*x));
+    x->type = rec->name;
+    if (has_seq) {
+        x->sequence_nr = (int64_t)(rec->b & NNP_REC_BRIEF_SEQ_MAX);
+        x->seq_thread = (uint32_t)(rec->b >> NNP_REC_BRIEF_THREAD_SHIFT);
+    }
+}
+
 static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *h,
                       const void *payload, uint64_t off, void *user)
 {
@@ -697,6 +714,7 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
     }
     while (i < n) {
         const nnp_rec_t *rec = &slots[i];
+        nnp_rec_t brief[2];
         nnp_raw_event_t ev;
         unsigned want = expected_slots(rec);
         int rc;
@@ -711,10 +729,16 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
         ev.kind = rec->kind;
         ev.n_slots = want;
         ev.slots = rec;
+        if (rec->kind == NNP_REC_OP_BRIEF) {
+            brief_to_op(rec, brief);
+            ev.kind = NNP_REC_OP;
+            ev.n_slots = 2;
+            ev.slots = brief;
+        }
         ev.tid = h->tid;
         ev.ts_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->ts : nnp__raw_ticks_to_ns(r, rec->ts);
         ev.end_ns = ev.ts_ns;
-        if (rec->kind == NNP_REC_OP || rec->kind == NNP_REC_KERNEL || rec->kind == NNP_REC_COMM ||
+        if (ev.kind == NNP_REC_OP || rec->kind == NNP_REC_KERNEL || rec->kind == NNP_REC_COMM ||
             rec->kind == NNP_REC_CALL)
             ev.end_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->a : nnp__raw_ticks_to_ns(r, rec->a);
         r->report.records++;

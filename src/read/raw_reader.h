@@ -47,7 +47,8 @@ typedef struct nnp_raw_report {
     nnp_raw_damage_t damage[NNP_RAW_MAX_DAMAGE];
 } nnp_raw_report_t;
 
-/* One decoded record as delivered to the callback. */
+/* One decoded record as delivered to the callback. An OP_BRIEF record (format v4) is
+ * delivered as the equal 2-slot OP (kind NNP_REC_OP), so readers handle one op layout. */
 typedef struct nnp_raw_event {
     unsigned kind; /* nnp_rec_kind_t */
     unsigned n_slots;

@@ -3,6 +3,7 @@
  * first event: the only allocation a recording call ever makes. */
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -154,6 +155,37 @@ static bool full_drops(nnp_tbuf_t *b, int policy, uint64_t tail, uint64_t *deadl
  * out its period): a few syscalls per buffer, only for a thread the writer is not keeping
  * below half. Every limit is at most the tail read here plus cap, and tail only grows: a
  * stale limit only sends the producer here early. */
+/* The layout ring_abi.h gives back ends that write their records inline. */
+_Static_assert(offsetof(nnp_tbuf_t, head) == NNP_RING_OFF_HEAD, "ring_abi.h: head");
+_Static_assert(offsetof(nnp_tbuf_t, limit) == NNP_RING_OFF_LIMIT, "ring_abi.h: limit");
+_Static_assert(offsetof(nnp_tbuf_t, slots) == NNP_RING_OFF_SLOTS, "ring_abi.h: slots");
+_Static_assert(offsetof(nnp_tbuf_t, mask) == NNP_RING_OFF_MASK, "ring_abi.h: mask");
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t) && sizeof(_Atomic int) == sizeof(int),
+               "ring_abi.h: atomics are plain words");
+
+struct nnp_tbuf *nnp__ring_thread(void)
+{
+    return nnp__tbuf_get();
+}
+
+const int *nnp__ring_gate(void)
+{
+    return (const int *)&nnp__collecting;
+}
+
+bool nnp__ring_ticks_are_tsc(void)
+{
+    nnp__clock_init();
+    return NNP_HAVE_RDTSC && nnp__clock_use_tsc;
+}
+
+uint64_t nnp__ring_reserve_slow(struct nnp_tbuf *b, unsigned n)
+{
+    if (!b || n == 0 || n > NNP_REC_MAX_SLOTS)
+        return UINT64_MAX;
+    return nnp__tbuf_reserve(b, n);
+}
+
 uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
 {
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);

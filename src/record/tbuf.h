@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "format/raw_format.h"
+#include "record/ring_abi.h"
 #include "util/util.h"
 
 typedef struct nnp_tbuf {
@@ -38,19 +39,7 @@ typedef struct nnp_tbuf {
     struct nnp_tbuf *next;   /* registry list, guarded by the registry lock */
 } nnp_tbuf_t;
 
-/* What the options let through, as bits of nnp__collecting (seed 000: each option gates one
- * kind of data). The session publishes NNP_GATE_ON plus its gates with one store when a
- * window opens and clears the word when it closes, so a recording call tests "collecting
- * and this kind wanted" with one relaxed load, and a later session's gates can never be
- * read half-written by a thread still recording for an earlier one. */
-#define NNP_GATE_ON          (1 << 0) /* a window is open */
-#define NNP_GATE_MSPROFTX    (1 << 1) /* user markers (msproftx) */
-#define NNP_GATE_OPS         (1 << 2) /* ops and kernels (op_time) */
-#define NNP_GATE_MEMORY      (1 << 3) /* tensor memory (profile_memory) */
-#define NNP_GATE_COMM        (1 << 4) /* communication ops (profile_communication) */
-#define NNP_GATE_PIPELINE    (1 << 5) /* pipeline ops and queues (data_process) */
-#define NNP_GATE_HOST_RANGES (1 << 6) /* host ranges and instants (profile_framework all|time) */
-#define NNP_GATE_HOST_MEMORY (1 << 7) /* host memory samples (profile_framework all|memory) */
+/* NNP_GATE_*, the bits of nnp__collecting: ring_abi.h. */
 
 /* Recorder-wide settings a session writes when it is created, while threads of an earlier
  * session may still be creating buffers or meeting a full one: atomics, read relaxed on

@@ -11,6 +11,7 @@
 
 #include "format/raw_format.h"
 #include "read/raw_reader.h"
+#include "record/ring_abi.h"
 #include "record/tbuf.h"
 #include "test_util.h"
 #include "util/util.h"
@@ -162,6 +163,113 @@ static void test_eight_threads_exact(void **state)
     assert_int_equal(nnp__raw_report(raw)->chunks_truncated, 0);
     assert_int_equal(nnp__raw_report(raw)->events_lost, 0);
     nnp__raw_close(raw);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
+/* ---- a back end writing the ring inline (ring_abi.h, the PyTorch shim's ops) ---- */
+
+#define BRIEF_OPS 3
+
+typedef struct brief_seen {
+    uint32_t n;
+    unsigned n_slots[BRIEF_OPS];
+    uint64_t ts_ns[BRIEF_OPS], end_ns[BRIEF_OPS];
+    nnp_rec_t op[BRIEF_OPS][2];
+} brief_seen_t;
+
+static int keep_ops(void *user, const nnp_raw_event_t *ev)
+{
+    brief_seen_t *c = user;
+    if (ev->kind != NNP_REC_OP || c->n >= BRIEF_OPS)
+        return 0;
+    c->n_slots[c->n] = ev->n_slots;
+    c->ts_ns[c->n] = ev->ts_ns;
+    c->end_ns[c->n] = ev->end_ns;
+    memcpy(c->op[c->n], ev->slots, sizeof(c->op[c->n]));
+    c->n++;
+    return 0;
+}
+
+/* One OP_BRIEF record written the way ring_abi.h says (times in ns: flag TS_NS). */
+static void put_brief(struct nnp_tbuf *b, uint16_t flags, uint32_t name, uint64_t start_ns,
+                      uint64_t end_ns, uint64_t link)
+{
+    unsigned char *p = (unsigned char *)b;
+    uint64_t *head = (uint64_t *)(p + NNP_RING_OFF_HEAD);
+    uint64_t h = __atomic_load_n(head, __ATOMIC_RELAXED), limit, mask;
+    nnp_rec_t *slots, *r;
+    memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
+    if (h + 1 > limit)
+        h = nnp__ring_reserve_slow(b, 1);
+    assert_true(h != UINT64_MAX);
+    memcpy(&slots, p + NNP_RING_OFF_SLOTS, sizeof(slots));
+    memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
+    r = &slots[h & mask];
+    r->kind = NNP_REC_OP_BRIEF;
+    r->n_slots = 1;
+    r->flags = (uint16_t)(flags | NNP_REC_F_TS_NS);
+    r->name = name;
+    r->ts = start_ns;
+    r->a = end_ns;
+    r->b = link;
+    __atomic_store_n(head, h + 1, __ATOMIC_RELEASE);
+}
+
+/* OP_BRIEF records (format v4) come back from the reader as the equal 2-slot OP: type =
+ * name, the autograd link unpacked from b, every other field 0. */
+static void test_ring_abi_brief_ops_read_as_ops(void **state)
+{
+    char *dir = nnpt_mkdtemp();
+    nnp_session_t *s = open_session(dir, NNP_FULL_DROP, 1024, 5);
+    nnp_str_t name = nnp_intern("aten::mm");
+    const uint16_t want_flags[BRIEF_OPS] = {0, NNP_REC_F_SEQ, NNP_REC_F_SEQ | NNP_REC_F_BACKWARD};
+    /* No link; sequence 7 of thread 3; the largest link that fits (2^48 - 1, 65535). */
+    const int64_t want_seq[BRIEF_OPS] = {0, 7, (int64_t)NNP_REC_BRIEF_SEQ_MAX};
+    const uint32_t want_thread[BRIEF_OPS] = {0, 3, NNP_REC_BRIEF_THREAD_MAX};
+    const uint64_t start[BRIEF_OPS] = {100, 300, 500}, end[BRIEF_OPS] = {250, 400, 900};
+    struct nnp_tbuf *b;
+    brief_seen_t seen;
+    nnp_raw_t *raw;
+    char raw_dir[4096];
+    (void)state;
+
+    assert_true(__atomic_load_n(nnp__ring_gate(), __ATOMIC_RELAXED) & NNP_GATE_OPS);
+    b = nnp__ring_thread();
+    assert_non_null(b);
+    for (int i = 0; i < BRIEF_OPS; i++)
+        put_brief(b, want_flags[i], name, start[i], end[i],
+                  (uint64_t)want_seq[i] | (uint64_t)want_thread[i] << NNP_REC_BRIEF_THREAD_SHIFT);
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    snprintf(raw_dir, sizeof(raw_dir), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(nnp__raw_open(raw_dir, &raw), NNP_OK);
+    assert_int_equal(nnp__raw_read(raw, keep_ops, &seen), NNP_OK);
+    assert_int_equal(nnp__raw_report(raw)->chunks_corrupt, 0);
+    assert_int_equal(nnp__raw_report(raw)->format_version, 4);
+    nnp__raw_close(raw);
+    assert_int_equal(seen.n, BRIEF_OPS);
+    for (int i = 0; i < BRIEF_OPS; i++) {
+        const nnp_rec_t *r = seen.op[i];
+        const nnp_rec_op_ext_t *x = (const nnp_rec_op_ext_t *)&r[1];
+        assert_int_equal(seen.n_slots[i], 2);
+        assert_int_equal(r->kind, NNP_REC_OP);
+        assert_int_equal(r->n_slots, 2);
+        assert_int_equal(r->flags, want_flags[i] | NNP_REC_F_TS_NS);
+        assert_int_equal(r->name, name);
+        assert_int_equal(seen.ts_ns[i], start[i]);
+        assert_int_equal(seen.end_ns[i], end[i]);
+        assert_int_equal(r->b, 0); /* correlation id */
+        assert_int_equal(x->type, name);
+        assert_int_equal(x->graph_id, 0);
+        assert_int_equal(x->stream_id, 0);
+        assert_int_equal(x->input_shapes, 0);
+        assert_int_equal(x->input_dtypes, 0);
+        assert_int_equal(x->sequence_nr, want_seq[i]);
+        assert_int_equal(x->seq_thread, want_thread[i]);
+    }
     nnpt_rm_rf(dir);
     free(dir);
 }
@@ -513,8 +621,10 @@ static void test_every_record_kind(void **state)
     k.raw = raw;
     assert_int_equal(nnp__raw_read(raw, see_kinds, &k), NNP_OK);
     for (unsigned kind = NNP_REC_RANGE_BEGIN; kind < NNP_REC_KIND_COUNT; kind++) {
-        if (kind == NNP_REC_THREAD_CPU || kind == NNP_REC_SYS_CPU || kind == NNP_REC_PROC_CPU ||
-            kind == NNP_REC_PROC_MEM)
+        if (kind == NNP_REC_OP_BRIEF) /* read as OP: test_ring_abi_brief_ops_read_as_ops */
+            assert_int_equal(k.count[kind], 0);
+        else if (kind == NNP_REC_THREAD_CPU || kind == NNP_REC_SYS_CPU ||
+                 kind == NNP_REC_PROC_CPU || kind == NNP_REC_PROC_MEM)
             assert_true(k.count[kind] >= 1);
         else
             assert_int_equal(k.count[kind], 1);
@@ -742,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_wait_policy_drops_when_the_writer_stalls),
         cmocka_unit_test(test_half_full_buffer_wakes_the_writer),
         cmocka_unit_test(test_eight_threads_exact),
+        cmocka_unit_test(test_ring_abi_brief_ops_read_as_ops),
         cmocka_unit_test(test_second_session_while_threads_record),
         cmocka_unit_test(test_window_starts_with_a_sample),
         cmocka_unit_test(test_writer_drains_without_allocating),

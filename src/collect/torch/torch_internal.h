@@ -13,6 +13,7 @@
 
 #include "nnprof/nnprof.h"
 #include "nnprof_torch.h"
+#include "record/ring_abi.h"
 
 namespace nnp_torch
 {
@@ -84,10 +85,12 @@ class NameCache
     // the RecordFunction without asking torch for the name: find_stable() is then exact
     // without reading any text. Other names (built for one call: autograd nodes,
     // "autograd::engine::evaluate_function: MmBackward0") are cached under the text's
-    // address and compared on each hit (an address can be reused by another string); they
-    // come back at the few addresses the allocator reuses, and a bucket keeps kWays names
-    // per address range. A slot holds a copy of the ids (no second lookup in the table on
-    // a hit). Inline: they run for every op.
+    // address, in a table of their own, and compared on each hit (an address can be reused
+    // by another string); they come back at the few addresses the allocator reuses, one
+    // address holding many names in turn (the same heap chunk for every node's name of one
+    // length class): a bucket keeps kOwnedWays of them, and the length and last 8 bytes
+    // tell most apart before the text is compared. A slot holds a copy of the ids (no
+    // second lookup in the table on a hit). Inline: they run for every op.
     bool find_stable(const void *key, uint32_t scope, NameIds *out) const
     {
         const PtrSlot *b = &ptrs_[bucket(key)];
@@ -105,11 +108,14 @@ class NameCache
     {
         if (stable_key)
             return get_cstr_miss(s, scope, stable_key, tmp);
-        const PtrSlot *b = &ptrs_[bucket(s)];
-        for (size_t w = 0; w < kWays; w++) {
-            // An empty slot has p NULL, never a name's address. strcmp stops at the first
-            // terminator of either string: it never reads past s.
-            if (b[w].p == s && b[w].scope == scope && std::strcmp(b[w].str, s) == 0)
+        size_t len = std::strlen(s);
+        uint64_t tail = tail_word(s, len);
+        const OwnedSlot *b = &owned_[bucket_index(s) * kOwnedWays];
+        for (size_t w = 0; w < kOwnedWays; w++) {
+            // An empty slot has p NULL, never a name's address. Equal lengths: memcmp reads
+            // neither text past its end.
+            if (b[w].p == s && b[w].len == len && b[w].tail == tail && b[w].scope == scope &&
+                std::memcmp(b[w].str, s, len) == 0)
                 return NameIds{b[w].id, b[w].type, b[w].kind};
         }
         return get_cstr_miss(s, scope, nullptr, tmp);
@@ -148,13 +154,48 @@ class NameCache
         uint8_t kind;
         bool is_stable; // p is a schema's address (find_stable)
     };
-    // Buckets of kWays slots, by address: a model has ~100-300 op names.
+    // A name the RecordFunction owns, under its text's address (get_cstr). 48 bytes.
+    struct OwnedSlot {
+        const char *p;   // the text's address, NULL = empty
+        const char *str; // the cached entry's text
+        uint64_t tail;   // tail_word() of the text
+        uint32_t len;
+        uint32_t scope;
+        nnp_str_t id;
+        nnp_str_t type;
+        uint8_t kind;
+    };
+    // The last 8 bytes of a text of len bytes (all of a shorter one), as a word.
+    static uint64_t tail_word(const char *s, size_t len)
+    {
+        uint64_t t = 0;
+        if (len >= sizeof(t)) {
+            std::memcpy(&t, s + len - sizeof(t), sizeof(t));
+            return t;
+        }
+        for (size_t i = 0; i < len; i++)
+            t |= uint64_t(uint8_t(s[i])) << (8 * i);
+        return t;
+    }
+    // Buckets of kWays slots (kOwnedWays for owned names), by address: a model has
+    // ~100-300 op names.
     static constexpr size_t kWays = 4;
+    static constexpr size_t kOwnedWays = 8;
     static constexpr size_t kBuckets = 128;
     static size_t bucket(const void *p)
     {
-        // Heap strings and schemas are 16-byte aligned: drop the low bits.
-        return ((reinterpret_cast<uintptr_t>(p) >> 4) % kBuckets) * kWays;
+        return bucket_index(p) * kWays;
+    }
+    static size_t bucket_index(const void *p)
+    {
+        // Fibonacci hashing: the top bits of the address times 2^64 / phi. Every bit of
+        // the address counts: the per-call names of autograd nodes sit in same-size heap
+        // chunks (64 bytes apart), which the low address bits alone spread over a quarter
+        // of the buckets (misses, each a hash and a table lookup).
+        constexpr uint64_t kPhi = 0x9e3779b97f4a7c15ull;
+        constexpr int kBucketBits = 7; // log2(kBuckets)
+        static_assert(size_t(1) << kBucketBits == kBuckets, "kBucketBits");
+        return size_t((uint64_t(reinterpret_cast<uintptr_t>(p)) * kPhi) >> (64 - kBucketBits));
     }
     NameIds get_cstr_miss(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp);
     bool grow();
@@ -162,16 +203,23 @@ class NameCache
     size_t cap_ = 0, n_ = 0;
     PtrSlot ptrs_[kBuckets * kWays] = {};
     uint8_t next_way_[kBuckets] = {}; // the way a miss replaces next, round robin
+    OwnedSlot owned_[kBuckets * kOwnedWays] = {};
+    uint8_t next_owned_[kBuckets] = {};
 };
 
 // Interns "<scope path>/<name>" (scope != 0) or name; fills the entry's ids and kind.
 void name_entry_fill(NameEntry *e, const char *s, size_t len, uint32_t scope);
 
-// The per-thread state of the callbacks.
+// The per-thread state of the callbacks. An op with nothing but its name and autograd link
+// (no shapes, FLOPs or module scope: the commonest by far) is kept as the fields of its
+// one-slot record (OP_BRIEF, raw_format.h), which the end writes into the thread's ring
+// inline (ring_abi.h); any other is "full": its record is the nnp_op_t of the same depth
+// (ThreadState::ops), for nnp_op_since(). 32 bytes: a frame's address is a shift.
 struct Frame {
     const void *fn; // the at::RecordFunction (its address identifies the call)
     uint64_t t0;    // nnp_now() at start
-    nnp_op_t op;
+    uint64_t word0; // OP_BRIEF's first word (kind, slots, flags, name); 0 = a full op
+    uint64_t link;  // OP_BRIEF's autograd link word (b)
 };
 
 constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
@@ -180,9 +228,11 @@ constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cu
 constexpr size_t kKeyWords = 256;  // inputs' key of one op; longer ones are not cached
 
 struct ThreadState {
+    struct nnp_tbuf *ring = nullptr; // its ring in libnnprof, when ops are written inline
     int depth = 0;
     int scope_depth = 0;
     Frame frames[kMaxDepth];
+    nnp_op_t ops[kMaxDepth]; // the record of a full op, at its frame's depth
     uint32_t scopes[kMaxScopes];
     NameCache names;  // op names (with their scope)
     NameCache texts;  // shapes and dtypes strings

@@ -221,13 +221,19 @@ bool NameCache::grow()
 NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stable_key,
                                  NameEntry *tmp)
 {
-    const NameEntry *e = get(s, std::strlen(s), scope, tmp);
-    if (e != tmp) {
-        const void *key = stable_key ? stable_key : s;
-        size_t b = bucket(key);
-        size_t w = next_way_[b / kWays];
-        next_way_[b / kWays] = uint8_t((w + 1) % kWays);
-        ptrs_[b + w] = PtrSlot{key, e->str, scope, e->id, e->type, e->kind, stable_key != nullptr};
+    size_t len = std::strlen(s);
+    const NameEntry *e = get(s, len, scope, tmp);
+    if (e != tmp && stable_key) {
+        size_t b = bucket_index(stable_key);
+        size_t w = next_way_[b];
+        next_way_[b] = uint8_t((w + 1) % kWays);
+        ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind, true};
+    } else if (e != tmp) {
+        size_t b = bucket_index(s);
+        size_t w = next_owned_[b];
+        next_owned_[b] = uint8_t((w + 1) % kOwnedWays);
+        owned_[b * kOwnedWays + w] =
+            OwnedSlot{s, e->str, tail_word(s, len), uint32_t(len), scope, e->id, e->type, e->kind};
     }
     return NameIds{e->id, e->type, e->kind};
 }

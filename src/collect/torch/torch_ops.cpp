@@ -1,5 +1,7 @@
-// torch_ops.cpp - the RecordFunction callbacks of the PyTorch shim. Two global callbacks
-// are installed while a window is open (ops_install/ops_remove):
+// torch_ops.cpp - the RecordFunction callbacks of the PyTorch shim. One global callback
+// (every scope) is installed while a window is open (ops_install/ops_remove); torch pays
+// its per-callback machinery (scope test, thread-local state switches) once per op, not
+// once per callback. It handles two kinds of RecordFunction:
 //  * ops (every scope but USER_SCOPE: aten ops, autograd nodes, TorchScript): a start
 //    pushes a frame on the thread's stack (start ticks, names, shapes, FLOPs, autograd
 //    link); the end pops it and records the op with nnp_op_since(). No lock, no
@@ -13,6 +15,7 @@
 #include <torch/csrc/profiler/util.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -20,6 +23,11 @@
 #include <string>
 
 #include "torch_internal.h"
+
+// raw_format.h is C11: its layout checks compile as C++'s static_assert.
+#define _Static_assert static_assert
+#include "format/raw_format.h"
+#undef _Static_assert
 
 namespace nnp_torch
 {
@@ -29,7 +37,6 @@ namespace
 
 std::mutex g_install_lock;
 at::CallbackHandle g_ops_handle = at::INVALID_CALLBACK_HANDLE;
-at::CallbackHandle g_user_handle = at::INVALID_CALLBACK_HANDLE;
 
 // ---- shapes and dtypes text ("32,784;784,128" / "float;float"), as nnp_op_t wants ----
 
@@ -139,10 +146,21 @@ void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_
     op->input_dtypes = ok ? text_id(ts, n) : 0;
 }
 
+// A word that tells a tensor's dtype apart from every other: its scalar type (a small
+// number, read inline), or for the rare dtype that is none the address of its name (static,
+// one per type, never below the first page). TypeMeta::name() calls into c10 for its table,
+// which cost a call per tensor.
+inline uint64_t dtype_word(caffe2::TypeMeta m)
+{
+    if (__builtin_expect(m.isScalarType(), 1))
+        return uint64_t(m.toScalarType());
+    return reinterpret_cast<uintptr_t>(m.name().data());
+}
+
 // What decides the two texts of the inputs, as words: per input a header (kind, number
-// of dims), then for a defined tensor the address of its dtype's name (static, one per
-// type) and its sizes; for anything else the address of input_type()'s text (a literal).
-// Returns the number of words, 0 when they do not fit.
+// of dims), then for a defined tensor its dtype_word() and its sizes; for anything else
+// the address of input_type()'s text (a literal). Returns the number of words, 0 when
+// they do not fit.
 size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
 {
     constexpr uint64_t kTensor = 1, kOther = 2;
@@ -155,7 +173,7 @@ size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
             if (n + 2 + sizes.size() > kKeyWords)
                 return 0;
             key[n++] = kTensor | (uint64_t(sizes.size()) << kDimsShift);
-            key[n++] = reinterpret_cast<uintptr_t>(t.dtype().name().data());
+            key[n++] = dtype_word(t.dtype());
             for (int64_t d : sizes)
                 key[n++] = uint64_t(d);
         } else {
@@ -222,19 +240,34 @@ constexpr long kNoOffset = -1;
 std::atomic<long> g_name_word{kNoOffset};
 std::once_flag g_probe_once;
 
+// The RecordFunction is built in zeroed memory: words it leaves uninitialised (padding,
+// inline storage of its small vectors) then never hold a stale copy of the name's address
+// from an earlier probe on the same stack, which made the probe fail at random (it found
+// two words) and every name be compared on every op.
 long probe_name_word(const std::string &text)
 {
-    at::RecordFunction rf{at::StepCallbacks{}};
-    rf.before(std::string(text));
-    const char *s = rf.name();
+    struct Probe {
+        alignas(at::RecordFunction) unsigned char mem[sizeof(at::RecordFunction)];
+        at::RecordFunction *rf;
+        Probe()
+        {
+            std::memset(mem, 0, sizeof(mem));
+            rf = new (mem) at::RecordFunction(at::StepCallbacks{});
+        }
+        ~Probe()
+        {
+            rf->~RecordFunction();
+        }
+    } p;
+    p.rf->before(std::string(text));
+    const char *s = p.rf->name();
     if (!s || text != s)
         return kNoOffset;
-    const unsigned char *base = reinterpret_cast<const unsigned char *>(&rf);
     long found = kNoOffset;
     int hits = 0;
-    for (size_t k = 0; k + sizeof(s) <= sizeof(rf); k += alignof(const char *)) {
+    for (size_t k = 0; k + sizeof(s) <= sizeof(p.mem); k += alignof(const char *)) {
         const char *w;
-        std::memcpy(&w, base + k, sizeof(w));
+        std::memcpy(&w, p.mem + k, sizeof(w));
         if (w == s) {
             found = long(k);
             hits++;
@@ -271,85 +304,20 @@ inline const void *name_word(const at::RecordFunction &fn)
 // The ids of fn's name. A schema name found under its schema's address costs no call into
 // torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
 // stable when it is not the word itself (see above).
-inline NameIds op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope)
+// stable_missed: the caller looked the word up under this scope already, in vain.
+__attribute__((always_inline)) inline NameIds
+op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope, bool stable_missed)
 {
     const void *w = name_word(fn);
     NameIds ids;
-    if (w && ts->names.find_stable(w, scope, &ids))
+    if (w && !stable_missed && ts->names.find_stable(w, scope, &ids))
         return ids;
     const char *name = fn.name();
     NameEntry tmp;
     return ts->names.get_cstr(name, scope, w && w != name ? w : nullptr, &tmp);
 }
 
-// ---- the ops callback ----
-
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
-{
-    // No test of the window here: the callback is installed only while one is open
-    // (torch_shim.cpp), and nnp_op_since() tests it again at the end, where an op that
-    // started just before the window closed is dropped. Testing twice cost a call into
-    // libnnprof per op.
-    ThreadState *ts = thread_state();
-    if (!ts)
-        return nullptr;
-    if (ts->depth >= kMaxDepth) {
-        g_counters.depth_overflow.fetch_add(1, std::memory_order_relaxed);
-        return nullptr;
-    }
-    uint32_t scope = 0;
-    if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
-        scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
-    NameIds e = op_name_ids(ts, fn, scope);
-
-    Frame &f = ts->frames[ts->depth++];
-    f.fn = &fn;
-    f.op = nnp_op_t{};
-    f.op.name = e.id;
-    f.op.type = e.type;
-    int64_t seq = fn.seqNr();
-    if (seq >= 0) {
-        uint64_t fwd = fn.forwardThreadId();
-        f.op.has_sequence = true;
-        f.op.sequence_nr = seq;
-        f.op.is_backward = fwd > 0;
-        f.op.seq_thread = uint32_t(fwd > 0 ? fwd : fn.threadId());
-    }
-    if (fn.needsInputs()) {
-        if (g_cfg.shapes.load(std::memory_order_relaxed))
-            fill_shapes(ts, fn, &f.op);
-        if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
-            g_cfg.flops.load(std::memory_order_relaxed))
-            fill_flops(fn, e.kind, &f.op);
-    }
-    // Last, so that the shim's own work above is not counted in the op's time.
-    f.t0 = nnp_now();
-    return nullptr;
-}
-
-void on_op_end(const at::RecordFunction &fn, at::ObserverContext *)
-{
-    ThreadState *ts = thread_state();
-    if (!ts || ts->depth == 0)
-        return;
-    int k = ts->depth - 1;
-    // Ends come in reverse order of starts on one thread; a frame above the matching one
-    // belongs to a call whose end will not come here (it never does for the ops scope, but
-    // a mismatch must not corrupt the stack): drop such frames.
-    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
-        while (k >= 0 && ts->frames[k].fn != &fn)
-            k--;
-        if (k < 0) {
-            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-    }
-    ts->depth = k;
-    Frame &f = ts->frames[k];
-    nnp_op_since(&f.op, f.t0); // reads the end time itself, as early as it can
-}
-
-// ---- the user-scope callback ----
+// ---- user scopes ----
 
 struct UserCtx : public at::ObserverContext {
     uint64_t t0 = 0;
@@ -380,7 +348,10 @@ uint64_t input_bytes(const at::RecordFunction &fn)
     return bytes;
 }
 
-std::unique_ptr<at::ObserverContext> on_user_start(const at::RecordFunction &fn)
+// A user scope's start and end: out of line, on_op_start's common path (ops) then saves
+// fewer registers.
+__attribute__((noinline)) std::unique_ptr<at::ObserverContext>
+on_user_start(const at::RecordFunction &fn)
 {
     if (!nnp_is_collecting())
         return nullptr;
@@ -398,7 +369,11 @@ std::unique_ptr<at::ObserverContext> on_user_start(const at::RecordFunction &fn)
         c->comm.name = e->type;
         c->comm.kind = nnp_comm_kind_t(e->comm);
         c->comm.group = g_cfg.comm_group.load(std::memory_order_relaxed);
-        c->comm.size_bytes = fn.needsInputs() ? input_bytes(fn) : 0;
+        // c10d hands its work's input tensors to every RecordFunction it starts
+        // (ProcessGroup::Work's constructor calls before(title, inputs)), whether or not a
+        // callback asked for inputs: those of a user scope are there without boxing every
+        // op's inputs for it.
+        c->comm.size_bytes = input_bytes(fn);
         c->comm.peer = -1;
         c->t0 = nnp_now();
         return c;
@@ -412,7 +387,7 @@ std::unique_ptr<at::ObserverContext> on_user_start(const at::RecordFunction &fn)
     return c;
 }
 
-void on_user_end(const at::RecordFunction &, at::ObserverContext *ctx)
+__attribute__((noinline)) void on_user_end(at::ObserverContext *ctx)
 {
     UserCtx *c = static_cast<UserCtx *>(ctx);
     if (!c)
@@ -426,6 +401,263 @@ void on_user_end(const at::RecordFunction &, at::ObserverContext *ctx)
         steps_on_optimizer_end();
 }
 
+// ---- the ops callback ----
+
+// Set by ops_install() before the callback is added: libnnprof's gate word and whether its
+// ticks are the TSC (ring_abi.h).
+std::atomic<const int *> g_gate{nullptr};
+std::atomic<bool> g_tsc{false};
+
+// The time-stamp counter, which nnp_now() returns when g_tsc: read inline, a call into
+// libnnprof twice per op cost about 14 instructions. Elsewhere g_tsc stays false.
+inline uint64_t tsc_ticks()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
+
+inline uint64_t now_ticks()
+{
+    return g_tsc.load(std::memory_order_relaxed) ? tsc_ticks() : nnp_now();
+}
+
+// The first 8 bytes of an OP_BRIEF slot: kind, n_slots, flags, name (raw_format.h's
+// nnp_rec_t, little-endian as every raw file is), stored as one word.
+static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
+                  offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
+                  offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
+                  offsetof(nnp_rec_t, b) == 24,
+              "nnp_rec_t as brief_word0 and ring_put_brief write it");
+constexpr int kWordFlagsShift = 16, kWordNameShift = 32, kWordSlotsShift = 8;
+inline uint64_t brief_word0(uint64_t flags, nnp_str_t name)
+{
+    return uint64_t(NNP_REC_OP_BRIEF) | uint64_t(1) << kWordSlotsShift | flags << kWordFlagsShift |
+           uint64_t(name) << kWordNameShift;
+}
+
+// Writes f as an OP_BRIEF record at sequence h of ring b (the protocol of ring_abi.h).
+inline void ring_write_brief(unsigned char *p, uint64_t h, const Frame &f, uint64_t end)
+{
+    uint64_t mask;
+    unsigned char *slots;
+    std::memcpy(&slots, p + NNP_RING_OFF_SLOTS, sizeof(slots));
+    std::memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
+    unsigned char *r = slots + (h & mask) * sizeof(nnp_rec_t);
+    std::memcpy(r, &f.word0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, ts), &f.t0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, a), &end, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, b), &f.link, sizeof(uint64_t));
+    __atomic_store_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), h + 1, __ATOMIC_RELEASE);
+}
+
+// A full ring: libnnprof kicks its writer, waits or drops (and counts) by the policy.
+__attribute__((noinline)) void ring_put_brief_slow(struct nnp_tbuf *b, Frame f, uint64_t end)
+{
+    uint64_t h = nnp__ring_reserve_slow(b, 1);
+    if (h != UINT64_MAX)
+        ring_write_brief(reinterpret_cast<unsigned char *>(b), h, f, end);
+}
+
+// The start of any op (op_start_slow: one the fast path of on_op_start does not take): a
+// name not in the address cache, a module scope, shapes or FLOPs, a link too large for OP_BRIEF, a
+// full stack, a thread without a ring (ticks that are not the TSC). stable_missed: on_op_start
+// found no cached name under the word of fn at scope 0 (the scope here: it saw no module scope), so
+// that lookup is not made twice.
+__attribute__((always_inline)) inline void op_start_any(const at::RecordFunction &fn,
+                                                        bool stable_missed)
+{
+    ThreadState *ts = thread_state();
+    if (!ts)
+        return;
+    if (ts->depth >= kMaxDepth) {
+        g_counters.depth_overflow.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    uint32_t scope = 0;
+    if (ts->scope_depth > 0 && g_cfg.modules.load(std::memory_order_relaxed))
+        scope = ts->scopes[ts->scope_depth <= kMaxScopes ? ts->scope_depth - 1 : kMaxScopes - 1];
+    NameIds e = op_name_ids(ts, fn, scope, stable_missed);
+
+    int depth = ts->depth++;
+    Frame &f = ts->frames[depth];
+    f.fn = &fn;
+    int64_t seq = fn.seqNr();
+    uint64_t fwd = 0, thread = 0;
+    if (seq >= 0) {
+        fwd = fn.forwardThreadId();
+        thread = fwd > 0 ? fwd : fn.threadId();
+    }
+    // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), and the
+    // link fits OP_BRIEF's word.
+    bool is_full =
+        e.id != e.type || fn.needsInputs() ||
+        (seq >= 0 && (uint64_t(seq) > NNP_REC_BRIEF_SEQ_MAX || thread > NNP_REC_BRIEF_THREAD_MAX));
+    if (!is_full) {
+        uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+        f.word0 = brief_word0(flags, e.id);
+        f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
+    } else {
+        nnp_op_t &op = ts->ops[depth];
+        f.word0 = 0;
+        op = nnp_op_t{};
+        op.name = e.id;
+        op.type = e.type;
+        if (seq >= 0) {
+            op.has_sequence = true;
+            op.sequence_nr = seq;
+            op.is_backward = fwd > 0;
+            op.seq_thread = uint32_t(thread);
+        }
+        if (fn.needsInputs()) {
+            if (g_cfg.shapes.load(std::memory_order_relaxed))
+                fill_shapes(ts, fn, &op);
+            if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
+                g_cfg.flops.load(std::memory_order_relaxed))
+                fill_flops(fn, e.kind, &op);
+        }
+    }
+    // Last, so that the shim's own work above is not counted in the op's time.
+    f.t0 = now_ticks();
+}
+
+__attribute__((noinline)) void op_start_slow(const at::RecordFunction &fn, bool stable_missed)
+{
+    op_start_any(fn, stable_missed);
+}
+
+// The start callback while inputs are wanted (record_shapes, with_flops): every op is full
+// then, so on_op_start's fast path would only add its tests and a call.
+std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction &fn)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_start(fn);
+    op_start_any(fn, false);
+    return nullptr;
+}
+
+// The start of an op. The commonest one (a name cached under its schema's address, no
+// module scope, no inputs wanted, a link that fits, TSC ticks) is written here without a
+// call, so that this costs few register saves; any other goes to op_start_slow, which does
+// the same and more. No test of the window: the callback is installed only while one is
+// open (torch_shim.cpp), and the end tests it again, where an op that started just before
+// the window closed is dropped.
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_start(fn);
+    ThreadState *ts = t_state;
+    NameIds e;
+    const void *w;
+    int depth;
+    // With no scope (0) a cached name's id is its type: the op is brief unless its link
+    // does not fit. A thread has a ring (ts->ring) only when the ticks are the TSC.
+    if (__builtin_expect(!ts || (depth = ts->depth) >= kMaxDepth || ts->scope_depth > 0 ||
+                             fn.needsInputs() || !ts->ring || !(w = name_word(fn)),
+                         0)) {
+        op_start_slow(fn, false);
+        return nullptr;
+    }
+    // Not found: a name the RecordFunction owns (autograd nodes), or a schema's first call.
+    if (__builtin_expect(!ts->names.find_stable(w, 0, &e), 0)) {
+        op_start_slow(fn, true);
+        return nullptr;
+    }
+    int64_t seq = fn.seqNr();
+    uint64_t flags = 0, link = 0;
+    if (seq >= 0) {
+        uint64_t fwd = fn.forwardThreadId();
+        uint64_t thread = fwd > 0 ? fwd : fn.threadId();
+        // The link fits OP_BRIEF's word: seq below 2^48, thread below 2^16.
+        if (__builtin_expect(((uint64_t(seq) >> NNP_REC_BRIEF_THREAD_SHIFT) |
+                              (thread >> (64 - NNP_REC_BRIEF_THREAD_SHIFT))) != 0,
+                             0)) {
+            op_start_slow(fn, false);
+            return nullptr;
+        }
+        flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+        link = uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
+    }
+    ts->depth = depth + 1;
+    Frame &f = ts->frames[depth];
+    f.fn = &fn;
+    f.word0 = brief_word0(flags, e.id);
+    f.link = link;
+    // Last, so that the shim's own work above is not counted in the op's time.
+    f.t0 = tsc_ticks();
+    return nullptr;
+}
+
+// The end of a brief op of a thread without a ring (its first event creates it; none when
+// the ticks are not the TSC): through nnp_op_since() as a full one.
+__attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
+{
+    const Frame &f = ts->frames[depth];
+    nnp_op_t &op = ts->ops[depth];
+    uint64_t flags = (f.word0 >> kWordFlagsShift) & 0xFFFFu;
+    op = nnp_op_t{};
+    op.name = nnp_str_t(f.word0 >> kWordNameShift);
+    op.type = op.name;
+    if (flags & NNP_REC_F_SEQ) {
+        op.has_sequence = true;
+        op.is_backward = (flags & NNP_REC_F_BACKWARD) != 0;
+        op.sequence_nr = int64_t(f.link & NNP_REC_BRIEF_SEQ_MAX);
+        op.seq_thread = uint32_t(f.link >> NNP_REC_BRIEF_THREAD_SHIFT);
+    }
+    nnp_op_since(&op, f.t0); // reads the end time itself, as early as it can
+    // The inline paths read the TSC themselves: a thread takes them (has a ring) only when
+    // that is the recorder's clock.
+    if (!ts->ring && g_tsc.load(std::memory_order_relaxed))
+        ts->ring = nnp__ring_thread();
+}
+
+// The end of an op. A brief op of a thread with a ring is written here inline, with only
+// tail calls (no register saves); the rest goes to op_end_call.
+void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_end(ctx);
+    ThreadState *ts = t_state;
+    if (!ts || ts->depth == 0)
+        return;
+    int k = ts->depth - 1;
+    // Ends come in reverse order of starts on one thread; a frame above the matching one
+    // belongs to a call whose end will not come here (it never does for the ops scope, but
+    // a mismatch must not corrupt the stack): drop such frames.
+    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
+        while (k >= 0 && ts->frames[k].fn != &fn)
+            k--;
+        if (k < 0) {
+            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+    ts->depth = k;
+    const Frame &f = ts->frames[k];
+    struct nnp_tbuf *b = ts->ring;
+    if (__builtin_expect(!f.word0, 0))
+        return nnp_op_since(&ts->ops[k], f.t0); // reads the end time itself
+    if (__builtin_expect(!b, 0))
+        return op_end_call(ts, k);
+    uint64_t end = tsc_ticks();
+    // The test nnp_op_since() makes: a window open that lets ops through.
+    if (__builtin_expect(
+            !(__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
+              NNP_GATE_OPS),
+            0))
+        return;
+    unsigned char *p = reinterpret_cast<unsigned char *>(b);
+    uint64_t h =
+        __atomic_load_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
+    uint64_t limit;
+    std::memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
+    if (__builtin_expect(h + 1 > limit, 0))
+        return ring_put_brief_slow(b, f, end);
+    ring_write_brief(p, h, f, end);
+}
+
 } // namespace
 
 nnp_str_t current_op_name()
@@ -433,7 +665,8 @@ nnp_str_t current_op_name()
     ThreadState *ts = thread_state();
     if (!ts || ts->depth == 0)
         return 0;
-    return ts->frames[ts->depth - 1].op.name;
+    const Frame &f = ts->frames[ts->depth - 1];
+    return f.word0 ? nnp_str_t(f.word0 >> kWordNameShift) : ts->ops[ts->depth - 1].name;
 }
 
 void ops_install()
@@ -446,20 +679,15 @@ void ops_install()
         g_run_stage = nnp_intern("Run");
     }
     std::call_once(g_probe_once, probe_names);
+    g_gate.store(nnp__ring_gate(), std::memory_order_relaxed);
+    g_tsc.store(nnp__ring_ticks_are_tsc(), std::memory_order_relaxed);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
-    std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> op_scopes;
-    for (int s = 0; s < int(at::RecordScope::NUM_SCOPES); s++) {
-        if (at::RecordScope(s) != at::RecordScope::USER_SCOPE)
-            op_scopes.insert(at::RecordScope(s));
-    }
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
+    // Collectives' inputs (their byte counts) come without it (on_user_start).
     g_ops_handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(on_op_start, on_op_end).needsInputs(inputs).scopes(op_scopes));
-    // User scopes are few; collectives need their input tensors for the message size.
-    g_user_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_user_start, on_user_end)
-                                              .needsInputs(true)
-                                              .scopes({at::RecordScope::USER_SCOPE}));
+        at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start, on_op_end)
+            .needsInputs(inputs));
 }
 
 void ops_remove()
@@ -467,9 +695,7 @@ void ops_remove()
     std::lock_guard<std::mutex> guard(g_install_lock);
     if (g_ops_handle != at::INVALID_CALLBACK_HANDLE)
         at::removeCallback(g_ops_handle);
-    if (g_user_handle != at::INVALID_CALLBACK_HANDLE)
-        at::removeCallback(g_user_handle);
-    g_ops_handle = g_user_handle = at::INVALID_CALLBACK_HANDLE;
+    g_ops_handle = at::INVALID_CALLBACK_HANDLE;
 }
 
 bool ops_installed()
