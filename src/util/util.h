@@ -129,6 +129,9 @@ size_t nnp__fmt_i64(char *buf, int64_t v);
  * no digit is lost to a double. div must be 10^decimals (decimals 1..18). buf holds at
  * least NNP_FMT_NUM_MAX bytes; the text is NUL-terminated; returns its length. */
 size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals);
+/* "whole.mmm" for milli < 1000 (3 decimals), NUL-terminated; buf holds NNP_FMT_NUM_MAX
+ * bytes; returns the length. */
+size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli);
 /* A whole double below 10^15 in magnitude (not -0) as %.15g prints it: its integer digits
  * (counters, sizes: most doubles of the outputs). Returns the length (buf holds
  * NNP_FMT_NUM_MAX), 0 when v is not such a number (the caller prints it). No NUL. */
