@@ -206,7 +206,7 @@ typedef struct reader {
     bool bad;
 } reader_t;
 
-static inline uint64_t get_varint(reader_t *rd)
+static uint64_t get_varint_long(reader_t *rd)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < VARINT_MAX * BYTE_BITS; shift += BYTE_BITS) {
@@ -222,6 +222,15 @@ static inline uint64_t get_varint(reader_t *rd)
     }
     rd->bad = true; /* more than 10 bytes: not a varint we wrote */
     return 0;
+}
+
+/* Most varints of a chunk are one byte (deltas of a few ticks, small ids): that case
+ * inline, the loop out of line. */
+static inline uint64_t get_varint(reader_t *rd)
+{
+    if (rd->p < rd->end && *rd->p < CONT_BIT)
+        return *rd->p++;
+    return get_varint_long(rd);
 }
 
 static inline void get_bytes(reader_t *rd, void *dst, size_t n)
@@ -298,6 +307,10 @@ int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_
             uint64_t w[WORDS_PER_SLOT], p[WORDS_PER_SLOT];
             uint8_t ext;
             get_bytes(&rd, &ext, 1);
+            if (ext == 0) {
+                r[s] = prev[s]; /* every word as before */
+                continue;
+            }
             slot_words(&prev[s], p);
             for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
                 unsigned m = (ext >> (2 * k)) & F_MASK;
