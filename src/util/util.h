@@ -42,6 +42,11 @@ void *nnp__realloc(void *p, size_t n);
 /* Memory aligned to align (a power of two >= sizeof(void *)); release with nnp__free. */
 void *nnp__aligned_alloc(size_t align, size_t n);
 void nnp__free(void *p);
+/* Asks the kernel to back the whole 2 MiB pages inside [p, p + n) with transparent huge
+ * pages (madvise MADV_HUGEPAGE), when n is large enough to hold some; a hint: errors are
+ * ignored. For the analyser's big tables (one page fault per 2 MiB instead of per 4 KiB),
+ * never for the recorder's memory, which lives in the profiled program. */
+void nnp__hint_huge_pages(void *p, size_t n);
 char *nnp__strdup(const char *s);
 /* Test hook: the nth allocation from now (1 = the next) fails; 0 disables. */
 void nnp__alloc_fail_at(uint64_t nth);
