@@ -228,9 +228,27 @@ static uint64_t get_varint_long(reader_t *rd)
  * inline, the loop out of line. */
 static inline uint64_t get_varint(reader_t *rd)
 {
-    if (rd->p < rd->end && *rd->p < CONT_BIT)
-        return *rd->p++;
-    return get_varint_long(rd);
+    const uint8_t *p = rd->p;
+    uint64_t v;
+    if (rd->end - p < VARINT_MAX)
+        return get_varint_long(rd); /* near the end: every byte checked */
+    /* Ten bytes remain, the longest varint: no bound to check per byte. */
+    v = p[0];
+    if (v < CONT_BIT) {
+        rd->p = p + 1;
+        return v;
+    }
+    v &= ~(uint64_t)CONT_BIT;
+    for (unsigned k = 1; k < VARINT_MAX; k++) {
+        uint64_t b = p[k];
+        v |= (b & ~(uint64_t)CONT_BIT) << (k * BYTE_BITS);
+        if (b < CONT_BIT) {
+            rd->p = p + k + 1;
+            return v;
+        }
+    }
+    rd->bad = true; /* more than 10 bytes: not a varint we wrote */
+    return 0;
 }
 
 static inline void get_bytes(reader_t *rd, void *dst, size_t n)
