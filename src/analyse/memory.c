@@ -257,13 +257,7 @@ static size_t fmt_kb_n(char *b, uint64_t bytes, bool is_neg)
     size_t n = 0;
     if (is_neg && bytes)
         b[n++] = '-';
-    n += nnp__fmt_u64(b + n, whole);
-    b[n++] = '.';
-    b[n++] = (char)('0' + milli / 100);
-    b[n++] = (char)('0' + milli / 10 % 10);
-    b[n++] = (char)('0' + milli % 10);
-    b[n] = '\0';
-    return n;
+    return n + nnp__fmt_dec3(b + n, whole, (uint32_t)milli);
 }
 
 /* The op executing at t in execution order: the last op (ops are sorted by start) that

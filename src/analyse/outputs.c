@@ -77,6 +77,12 @@ static int set_aside(const char *dir, const char *name, bool *moved)
         return NNP_OK;
     snprintf(old, sizeof(old), "%s%s", name, OLD_SUFFIX);
     dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* The previous .old goes first: a rename that replaces a file makes ext4 write out
+     * the renamed file's pages at once (its auto_da_alloc rule for replace-by-rename),
+     * hundreds of MB of results just written, where nothing needs them on disk sooner. A
+     * directory there is not removed (unlinkat fails) and the rename reports it. */
+    if (dirfd >= 0)
+        (void)unlinkat(dirfd, old, 0);
     if (dirfd < 0 || renameat(dirfd, name, dirfd, old) != 0)
         rc = nnp__fail(nnp__from_errno(errno),
                        "cannot keep the earlier result '%s' as '%s' (%s): this rank is not "

@@ -31,6 +31,7 @@ static int list_push(nnp_interval_list_t *l, int64_t start_ns, int64_t end_ns)
         v = nnp__realloc(l->v, ncap * sizeof(*v));
         if (!v)
             return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
+        nnp__hint_huge_pages(v, ncap * sizeof(*v)); /* millions of intervals at 10 M events */
         l->v = v;
         l->cap = ncap;
     }

@@ -206,7 +206,7 @@ typedef struct reader {
     bool bad;
 } reader_t;
 
-static inline uint64_t get_varint(reader_t *rd)
+static uint64_t get_varint_long(reader_t *rd)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < VARINT_MAX * BYTE_BITS; shift += BYTE_BITS) {
@@ -219,6 +219,33 @@ static inline uint64_t get_varint(reader_t *rd)
         v |= (uint64_t)(b & ~CONT_BIT) << shift;
         if (!(b & CONT_BIT))
             return v;
+    }
+    rd->bad = true; /* more than 10 bytes: not a varint we wrote */
+    return 0;
+}
+
+/* Most varints of a chunk are one byte (deltas of a few ticks, small ids): that case
+ * inline, the loop out of line. */
+static inline uint64_t get_varint(reader_t *rd)
+{
+    const uint8_t *p = rd->p;
+    uint64_t v;
+    if (rd->end - p < VARINT_MAX)
+        return get_varint_long(rd); /* near the end: every byte checked */
+    /* Ten bytes remain, the longest varint: no bound to check per byte. */
+    v = p[0];
+    if (v < CONT_BIT) {
+        rd->p = p + 1;
+        return v;
+    }
+    v &= ~(uint64_t)CONT_BIT;
+    for (unsigned k = 1; k < VARINT_MAX; k++) {
+        uint64_t b = p[k];
+        v |= (b & ~(uint64_t)CONT_BIT) << (k * BYTE_BITS);
+        if (b < CONT_BIT) {
+            rd->p = p + k + 1;
+            return v;
+        }
     }
     rd->bad = true; /* more than 10 bytes: not a varint we wrote */
     return 0;
@@ -298,6 +325,10 @@ int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_
             uint64_t w[WORDS_PER_SLOT], p[WORDS_PER_SLOT];
             uint8_t ext;
             get_bytes(&rd, &ext, 1);
+            if (ext == 0) {
+                r[s] = prev[s]; /* every word as before */
+                continue;
+            }
             slot_words(&prev[s], p);
             for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
                 unsigned m = (ext >> (2 * k)) & F_MASK;

@@ -55,6 +55,7 @@ size_t nnp__table_push(nnp_table_t *t)
             if (!p)
                 return SIZE_MAX; /* columns grown so far keep their larger size: harmless */
             *t->cols[i] = p;
+            nnp__hint_huge_pages(p, ncap * t->widths[i]);
         }
         t->cap = ncap;
     }
@@ -527,6 +528,7 @@ static int apply_perm(nnp_table_t *t, const uint32_t *perm)
         dst = nnp__malloc(t->cap * w);
         if (!dst)
             return NNP_ENOMEM;
+        nnp__hint_huge_pages(dst, t->cap * w);
         for (size_t i = 0; i < t->n; i++)
             memcpy(dst + i * w, src + (size_t)perm[i] * w, w);
         memset(dst + t->n * w, 0, (t->cap - t->n) * w); /* rows past n stay zero */

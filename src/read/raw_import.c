@@ -34,6 +34,11 @@ typedef struct import_ctx {
     open_span_t open_steps[MAX_OPEN], open_epochs[MAX_OPEN], open_marks[MAX_OPEN];
     size_t n_steps, n_epochs, n_marks;
     uint32_t pid;
+    /* The last thread looked up: records come in chunks of one thread, and the model's
+     * thread lookup is a scan (threads are only appended, so the answer never changes). */
+    uint64_t last_tid;
+    uint32_t last_thread;
+    bool has_last;
     int err;
 } import_ctx_t;
 
@@ -74,11 +79,17 @@ static uint32_t map_str(import_ctx_t *c, uint32_t raw_id)
 
 static uint32_t thread_of(import_ctx_t *c, uint64_t tid)
 {
-    size_t i = nnp__model_thread(c->m, tid, c->pid);
+    size_t i;
+    if (c->has_last && c->last_tid == tid)
+        return c->last_thread;
+    i = nnp__model_thread(c->m, tid, c->pid);
     if (i == SIZE_MAX) {
         c->err = NNP_ENOMEM;
         return 0;
     }
+    c->last_tid = tid;
+    c->last_thread = (uint32_t)i;
+    c->has_last = true;
     return (uint32_t)i;
 }
 

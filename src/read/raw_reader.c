@@ -632,10 +632,35 @@ static uint64_t clamp_ns(double v)
     return (uint64_t)v;
 }
 
+/* The segment of ticks: the last clock point with .ticks <= ticks, clamped to a valid
+ * segment (0 .. n_clocks - 2); n_clocks >= 2. */
+static uint32_t find_segment(const nnp_raw_t *r, uint64_t ticks)
+{
+    uint32_t lo = 0, hi = r->n_clocks - 1;
+    while (lo + 1 < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->clocks[mid].ticks <= ticks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ticks converted on the line through clock points lo and lo + 1. */
+static uint64_t segment_ns(const nnp_raw_t *r, uint32_t lo, uint64_t ticks)
+{
+    const nnp_clock_point_t *a = &r->clocks[lo], *b = &r->clocks[lo + 1];
+    double slope;
+    if (b->ticks == a->ticks)
+        return a->mono_ns;
+    slope = ((double)b->mono_ns - (double)a->mono_ns) / ((double)b->ticks - (double)a->ticks);
+    return clamp_ns((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
+}
+
 uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks)
 {
-    const nnp_clock_point_t *a, *b;
-    uint32_t lo = 0, hi;
+    const nnp_clock_point_t *a;
     double slope;
 
     if (r->n_clocks == 0)
@@ -645,27 +670,31 @@ uint64_t nnp__raw_ticks_to_ns(const nnp_raw_t *r, uint64_t ticks)
         slope = a->ticks_per_sec ? NS_PER_SEC / (double)a->ticks_per_sec : 1.0;
         return clamp_ns((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
     }
-    /* Last point with .ticks <= ticks, clamped to a valid segment. */
-    hi = r->n_clocks - 1;
-    while (lo + 1 < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (r->clocks[mid].ticks <= ticks)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    a = &r->clocks[lo];
-    b = &r->clocks[lo + 1];
-    if (b->ticks == a->ticks)
-        return a->mono_ns;
-    slope = ((double)b->mono_ns - (double)a->mono_ns) / ((double)b->ticks - (double)a->ticks);
-    return clamp_ns((double)a->mono_ns + ((double)ticks - (double)a->ticks) * slope);
+    return segment_ns(r, find_segment(r, ticks), ticks);
 }
 
 struct data_ctx {
     nnp_raw_cb cb;
     void *user;
+    /* The segment of the last conversion, reused while ticks stay in it (records of a
+     * chunk are in time order: a binary search per timestamp was most of the cost).
+     * Only when the clock points are in tick order, where find_segment's answer is the
+     * one segment whose bounds hold ticks; damaged points take the search every time. */
+    bool seg_cache;
+    uint32_t seg;
 };
+
+/* nnp__raw_ticks_to_ns, the same value, through the cached segment. */
+static uint64_t ticks_to_ns_cached(const nnp_raw_t *r, struct data_ctx *c, uint64_t ticks)
+{
+    uint32_t s = c->seg;
+    if (!c->seg_cache)
+        return nnp__raw_ticks_to_ns(r, ticks);
+    if (!((s == 0 || r->clocks[s].ticks <= ticks) &&
+          (s + 2 == r->n_clocks || r->clocks[s + 1].ticks > ticks)))
+        c->seg = s = find_segment(r, ticks);
+    return segment_ns(r, s, ticks);
+}
 
 static unsigned expected_slots(const nnp_rec_t *rec)
 {
@@ -736,11 +765,11 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
             ev.slots = brief;
         }
         ev.tid = h->tid;
-        ev.ts_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->ts : nnp__raw_ticks_to_ns(r, rec->ts);
+        ev.ts_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->ts : ticks_to_ns_cached(r, c, rec->ts);
         ev.end_ns = ev.ts_ns;
         if (ev.kind == NNP_REC_OP || rec->kind == NNP_REC_KERNEL || rec->kind == NNP_REC_COMM ||
             rec->kind == NNP_REC_CALL)
-            ev.end_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->a : nnp__raw_ticks_to_ns(r, rec->a);
+            ev.end_ns = (rec->flags & NNP_REC_F_TS_NS) ? rec->a : ticks_to_ns_cached(r, c, rec->a);
         r->report.records++;
         rc = c->cb(c->user, &ev);
         if (rc != 0)
@@ -752,7 +781,9 @@ static int data_chunk(nnp_raw_t *r, const char *file, const nnp_chunk_header_t *
 
 int nnp__raw_read(nnp_raw_t *r, nnp_raw_cb cb, void *user)
 {
-    struct data_ctx c = {cb, user};
+    struct data_ctx c = {cb, user, r->n_clocks >= 2, 0};
+    for (uint32_t i = 1; c.seg_cache && i < r->n_clocks; i++)
+        c.seg_cache = r->clocks[i - 1].ticks <= r->clocks[i].ticks;
     nnp__seq_clear(&r->data_seen); /* a second read delivers the records again */
     for (uint32_t i = 0; i < r->n_data; i++) {
         char name[64];

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -55,6 +57,21 @@ void *nnp__realloc(void *p, size_t n)
 void nnp__free(void *p)
 {
     free(p);
+}
+
+/* The transparent huge page size of x86-64 and of arm64 with 4 KiB pages. */
+#define HUGE_PAGE_BYTES ((uintptr_t)2 << 20)
+
+void nnp__hint_huge_pages(void *p, size_t n)
+{
+    /* Every page of the block, not only its whole huge pages: a big block is a mapping
+     * of its own, and advising part of it would split it in two, which mremap cannot
+     * grow (realloc would then copy it). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+    if (p && n >= HUGE_PAGE_BYTES)
+        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
 }
 
 void *nnp__aligned_alloc(size_t align, size_t n)

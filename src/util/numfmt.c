@@ -2,7 +2,8 @@
  * row of the analysis outputs carries several numbers, and printf's machinery (format
  * parsing, locale, padding) was most of the CSV writers' time (issue 17: a profile of
  * `nnprof analyse` spent 37 % of its samples in vfprintf). Two digits per division, from a
- * table, as fmt's format_decimal and Redis' ll2string do. */
+ * table, as fmt's format_decimal and Redis' ll2string do; the length picked by comparisons
+ * rather than counted, as in jeaiii's itoa. */
 #include <math.h>
 #include <string.h>
 
@@ -24,91 +25,89 @@ static const char digit_pairs[] = "00010203040506070809"
 #define NS_PER_MS   1000000u
 #define US_DECIMALS 3
 
-/* Writes the digits of v right-aligned so that the last one is at end[-1]; returns the
- * first written position. */
-static char *digits_backward(char *end, uint64_t v)
+/* The two digits of v < 100 at p. */
+static inline void put2(char *p, uint32_t v)
 {
-    while (v >= 100) {
-        unsigned k = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--end = digit_pairs[k + 1];
-        *--end = digit_pairs[k];
-    }
-    if (v >= 10) {
-        unsigned k = (unsigned)v * 2;
-        *--end = digit_pairs[k + 1];
-        *--end = digit_pairs[k];
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
+    memcpy(p, digit_pairs + 2 * v, 2);
 }
 
-/* 10^k for k = 0..19 (every power of ten a uint64_t holds). */
-static const uint64_t pow10_tab[] = {1ull,
-                                     10ull,
-                                     100ull,
-                                     1000ull,
-                                     10000ull,
-                                     100000ull,
-                                     1000000ull,
-                                     10000000ull,
-                                     100000000ull,
-                                     1000000000ull,
-                                     10000000000ull,
-                                     100000000000ull,
-                                     1000000000000ull,
-                                     10000000000000ull,
-                                     100000000000000ull,
-                                     1000000000000000ull,
-                                     10000000000000000ull,
-                                     100000000000000000ull,
-                                     1000000000000000000ull,
-                                     10000000000000000000ull};
-
-/* 1233 / 4096 is just above log10(2): bits * 1233 >> 12 is floor(log10(2^bits)), the
- * digit count of the smallest value with one more bit, less one (Bit Twiddling Hacks,
- * "integer log base 10"). */
-#define LOG10_2_NUM   1233u
-#define LOG10_2_SHIFT 12
-#define U64_BITS      64
-
-/* Decimal digits of v (1 for 0), without a loop: from the bit length, corrected by one
- * comparison with a power of ten. */
-static size_t count_digits(uint64_t v)
+/* The digits of v < 10^4, no leading zero, at p; returns their count. A comparison tree
+ * instead of a digit count and a loop: most numbers of the outputs are this short. */
+static inline size_t below_1e4(char *p, uint32_t v)
 {
-    uint64_t x = v | 1; /* 0 has one digit, as 1 has */
-    unsigned bits = U64_BITS - (unsigned)__builtin_clzll(x);
-    unsigned t = bits * LOG10_2_NUM >> LOG10_2_SHIFT;
-    return (size_t)t + (x >= pow10_tab[t] ? 1 : 0);
+    uint32_t hi, lo;
+    if (v < 100) {
+        if (v < 10) {
+            p[0] = (char)('0' + v);
+            return 1;
+        }
+        put2(p, v);
+        return 2;
+    }
+    hi = v / 100;
+    lo = v % 100;
+    if (hi < 10) {
+        p[0] = (char)('0' + hi);
+        put2(p + 1, lo);
+        return 3;
+    }
+    put2(p, hi);
+    put2(p + 2, lo);
+    return 4;
 }
 
-/* The 8 digits of v < 10^8, zero-padded, at p: four independent pairs (no chain of
- * divisions, so the CPU computes them side by side). */
+/* The 4 digits of v < 10^4, zero-padded, at p. */
+static inline void digits4(char *p, uint32_t v)
+{
+    put2(p, v / 100);
+    put2(p + 2, v % 100);
+}
+
+/* The 8 digits of v < 10^8, zero-padded, at p: independent pairs (no chain of divisions,
+ * so the CPU computes them side by side). */
 static inline void digits8(char *p, uint32_t v)
 {
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(p, digit_pairs + 2 * (hi / 100), 2);
-    memcpy(p + 2, digit_pairs + 2 * (hi % 100), 2);
-    memcpy(p + 4, digit_pairs + 2 * (lo / 100), 2);
-    memcpy(p + 6, digit_pairs + 2 * (lo % 100), 2);
+    digits4(p, v / 10000);
+    digits4(p + 4, v % 10000);
+}
+
+/* The digits of v < 10^8, no leading zero, at p; returns their count. */
+static inline size_t below_1e8(char *p, uint32_t v)
+{
+    size_t n;
+    if (v < 10000)
+        return below_1e4(p, v);
+    n = below_1e4(p, v / 10000);
+    digits4(p + n, v % 10000);
+    return n + 4;
 }
 
 #define TEN_POW_8 100000000u
 
+/* nnp__fmt_u64, inlined where the fixed-point and KB writers call it per field. */
+static inline size_t u64_digits(char *buf, uint64_t v)
+{
+    uint64_t q;
+    size_t n;
+    if (v < TEN_POW_8)
+        return below_1e8(buf, (uint32_t)v);
+    /* Eight digits at a time from the right: below 10^16 two groups, else three (the
+     * highest holds at most 4 digits: 2^64 < 1.9 * 10^19). */
+    q = v / TEN_POW_8;
+    if (q < TEN_POW_8) {
+        n = below_1e8(buf, (uint32_t)q);
+    } else {
+        n = below_1e4(buf, (uint32_t)(q / TEN_POW_8));
+        digits8(buf + n, (uint32_t)(q % TEN_POW_8));
+        n += 8;
+    }
+    digits8(buf + n, (uint32_t)(v - q * TEN_POW_8));
+    return n + 8;
+}
+
 size_t nnp__fmt_u64(char *buf, uint64_t v)
 {
-    size_t n = count_digits(v);
-    char *end = buf + n;
-    /* Eight digits at a time from the right while more than eight remain. */
-    while (v >= TEN_POW_8) {
-        uint64_t q = v / TEN_POW_8;
-        end -= 8;
-        digits8(end, (uint32_t)(v - q * TEN_POW_8));
-        v = q;
-    }
-    digits_backward(end, v);
-    return n;
+    return u64_digits(buf, v);
 }
 
 size_t nnp__fmt_i64(char *buf, int64_t v)
@@ -154,12 +153,25 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     }
     if (v < 0)
         buf[n++] = '-';
-    n += nnp__fmt_u64(buf + n, q);
+    if (decimals == US_DECIMALS) /* the outputs' µs and ms */
+        return n + nnp__fmt_dec3(buf + n, q, (uint32_t)r);
+    n += u64_digits(buf + n, q);
     buf[n++] = '.';
     frac_digits(buf + n, r, decimals);
     n += (size_t)decimals;
     buf[n] = '\0';
     return n;
+}
+
+size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli)
+{
+    size_t n = u64_digits(buf, whole);
+    /* A digit and a pair, no loop. */
+    buf[n] = '.';
+    buf[n + 1] = (char)('0' + milli / 100);
+    put2(buf + n + 2, milli % 100);
+    buf[n + 4] = '\0';
+    return n + 4;
 }
 
 /* Below this magnitude a whole double prints without an exponent in %.15g (its exponent

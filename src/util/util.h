@@ -42,6 +42,11 @@ void *nnp__realloc(void *p, size_t n);
 /* Memory aligned to align (a power of two >= sizeof(void *)); release with nnp__free. */
 void *nnp__aligned_alloc(size_t align, size_t n);
 void nnp__free(void *p);
+/* Asks the kernel to back the whole 2 MiB pages inside [p, p + n) with transparent huge
+ * pages (madvise MADV_HUGEPAGE), when n is large enough to hold some; a hint: errors are
+ * ignored. For the analyser's big tables (one page fault per 2 MiB instead of per 4 KiB),
+ * never for the recorder's memory, which lives in the profiled program. */
+void nnp__hint_huge_pages(void *p, size_t n);
 char *nnp__strdup(const char *s);
 /* Test hook: the nth allocation from now (1 = the next) fails; 0 disables. */
 void nnp__alloc_fail_at(uint64_t nth);
@@ -129,6 +134,9 @@ size_t nnp__fmt_i64(char *buf, int64_t v);
  * no digit is lost to a double. div must be 10^decimals (decimals 1..18). buf holds at
  * least NNP_FMT_NUM_MAX bytes; the text is NUL-terminated; returns its length. */
 size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals);
+/* "whole.mmm" for milli < 1000 (3 decimals), NUL-terminated; buf holds NNP_FMT_NUM_MAX
+ * bytes; returns the length. */
+size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli);
 /* A whole double below 10^15 in magnitude (not -0) as %.15g prints it: its integer digits
  * (counters, sizes: most doubles of the outputs). Returns the length (buf holds
  * NNP_FMT_NUM_MAX), 0 when v is not such a number (the caller prints it). No NUL. */

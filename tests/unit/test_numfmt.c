@@ -95,6 +95,38 @@ static void test_fixed(void **state)
     }
 }
 
+/* Values of every length (1 to 20 digits), the digits pseudo-random (an LCG), and their
+ * µs text from ns (3 decimals), each against snprintf: the formatter picks the length by
+ * comparisons, so every length and every split into groups of 4 and 8 is visited. */
+static void test_every_length(void **state)
+{
+    uint64_t x = 88172645463325252ull;
+    (void)state;
+    for (int i = 0; i < 200000; i++) {
+        char got[NNP_FMT_NUM_MAX], want[NNP_FMT_NUM_MAX];
+        unsigned digits = 1 + (unsigned)(i % 20);
+        uint64_t v, lim = 1;
+        size_t len;
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        for (unsigned k = 1; k < digits; k++)
+            lim *= 10;
+        v = digits == 20 ? x : x % (lim * 10 - lim) + lim - (digits == 1); /* 0..9 too */
+        len = nnp__fmt_u64(got, v);
+        got[len] = '\0';
+        snprintf(want, sizeof(want), "%" PRIu64, v);
+        assert_string_equal(got, want);
+        {
+            int64_t ns = (int64_t)(v >> 1) * ((i & 1) ? -1 : 1);
+            uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+            len = nnp__fmt_fixed(got, ns, 1000, 3);
+            snprintf(want, sizeof(want), "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", mag / 1000,
+                     (unsigned)(mag % 1000));
+            assert_string_equal(got, want);
+            assert_int_equal(len, strlen(want));
+        }
+    }
+}
+
 /* Whole doubles print as %.15g does; others (fractions, -0, 10^15 and beyond, NaN) are
  * left to the caller (0). */
 static void test_whole_double(void **state)
@@ -333,10 +365,11 @@ static void test_csv_string_ids(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_u64_i64),           cmocka_unit_test(test_fixed),
-        cmocka_unit_test(test_whole_double),      cmocka_unit_test(test_csv_quote_scan),
-        cmocka_unit_test(test_csv_fields),        cmocka_unit_test(test_csv_many_rows),
-        cmocka_unit_test(test_csv_composed_rows), cmocka_unit_test(test_csv_string_ids),
+        cmocka_unit_test(test_u64_i64),        cmocka_unit_test(test_every_length),
+        cmocka_unit_test(test_fixed),          cmocka_unit_test(test_whole_double),
+        cmocka_unit_test(test_csv_quote_scan), cmocka_unit_test(test_csv_fields),
+        cmocka_unit_test(test_csv_many_rows),  cmocka_unit_test(test_csv_composed_rows),
+        cmocka_unit_test(test_csv_string_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
