@@ -1,7 +1,10 @@
 """Framework-author recording API: every call, the explicit-timestamp variants exactly,
 interning, and recording outside a window."""
 
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -28,6 +31,37 @@ class TestBasics(NnprofTestCase):
         mono = time.monotonic_ns()
         self.assertLess(abs(mono - t0), 10**9)  # the same clock (CLOCK_MONOTONIC)
         self.assertGreater(record.now(), 0)
+
+    def test_tick_source_from_the_environment(self):
+        # NNPROF_CLOCK picks the tick source of a fresh process: "monotonic" is kept in
+        # info.json and op times stay exact; a value that is no source is named in a warning.
+        script = ("import sys, nnprof\n"
+                  "from nnprof import record\n"
+                  "prof = nnprof.Profiler(output_path=sys.argv[1])\n"
+                  "t = record.now()\n"
+                  "record.Op('net/op', 'Op').since(t)\n"
+                  "record.Op('net/op2', 'Op').at(5, 6)\n"
+                  "prof.close()\n"
+                  "print(prof.raw_dir)\n")
+        for value, source in (("monotonic", "monotonic"), ("rdtscp", None)):
+            out = os.path.join(self.tmp, value)
+            run = subprocess.run([sys.executable, "-c", script, out], capture_output=True,
+                                 text=True, check=False, timeout=60,
+                                 env=dict(os.environ, NNPROF_CLOCK=value, NNPROF_LOG_LEVEL="warn"))
+            self.assertEqual(run.returncode, 0, run.stderr)
+            raw_dir = run.stdout.splitlines()[-1]
+            with open(os.path.join(raw_dir, "info.json"), encoding="utf-8") as f:
+                got = json.load(f)["platform"]["tick_source"]
+            if source:
+                self.assertEqual(got, source)
+                self.assertNotIn("NNPROF_CLOCK", run.stderr)
+            else:
+                self.assertIn("NNPROF_CLOCK='rdtscp' is not a tick source: use 'tsc' or "
+                              "'monotonic'", run.stderr)
+            ops = [r for r in dump(raw_dir) if r["kind"] == "op"]
+            self.assertEqual(len(ops), 2)
+            self.assertLessEqual(ops[0]["ts_ns"], ops[0]["end_ns"])
+            self.assertEqual((ops[1]["ts_ns"], ops[1]["end_ns"]), (5, 6))
 
     def test_not_collecting_records_nothing(self):
         op = record.Op("net/op", "Op")

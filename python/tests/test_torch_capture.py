@@ -1,8 +1,14 @@
 """What the PyTorch shim records, checked against torch's own profiler on the same steps:
 op counts per name, input shapes and dtypes, backward ops linked to their forward ops,
-tensor memory, nothing outside windows, module paths, refused flags."""
+tensor memory, nothing outside windows, module paths, refused flags; the same counts
+where ticks are CLOCK_MONOTONIC (NNPROF_CLOCK=monotonic: the shim's non-TSC path)."""
 
 import collections
+import json
+import os
+import subprocess
+import sys
+import textwrap
 import unittest
 
 from tests import support
@@ -208,6 +214,39 @@ class CaptureTest(support.NnprofTestCase):
         with self.assertWarnsRegex(UserWarning, "export_stacks"):
             self.nnprof_run(steps=1).export_stacks(self.path("stacks.txt"))
 
+
+    def test_monotonic_ticks(self):
+        # Where the TSC is not used (NNPROF_CLOCK=monotonic, read once per process: so a
+        # fresh one), the shim records through nnp_op_since instead of writing the ring
+        # itself: the same calls per name as torch.profiler, and sane times.
+        script = textwrap.dedent(f"""
+            import json, sys
+            import torch.profiler as tp
+            import nnprof.torch as nt
+            from tests.torch_support import raw_counts, tiny_model, torch_raw_counts, train_step
+            model, opt, x = tiny_model()
+            train_step(model, opt, x)
+            with tp.profile(activities=[tp.ProfilerActivity.CPU]) as theirs:
+                for _ in range({STEPS}):
+                    train_step(model, opt, x)
+            with nt.profile(output_path=sys.argv[1]) as ours:
+                for _ in range({STEPS}):
+                    train_step(model, opt, x)
+            print(json.dumps([raw_counts(ours.raw_dir), torch_raw_counts(theirs), ours.raw_dir]))
+        """)
+        env = dict(os.environ, NNPROF_CLOCK="monotonic")
+        run = subprocess.run([sys.executable, "-c", script, self.path("data")], env=env,
+                             capture_output=True, text=True, check=False, timeout=240)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        ours, theirs, raw_dir = json.loads(run.stdout.splitlines()[-1])
+        self.assertEqual(ours, theirs)
+        self.assertEqual(ours["aten::conv2d"], STEPS)
+        with open(os.path.join(raw_dir, "info.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["platform"]["tick_source"], "monotonic")
+        ops = [r for r in support.dump(raw_dir) if r["kind"] == "op"]
+        self.assertTrue(ops)
+        for r in ops:
+            self.assertLessEqual(r["ts_ns"], r["end_ns"], r)
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,6 +3,7 @@
  * between clock points the writer records every second, so drift is bounded by that. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -11,6 +12,10 @@
 /* Calibration window at init: long enough for < 0.1 % rate error from clock_gettime
  * jitter (~100 ns), short enough to be unnoticed at start-up. */
 #define CALIBRATE_NS (2u * 1000u * 1000u)
+/* The tick source, when the user picks it: "monotonic" (CLOCK_MONOTONIC even where the TSC
+ * is usable: a VM whose TSC is slow to read or jumps across migrations; also how the tests
+ * reach the non-TSC paths), "tsc" or unset (the TSC where it is invariant). */
+#define CLOCK_ENV "NNPROF_CLOCK"
 
 bool nnp__clock_use_tsc;
 static uint64_t tick_rate = NNP_NS_PER_SEC;
@@ -36,10 +41,26 @@ static bool cpu_has_invariant_tsc(void)
     return constant && nonstop;
 }
 
+/* Whether the environment asks for CLOCK_MONOTONIC ticks; another value is named in a
+ * warning and the TSC is used where it can be. */
+static bool monotonic_asked(void)
+{
+    const char *s = getenv(CLOCK_ENV);
+    if (!s || !*s || strcmp(s, "tsc") == 0)
+        return false;
+    if (strcmp(s, "monotonic") == 0)
+        return true;
+    NNP_LOG_W("%s='%s' is not a tick source: use 'tsc' or 'monotonic'; the TSC is used where "
+              "it is invariant",
+              CLOCK_ENV, s);
+    return false;
+}
+
 static void clock_init_once(void)
 {
+    bool monotonic = monotonic_asked();
 #if NNP_HAVE_RDTSC
-    nnp__clock_use_tsc = cpu_has_invariant_tsc();
+    nnp__clock_use_tsc = !monotonic && cpu_has_invariant_tsc();
     if (nnp__clock_use_tsc) {
         nnp_clock_point_t a, b;
         nnp__clock_point(&a);
@@ -53,6 +74,8 @@ static void clock_init_once(void)
             tick_rate = NNP_NS_PER_SEC;
         }
     }
+#else
+    (void)monotonic;
 #endif
 }
 
