@@ -45,9 +45,9 @@ class TestBasics(NnprofTestCase):
                   "print(prof.raw_dir)\n")
         for value, source in (("monotonic", "monotonic"), ("rdtscp", None)):
             out = os.path.join(self.tmp, value)
+            env = dict(os.environ, NNPROF_CLOCK=value, NNPROF_LOG_LEVEL="warn")
             run = subprocess.run([sys.executable, "-c", script, out], capture_output=True,
-                                 text=True, check=False, timeout=60,
-                                 env=dict(os.environ, NNPROF_CLOCK=value, NNPROF_LOG_LEVEL="warn"))
+                                 text=True, check=False, timeout=60, env=env)
             self.assertEqual(run.returncode, 0, run.stderr)
             raw_dir = run.stdout.splitlines()[-1]
             with open(os.path.join(raw_dir, "info.json"), encoding="utf-8") as f:
