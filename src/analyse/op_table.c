@@ -275,7 +275,8 @@ static int nest(table_t *t)
     size_t depth = 0;
     if (t->n_items && !stack)
         return nnp__fail(NNP_ENOMEM, "out of memory building the op table");
-    qsort(t->items, t->n_items, sizeof(item_t), cmp_items);
+    if (t->n_items) /* items is NULL when empty: qsort must not see it */
+        qsort(t->items, t->n_items, sizeof(item_t), cmp_items);
     for (size_t i = 0; i < t->n_items; i++) {
         item_t *it = &t->items[i];
         if (i > 0 && it->thread != t->items[i - 1].thread)
@@ -400,7 +401,8 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
         if (t.rows[i].count == 0)
             t.rows[i].min_ns = 0;
     }
-    qsort_r(t.rows, t.n_rows, sizeof(nnp_op_row_t), cmp_rows, (void *)(uintptr_t)m);
+    if (t.n_rows)
+        qsort_r(t.rows, t.n_rows, sizeof(nnp_op_row_t), cmp_rows, (void *)(uintptr_t)m);
     *rows = t.rows;
     *n_rows = t.n_rows;
     return NNP_OK;
