@@ -240,13 +240,13 @@ inline bool inputs_are(c10::ArrayRef<const c10::IValue> in, const char *key, siz
     return same && n == words;
 }
 
-// The memo slot of an op name id (Fibonacci hashing of the id).
+// The memo slot of an op name id: its low bits. Ids are given in sequence (1, 2, ...,
+// strtab.h), so the names of a model, interned close together, share no slot (a hash
+// would make a few of its ~50-300 names share one and evict each other on every call).
 inline InputsMemo &memo_of(ThreadState *ts, nnp_str_t name)
 {
-    constexpr uint32_t kPhi32 = 0x9e3779b9u;
-    constexpr int kMemoBits = 8; // log2(kMemoSlots)
-    static_assert(size_t(1) << kMemoBits == kMemoSlots, "kMemoBits");
-    return ts->memo[uint32_t(name * kPhi32) >> (32 - kMemoBits)];
+    static_assert((kMemoSlots & (kMemoSlots - 1)) == 0, "kMemoSlots: a power of 2");
+    return ts->memo[name & (kMemoSlots - 1)];
 }
 
 // Shapes and dtypes ids of the op's inputs. An op meets the same few input shapes step
