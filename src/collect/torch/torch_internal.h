@@ -123,8 +123,10 @@ class NameCache
 
     // A cache whose entries the caller fills (not names): the entry of a key of n words,
     // or NULL; put_key() adds one (key -> id, type), unless the table is full.
+    // The entry's str holds its own copy of the key, which stays where it is (the table
+    // grows by moving entries, not their copies) until the cache is destroyed.
     const NameEntry *find_key(const uint64_t *key, size_t n) const;
-    void put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type);
+    const NameEntry *put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type);
 
   private:
     const NameEntry *find(const char *s, size_t len, uint32_t scope, uint64_t h) const;
@@ -222,6 +224,27 @@ struct Frame {
     uint64_t link;  // OP_BRIEF's autograd link word (b)
 };
 
+// The last few inputs an op name met (record_shapes), compared with the op's inputs word
+// by word while they are walked, before any key is built or hashed: an op meets the same
+// shapes step after step, a few ops (mm in a backward pass, empty) two or three in turn.
+// The way tried first is the one that followed the last hit the last time (a cycle of up to
+// kMemoWays inputs then hits at the first try).
+constexpr size_t kMemoWays = 4;
+struct InputsMemo {
+    struct Way {
+        const char *key;  // the inputs cache's copy of the key (NameCache::find_key), NULL = empty
+        uint32_t words;   // the key's length in words
+        nnp_str_t shapes; // its shapes and dtypes ids
+        nnp_str_t dtypes;
+        uint8_t next; // the way that hit after this one, last time
+    };
+    nnp_str_t name; // the op's name id (NameEntry::id); 0 = empty
+    uint8_t last;   // the way that hit last
+    uint8_t fill;   // the way a miss replaces next, round robin
+    Way ways[kMemoWays];
+};
+constexpr size_t kMemoSlots = 256; // by op name id: a model has ~100-300 op names
+
 constexpr int kMaxDepth = 64;      // ops nest ~10 deep in practice (autograd + aten layers)
 constexpr int kMaxScopes = 128;    // module nesting of very deep networks
 constexpr size_t kFmtBytes = 4096; // shapes/dtypes text of one op; longer is cut at a field
@@ -237,6 +260,7 @@ struct ThreadState {
     NameCache names;  // op names (with their scope)
     NameCache texts;  // shapes and dtypes strings
     NameCache inputs; // inputs' key (kinds, dtypes, sizes) -> shapes and dtypes ids
+    InputsMemo memo[kMemoSlots] = {};
     char fmt[kFmtBytes];
     uint64_t key[kKeyWords];
 };

@@ -298,15 +298,15 @@ const NameEntry *NameCache::find_key(const uint64_t *key, size_t n) const
     });
 }
 
-void NameCache::put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type)
+const NameEntry *NameCache::put_key(const uint64_t *key, size_t n, nnp_str_t id, nnp_str_t type)
 {
     NameEntry e{};
     e.hash = hash_words(key, n);
     e.len = uint32_t(n * sizeof(uint64_t));
     e.id = id;
     e.type = type;
-    // Full or out of memory: not cached, looked up again next time.
-    keep(reinterpret_cast<const char *>(key), e.len, e);
+    // Full or out of memory: not cached (NULL), looked up again next time.
+    return keep(reinterpret_cast<const char *>(key), e.len, e);
 }
 
 namespace

@@ -68,11 +68,16 @@ bool put_int(char *buf, size_t &n, int64_t v)
     return true;
 }
 
+// Texts of input_type(): named, so that type_word() gives the same addresses.
+constexpr char kTypeScalar[] = "Scalar";
+constexpr char kTypeIntList[] = "IntList";
+constexpr char kTypeNone[] = "";
+
 // Text of one input's type, as torch's profiler names it (profiler/util.cpp inputTypes):
 // a tensor's dtype ("float"), "Scalar", or the list kind.
 const char *input_type(const c10::IValue &v, size_t *len)
 {
-    const char *s = "";
+    const char *s = kTypeNone;
     if (v.isTensor()) {
         const at::Tensor &t = v.toTensor();
         if (t.defined()) {
@@ -81,14 +86,14 @@ const char *input_type(const c10::IValue &v, size_t *len)
             return name.data();
         }
     } else if (v.isScalar()) {
-        s = "Scalar";
+        s = kTypeScalar;
     } else if (v.isList()) {
         // Every typed list is a list: the typed tests (calls into libtorch) run only for
         // lists, not for None or other inputs. A test is quick when the element type is
         // the one asked for and costly otherwise (a comparison of types): int lists (sizes,
         // dims), by far the most frequent, are tested first.
         if (v.isIntList())
-            s = "IntList";
+            s = kTypeIntList;
         else if (v.isTensorList())
             s = "TensorList";
         else if (v.isDoubleList())
@@ -100,6 +105,23 @@ const char *input_type(const c10::IValue &v, size_t *len)
     }
     *len = std::strlen(s);
     return s;
+}
+
+// The address of input_type()'s text of an input that is not a defined tensor, without a
+// call but for lists whose element type is not int (isIntList() tests that kind first; it
+// is inline in no header): a scalar, anything else but a list ("": None, an undefined
+// tensor, a device), an int list.
+inline const char *type_word(const c10::IValue &v)
+{
+    if (v.isScalar())
+        return kTypeScalar;
+    if (!v.isList())
+        return kTypeNone;
+    if (static_cast<const c10::detail::ListImpl *>(v.internalToPointer())->elementType->kind() ==
+        c10::TypeKind::IntType)
+        return kTypeIntList;
+    size_t len;
+    return input_type(v, &len);
 }
 
 // Interns a formatted text through the thread's cache.
@@ -146,67 +168,134 @@ void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_
     op->input_dtypes = ok ? text_id(ts, n) : 0;
 }
 
-// A word that tells a tensor's dtype apart from every other: its scalar type (a small
-// number, read inline), or for the rare dtype that is none the address of its name (static,
-// one per type, never below the first page). TypeMeta::name() calls into c10 for its table,
-// which cost a call per tensor.
-inline uint64_t dtype_word(caffe2::TypeMeta m)
+// What decides the two texts of the inputs, as words. Per input one head word, then for a
+// defined tensor its sizes:
+//  * a defined tensor whose dtype is a scalar type (read inline; TypeMeta::name() is a
+//    call into c10): kTensorBit | scalar type << kDtypeShift | number of dims;
+//  * a defined tensor of another dtype: kTensorBit | kNamedDtypeBit | number of dims, then
+//    the address of its dtype's name (static, one per type);
+//  * anything else: the address of input_type()'s text (type_word()). No user-space
+//    address has bit 63 set (x86-64 and AArch64 give user space the lower half), so it is
+//    never a tensor's head.
+// Each word goes to put(word), in order; the walk stops (false) as soon as room(k) (room
+// for k more words) or put returns false.
+template <typename Room, typename Put>
+__attribute__((always_inline)) inline bool walk_inputs(c10::ArrayRef<const c10::IValue> in,
+                                                       Room room, Put put)
 {
-    if (__builtin_expect(m.isScalarType(), 1))
-        return uint64_t(m.toScalarType());
-    return reinterpret_cast<uintptr_t>(m.name().data());
-}
-
-// What decides the two texts of the inputs, as words: per input a header (kind, number
-// of dims), then for a defined tensor its dtype_word() and its sizes; for anything else
-// the address of input_type()'s text (a literal). Returns the number of words, 0 when
-// they do not fit.
-size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
-{
-    constexpr uint64_t kTensor = 1, kOther = 2;
-    constexpr int kDimsShift = 8;
-    size_t n = 0;
+    constexpr uint64_t kTensorBit = uint64_t(1) << 63, kNamedDtypeBit = uint64_t(1) << 62;
+    constexpr int kDtypeShift = 32;
     for (const c10::IValue &v : in) {
         if (v.isTensor() && v.toTensor().defined()) {
             const at::Tensor &t = v.toTensor();
             c10::IntArrayRef sizes = t.sizes();
-            if (n + 2 + sizes.size() > kKeyWords)
-                return 0;
-            key[n++] = kTensor | (uint64_t(sizes.size()) << kDimsShift);
-            key[n++] = dtype_word(t.dtype());
-            for (int64_t d : sizes)
-                key[n++] = uint64_t(d);
-        } else {
-            size_t len;
-            if (n + 2 > kKeyWords)
-                return 0;
-            key[n++] = kOther;
-            key[n++] = reinterpret_cast<uintptr_t>(input_type(v, &len));
+            caffe2::TypeMeta m = t.dtype();
+            if (__builtin_expect(m.isScalarType(), 1)) {
+                if (!room(1 + sizes.size()) ||
+                    !put(kTensorBit | uint64_t(uint8_t(m.toScalarType())) << kDtypeShift |
+                         uint64_t(sizes.size())))
+                    return false;
+            } else if (!room(2 + sizes.size()) ||
+                       !put(kTensorBit | kNamedDtypeBit | uint64_t(sizes.size())) ||
+                       !put(reinterpret_cast<uintptr_t>(m.name().data()))) {
+                return false;
+            }
+            for (int64_t d : sizes) {
+                if (!put(uint64_t(d)))
+                    return false;
+            }
+        } else if (!room(1) || !put(reinterpret_cast<uintptr_t>(type_word(v)))) {
+            return false;
         }
     }
-    return n;
+    return true;
+}
+
+// The inputs' key (walk_inputs) into key: its number of words, 0 when they do not fit.
+size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
+{
+    size_t n = 0;
+    bool ok = walk_inputs(
+        in, [&](size_t k) { return n + k <= kKeyWords; },
+        [&](uint64_t w) {
+            key[n++] = w;
+            return true;
+        });
+    return ok ? n : 0;
+}
+
+// Whether the inputs' key is the given one (words long, any alignment), compared while
+// the inputs are walked: no key built, no hash.
+inline bool inputs_are(c10::ArrayRef<const c10::IValue> in, const char *key, size_t words)
+{
+    size_t n = 0;
+    bool same = walk_inputs(
+        in, [&](size_t k) { return n + k <= words; },
+        [&](uint64_t w) {
+            uint64_t k;
+            std::memcpy(&k, key + n * sizeof(k), sizeof(k));
+            n++;
+            return k == w;
+        });
+    return same && n == words;
+}
+
+// The memo slot of an op name id: its low bits. Ids are given in sequence (1, 2, ...,
+// strtab.h), so the names of a model, interned close together, share no slot (a hash
+// would make a few of its ~50-300 names share one and evict each other on every call).
+inline InputsMemo &memo_of(ThreadState *ts, nnp_str_t name)
+{
+    static_assert((kMemoSlots & (kMemoSlots - 1)) == 0, "kMemoSlots: a power of 2");
+    return ts->memo[name & (kMemoSlots - 1)];
 }
 
 // Shapes and dtypes ids of the op's inputs. An op meets the same few input shapes step
-// after step: the texts are formatted and interned once per distinct key (inputs_key),
-// later calls only build the key and look it up.
+// after step: the inputs are first compared with the last ones its name met (the memo);
+// else the texts are formatted and interned once per distinct key (inputs_key), later
+// calls only build the key and look it up.
 // Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
 __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
                                            nnp_op_t *op)
 {
     c10::ArrayRef<const c10::IValue> in = fn.inputs();
+    InputsMemo &m = memo_of(ts, op->name);
+    if (m.name == op->name) {
+        size_t w = m.ways[m.last].next;
+        for (size_t k = 0; k < kMemoWays; k++, w = (w + 1) % kMemoWays) {
+            const InputsMemo::Way &y = m.ways[w];
+            if (y.key && inputs_are(in, y.key, y.words)) {
+                op->input_shapes = y.shapes;
+                op->input_dtypes = y.dtypes;
+                m.ways[m.last].next = uint8_t(w);
+                m.last = uint8_t(w);
+                return;
+            }
+        }
+    } else {
+        m = InputsMemo{};
+        m.name = op->name;
+    }
     size_t words = inputs_key(in, ts->key);
+    const NameEntry *e = nullptr;
     if (words) {
-        const NameEntry *e = ts->inputs.find_key(ts->key, words);
+        e = ts->inputs.find_key(ts->key, words);
         if (e) {
             op->input_shapes = e->id;
             op->input_dtypes = e->type;
-            return;
         }
     }
-    format_inputs(ts, in, op);
-    if (words)
-        ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
+    if (!e) {
+        format_inputs(ts, in, op);
+        if (words)
+            e = ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
+    }
+    if (e) {
+        size_t w = m.fill;
+        m.fill = uint8_t((w + 1) % kMemoWays);
+        m.ways[w] = InputsMemo::Way{e->str, uint32_t(words), e->id, e->type, uint8_t(w)};
+        m.ways[m.last].next = uint8_t(w);
+        m.last = uint8_t(w);
+    }
 }
 
 __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t kind, nnp_op_t *op)
