@@ -65,6 +65,14 @@ static void add_step(nnp_model_t *m, uint64_t id, int64_t begin, int64_t end)
 #define KERNEL_HEADER                                                                              \
     "Step Id,Name,Type,Core Type,Stream ID,Start Time(us),Duration(us),Launching Op\n"
 
+/* kernel_details_0.csv of build_mixed(): every kernel in time order, its launching op. */
+#define MIXED_KERNEL_DETAILS                                                                       \
+    KERNEL_HEADER ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"                                 \
+                  ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"                 \
+                  ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"                 \
+                  ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"                     \
+                  ",nameless,nameless,KERNEL,7,80.000,0.000,\n"
+
 /* Host ops (HOST_CPU side, total 8.001 us):
  *   MatMul-op1 10-13 (3, corr 1), MatMul-op2 20-21 (1, corr 2), ReLU-op3 30-34 (4, corr 3),
  *   Add-op4 40-40 (zero duration), Add-op6 70-70.001 (1 ns).
@@ -117,13 +125,7 @@ static void test_mixed_sorting_and_ratios(void **state)
                          "Default/Add-op6,Add,HOST_CPU,1,0.001,0.001,0.001,0.001,0.01\n"
                          "Default/Add-op4,Add,HOST_CPU,1,0.000,0.000,0.000,0.000,0.00\n"
                          "nameless,nameless,KERNEL,1,0.000,0.000,0.000,0.000,0.00\n");
-    nnpt_afx_expect_file(fx, "kernel_details_0.csv",
-                         KERNEL_HEADER
-                         ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
-                         ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
-                         ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
-                         ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
-                         ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
+    nnpt_afx_expect_file(fx, "kernel_details_0.csv", MIXED_KERNEL_DETAILS);
     nnpt_afx_expect_file(
         fx, "op_statistic_top20_0.json",
         "[{\"op_type\":\"MatMul\",\"core_type\":\"HOST_CPU\",\"count\":2,\"total_time_us\":4.000,"
@@ -358,13 +360,7 @@ static void test_alloc_failures(void **state)
     }
     nnp__alloc_fail_at(0);
     assert_true(n > 1 && n < MAX_ALLOC_FAILS);
-    nnpt_afx_expect_file(fx, "kernel_details_0.csv",
-                         KERNEL_HEADER
-                         ",memcpy_h2d,memcpy_h2d,MEMCPY,8,5.000,1.000,\n"
-                         ",volta_sgemm,MatMul,KERNEL,7,11.000,1.500,Default/MatMul-op1\n"
-                         ",volta_sgemm,MatMul,KERNEL,7,21.000,0.500,Default/MatMul-op2\n"
-                         ",relu_kernel,ReLU,KERNEL,7,31.000,2.000,Default/ReLU-op3\n"
-                         ",nameless,nameless,KERNEL,7,80.000,0.000,\n");
+    nnpt_afx_expect_file(fx, "kernel_details_0.csv", MIXED_KERNEL_DETAILS);
 }
 
 int main(void)
