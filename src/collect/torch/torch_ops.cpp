@@ -347,6 +347,8 @@ long probe_name_word(const std::string &text)
         {
             rf->~RecordFunction();
         }
+        Probe(const Probe &) = delete;
+        Probe &operator=(const Probe &) = delete;
     } p;
     p.rf->before(std::string(text));
     const char *s = p.rf->name();
@@ -543,7 +545,8 @@ inline void ring_write_brief(unsigned char *p, uint64_t h, const Frame &f, uint6
 }
 
 // A full ring: libnnprof kicks its writer, waits or drops (and counts) by the policy.
-__attribute__((noinline)) void ring_put_brief_slow(struct nnp_tbuf *b, Frame f, uint64_t end)
+// f: the popped frame, which nothing on this thread writes again before this returns.
+__attribute__((noinline)) void ring_put_brief_slow(struct nnp_tbuf *b, const Frame &f, uint64_t end)
 {
     uint64_t h = nnp__ring_reserve_slow(b, 1);
     if (h != UINT64_MAX)
