@@ -308,6 +308,10 @@ int nnp__host_info_write(const nnp_actx_t *c);
 /* host_ranges_{rank}.csv: per host range name, count and total/self/avg/min/max time, as
  * torch's key_averages (host_ranges.c). Nothing written when the rank has no range. */
 int nnp__host_ranges_write(const nnp_actx_t *c);
+
+/* op_self_time_{rank}.csv: per op name, calls and total/self/avg/min/max time, as torch's
+ * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread. */
+int nnp__op_self_write(const nnp_actx_t *c);
 /* hccl_raw_{rank}.csv when the model has MindSpore's per-link communication costs. */
 int nnp__hccl_raw_write(const nnp_actx_t *c);
 

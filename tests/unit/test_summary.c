@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -46,6 +47,10 @@ static void test_summary_ranks_in_order_with_host_ranges(void **state)
                         "backward,20,60.000,60.000,3.000,3.000,3.000,33.33\n"
                         "forward,20,60.000,60.000,3.000,3.000,3.000,33.33\n");
     free(csv);
+
+    /* Its ops do not nest: no self-time table. */
+    snprintf(path, sizeof(path), "%s/profiler/op_self_time_0.csv", out);
+    assert_int_equal(access(path, F_OK), -1);
 
     assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
     p0 = strstr(text, "== rank 0");
@@ -129,13 +134,26 @@ static void record_nested(const nnpt_run_t *r, void *arg)
  * Ops that do not nest keep op_statistic's table (the test above's rank 0). */
 static void test_summary_self_time_when_ops_nest(void **state)
 {
-    char *out = nnpt_mkdtemp(), text[OUT_CAP];
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], path[FULL_CAP];
+    char *csv;
     nnpt_run_t r = {.rank = 0, .record = record_nested};
     (void)state;
     nnpt_record_in_child(out, &r, NULL, 0);
     assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    /* key_averages by self time: the mean, min and max per call; shares of all op self. */
+    snprintf(path, sizeof(path), "%s/profiler/op_self_time_0.csv", out);
+    csv = nnpt_read_file(path);
+    assert_non_null(csv);
+    assert_string_equal(csv,
+                        "Name,Calls,Total Time(us),Self Time(us),Avg Time(us),Min Time(us),Max "
+                        "Time(us),Self Time(%)\n"
+                        "inner,4,20.000,20.000,5.000,5.000,5.000,58.82\n"
+                        "outer,4,32.000,12.000,8.000,8.000,8.000,35.29\n"
+                        "flat,4,2.000,2.000,0.500,0.500,0.500,5.88\n");
+    free(csv);
     assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
-    expect_in(text, "Top ops by self time (ops nest: op_statistic's totals include nested ops):\n"
+    expect_in(text, "Top ops by self time (op_self_time_0.csv; ops nest: op_statistic's totals "
+                    "include nested ops):\n"
                     "  inner                     58.82%         4 calls  self         20.000 us"
                     "  total         20.000 us\n"
                     "  outer                     35.29%         4 calls  self         12.000 us"

@@ -3,9 +3,8 @@
  * nest), the host ranges, the step phases, compute/communication per step, the advisor's
  * findings, and where every output and the timeline are. Reads the files `nnprof analyse`
  * wrote (docs/OUTPUTS.md) wherever they went: beside our raw data, in an `analyse -o OUT`
- * folder, or in the nnprof_output/ folder of other tools' data. It analyses nothing itself
- * (but for self times, taken from our raw data: op_statistic has none): data never
- * analysed is an error that says so. */
+ * folder, or in the nnprof_output/ folder of other tools' data. It analyses nothing itself:
+ * data never analysed is an error that says so. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <getopt.h>
@@ -49,8 +48,6 @@
 #define PROFILER_DIR_NAME "profiler"
 #define INFO_PREFIX       "profiler_info_"
 #define INFO_SUFFIX       ".json"
-#define NS_PER_US         1000.0
-#define PERCENT           100.0
 
 static char *slurp(const char *path)
 {
@@ -183,57 +180,33 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* Sums of the self and total times of the op rows (kind "op") of an nnp_op_table array. */
-static void op_sums(const cJSON *rows, double *self, double *total)
-{
-    const cJSON *row;
-    *self = *total = 0.0;
-    cJSON_ArrayForEach(row, rows)
-    {
-        if (strcmp(str(row, "kind"), "op") == 0) {
-            *self += num(row, "self_ns");
-            *total += num(row, "total_ns");
-        }
-    }
-}
-
 /* When host ops nest (PyTorch: aten::conv2d inside aten::convolution inside an autograd
  * node), op_statistic's totals count a callee's time again in each caller, and its top
- * types repeat one piece of work. Then the ops with the most self time are shown instead
- * (torch's key_averages sorted by self time), over the whole run of the raw directory
- * source. Returns whether it printed them: false for data that is not ours, or ops that
- * do not nest. */
-static bool top_self_ops(const char *source)
+ * types repeat one piece of work. The analysis then wrote op_self_time_{rank}.csv (torch's
+ * key_averages sorted by self time), shown instead. Returns whether it printed it. */
+static bool top_self_ops(const char *dir, int rank)
 {
-    char *json = NULL;
-    cJSON *rows;
-    const cJSON *row;
-    double self, total;
+    char path[PATH_CAP], line[LINE_CAP], *f[HR_COLS];
+    FILE *in;
     int shown = 0;
-    if (!source[0] || !nnp__raw_is_dir(source) ||
-        nnp_op_table(source, NULL, false, &json) != NNP_OK)
+    snprintf(path, sizeof(path), "%s/op_self_time_%d.csv", dir, rank);
+    in = fopen(path, "r");
+    if (!in)
         return false;
-    rows = cJSON_Parse(json);
-    nnp_free(json);
-    op_sums(rows, &self, &total);
-    if (self <= 0.0 || total <= self) {
-        cJSON_Delete(rows);
-        return false;
-    }
-    printf("Top ops by self time (ops nest: op_statistic's totals include nested ops):\n");
-    cJSON_ArrayForEach(row, rows)
-    {
-        if (shown == TOP_TYPES)
-            break;
-        if (strcmp(str(row, "kind"), "op") != 0)
+    if (!fgets(line, sizeof(line), in))
+        line[0] = '\0';
+    while (shown < TOP_TYPES && fgets(line, sizeof(line), in)) {
+        if (split_csv(line, f, HR_COLS) < HR_COLS)
             continue;
-        shown++;
-        printf("  %-24s %6.2f%%  %8.0f calls  self %14.3f us  total %14.3f us\n", str(row, "name"),
-               num(row, "self_ns") * PERCENT / self, num(row, "count"),
-               num(row, "self_ns") / NS_PER_US, num(row, "total_ns") / NS_PER_US);
+        if (shown++ == 0)
+            printf("Top ops by self time (op_self_time_%d.csv; ops nest: op_statistic's totals "
+                   "include nested ops):\n",
+                   rank);
+        printf("  %-24s %6s%%  %8s calls  self %14s us  total %14s us\n", f[HR_NAME], f[HR_PCT],
+               f[HR_CALLS], f[HR_SELF], f[HR_TOTAL]);
     }
-    cJSON_Delete(rows);
-    return true;
+    fclose(in);
+    return shown > 0;
 }
 
 /* Steps of step_trace_raw_{rank}_detail_time.csv with a known iteration interval (a
@@ -443,7 +416,7 @@ static void one_rank(const char *dir, int rank)
                "nnp_step_begin/end, nnp_range_begin/end;\n  in Python nnprof.record_function and "
                "Profiler.step), see docs/PYTHON.md and README.md.\n",
                (long long)samples);
-    if (!top_self_ops(str(info, "source")))
+    if (!top_self_ops(dir, rank))
         top_op_types(dir, rank);
     top_host_ranges(dir, rank);
     step_phases(dir, rank);
