@@ -15,6 +15,11 @@
 #include "nnprof_torch.h"
 #include "record/ring_abi.h"
 
+namespace at
+{
+struct RecordFunction;
+}
+
 namespace nnp_torch
 {
 
@@ -296,6 +301,11 @@ void steps_reset(); // auto_steps: forget the previous optimizer step
 
 // auto_steps: an optimizer step ended now (called by the user-scope callback).
 void steps_on_optimizer_end();
+
+// record_shapes: the shapes and dtypes ids of fn's inputs into op->input_shapes and
+// op->input_dtypes (0 when their text does not fit), through the memo of op->name and the
+// thread's caches (torch_shapes.cpp).
+void fill_shapes(ThreadState *ts, const at::RecordFunction &fn, nnp_op_t *op);
 
 // The op running on this thread (top of the stack), 0 when none: owner of allocations.
 nnp_str_t current_op_name();
