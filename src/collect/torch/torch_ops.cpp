@@ -24,11 +24,6 @@
 
 #include "torch_internal.h"
 
-// raw_format.h is C11: its layout checks compile as C++'s static_assert.
-#define _Static_assert static_assert
-#include "format/raw_format.h"
-#undef _Static_assert
-
 namespace nnp_torch
 {
 
@@ -257,19 +252,28 @@ inline uint64_t now_ticks()
     return g_tsc.load(std::memory_order_relaxed) ? tsc_ticks() : nnp_now();
 }
 
-// The first 8 bytes of an OP_BRIEF slot: kind, n_slots, flags, name (raw_format.h's
+// The first 8 bytes of an OP_BRIEF or OP slot: kind, n_slots, flags, name (raw_format.h's
 // nnp_rec_t, little-endian as every raw file is), stored as one word.
 static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
                   offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
                   offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
                   offsetof(nnp_rec_t, b) == 24,
-              "nnp_rec_t as brief_word0 and ring_put_brief write it");
+              "nnp_rec_t as brief_word0, op_word0 and the ring writes write it");
 constexpr int kWordFlagsShift = 16, kWordNameShift = 32, kWordSlotsShift = 8;
 inline uint64_t brief_word0(uint64_t flags, nnp_str_t name)
 {
     return uint64_t(NNP_REC_OP_BRIEF) | uint64_t(1) << kWordSlotsShift | flags << kWordFlagsShift |
            uint64_t(name) << kWordNameShift;
 }
+// The first word of a shaped op's 2-slot OP record, as nnp_op_since() writes it for the
+// equal nnp_op_t: ticks (no NNP_REC_F_TS_NS), no FLOPs slot, correlation id 0.
+constexpr int kOpSlots = 2;
+inline uint64_t op_word0(uint64_t flags, nnp_str_t name)
+{
+    return uint64_t(NNP_REC_OP) | uint64_t(kOpSlots) << kWordSlotsShift | flags << kWordFlagsShift |
+           uint64_t(name) << kWordNameShift;
+}
+constexpr uint64_t kWordKindMask = 0xFF;
 
 // Writes f as an OP_BRIEF record at sequence h of ring b (the protocol of ring_abi.h).
 inline void ring_write_brief(unsigned char *p, uint64_t h, const Frame &f, uint64_t end)
@@ -293,6 +297,36 @@ __attribute__((noinline)) void ring_put_brief_slow(struct nnp_tbuf *b, const Fra
     uint64_t h = nnp__ring_reserve_slow(b, 1);
     if (h != UINT64_MAX)
         ring_write_brief(reinterpret_cast<unsigned char *>(b), h, f, end);
+}
+
+// Writes a shaped op (f and its extension slot x) as a 2-slot OP record at sequence h of
+// ring b: the bytes nnp_op_since() writes for the equal nnp_op_t. Each slot at its own
+// index (the second may wrap to the ring's first slot).
+inline void ring_write_op(unsigned char *p, uint64_t h, const Frame &f, const nnp_rec_op_ext_t &x,
+                          uint64_t end)
+{
+    static_assert(sizeof(nnp_rec_op_ext_t) == sizeof(nnp_rec_t), "an extension is one slot");
+    uint64_t mask;
+    unsigned char *slots;
+    std::memcpy(&slots, p + NNP_RING_OFF_SLOTS, sizeof(slots));
+    std::memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
+    unsigned char *r = slots + (h & mask) * sizeof(nnp_rec_t);
+    const uint64_t correlation = 0;
+    std::memcpy(r, &f.word0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, ts), &f.t0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, a), &end, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, b), &correlation, sizeof(uint64_t));
+    std::memcpy(slots + ((h + 1) & mask) * sizeof(nnp_rec_t), &x, sizeof(x));
+    __atomic_store_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), h + kOpSlots,
+                     __ATOMIC_RELEASE);
+}
+
+__attribute__((noinline)) void ring_put_op_slow(struct nnp_tbuf *b, const Frame &f,
+                                                const nnp_rec_op_ext_t &x, uint64_t end)
+{
+    uint64_t h = nnp__ring_reserve_slow(b, kOpSlots);
+    if (h != UINT64_MAX)
+        ring_write_op(reinterpret_cast<unsigned char *>(b), h, f, x, end);
 }
 
 // The start of any op (op_start_slow: one the fast path of on_op_start does not take): a
@@ -333,6 +367,29 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
         f.word0 = brief_word0(flags, e.id);
         f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
+    } else if (fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
+               !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
+                 g_cfg.flops.load(std::memory_order_relaxed))) {
+        // Shaped: the OP record's fields, as op_fill() (record.c) makes them of the nnp_op_t
+        // the full path would fill.
+        InputIds in = fill_shapes(ts, fn, e.id);
+        nnp_rec_op_ext_t &x = ts->exts[depth];
+        x.type = e.type;
+        x.graph_id = 0;
+        x.stream_id = 0;
+        x.input_shapes = in.shapes;
+        x.input_dtypes = in.dtypes;
+        uint64_t flags = 0;
+        if (seq >= 0) {
+            flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+            x.seq_thread = uint32_t(thread);
+            x.sequence_nr = seq;
+        } else {
+            x.seq_thread = 0;
+            x.sequence_nr = 0;
+        }
+        f.word0 = op_word0(flags, e.id);
+        f.link = 0;
     } else {
         nnp_op_t &op = ts->ops[depth];
         f.word0 = 0;
@@ -346,8 +403,11 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
             op.seq_thread = uint32_t(thread);
         }
         if (fn.needsInputs()) {
-            if (g_cfg.shapes.load(std::memory_order_relaxed))
-                fill_shapes(ts, fn, &op);
+            if (g_cfg.shapes.load(std::memory_order_relaxed)) {
+                InputIds in = fill_shapes(ts, fn, e.id);
+                op.input_shapes = in.shapes;
+                op.input_dtypes = in.dtypes;
+            }
             if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                 g_cfg.flops.load(std::memory_order_relaxed))
                 fill_flops(fn, e.kind, &op);
@@ -424,27 +484,66 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     return nullptr;
 }
 
-// The end of a brief op of a thread without a ring (its first event creates it; none when
-// the ticks are not the TSC): through nnp_op_since() as a full one.
+// The end of an op not written inline: a full op; a brief or shaped op of a thread without
+// a ring (its first event creates it; none when the ticks are not the TSC), through
+// nnp_op_since() as the equal full op.
 __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
 {
     const Frame &f = ts->frames[depth];
     nnp_op_t &op = ts->ops[depth];
-    uint64_t flags = (f.word0 >> kWordFlagsShift) & 0xFFFFu;
-    op = nnp_op_t{};
-    op.name = nnp_str_t(f.word0 >> kWordNameShift);
-    op.type = op.name;
-    if (flags & NNP_REC_F_SEQ) {
-        op.has_sequence = true;
-        op.is_backward = (flags & NNP_REC_F_BACKWARD) != 0;
-        op.sequence_nr = int64_t(f.link & NNP_REC_BRIEF_SEQ_MAX);
-        op.seq_thread = uint32_t(f.link >> NNP_REC_BRIEF_THREAD_SHIFT);
+    if (f.word0) {
+        uint64_t flags = (f.word0 >> kWordFlagsShift) & 0xFFFFu;
+        op = nnp_op_t{};
+        op.name = nnp_str_t(f.word0 >> kWordNameShift);
+        op.type = op.name;
+        if (flags & NNP_REC_F_SEQ) {
+            op.has_sequence = true;
+            op.is_backward = (flags & NNP_REC_F_BACKWARD) != 0;
+            op.sequence_nr = int64_t(f.link & NNP_REC_BRIEF_SEQ_MAX);
+            op.seq_thread = uint32_t(f.link >> NNP_REC_BRIEF_THREAD_SHIFT);
+        }
+        if ((f.word0 & kWordKindMask) == NNP_REC_OP) {
+            const nnp_rec_op_ext_t &x = ts->exts[depth];
+            op.type = x.type;
+            op.input_shapes = x.input_shapes;
+            op.input_dtypes = x.input_dtypes;
+            op.sequence_nr = x.sequence_nr;
+            op.seq_thread = x.seq_thread;
+        }
     }
     nnp_op_since(&op, f.t0); // reads the end time itself, as early as it can
     // The inline paths read the TSC themselves: a thread takes them (has a ring) only when
     // that is the recorder's clock.
     if (!ts->ring && g_tsc.load(std::memory_order_relaxed))
         ts->ring = nnp__ring_thread();
+}
+
+// Pops the frame of fn from the thread's stack: its depth, or -1 when it has none. Ends
+// come in reverse order of starts on one thread; a frame above the matching one belongs to
+// a call whose end will not come here (it never does for the ops scope, but a mismatch
+// must not corrupt the stack): such frames are dropped.
+__attribute__((always_inline)) inline int pop_frame(ThreadState *ts, const at::RecordFunction &fn)
+{
+    if (!ts || ts->depth == 0)
+        return -1;
+    int k = ts->depth - 1;
+    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
+        while (k >= 0 && ts->frames[k].fn != &fn)
+            k--;
+        if (k < 0) {
+            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
+            return -1;
+        }
+    }
+    ts->depth = k;
+    return k;
+}
+
+// The test nnp_op_since() makes: a window open that lets ops through.
+inline bool ops_gate_open()
+{
+    return (__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
+            NNP_GATE_OPS) != 0;
 }
 
 // The end of an op. A brief op of a thread with a ring is written here inline, with only
@@ -454,33 +553,15 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_end(ctx);
     ThreadState *ts = t_state;
-    if (!ts || ts->depth == 0)
+    int k = pop_frame(ts, fn);
+    if (k < 0)
         return;
-    int k = ts->depth - 1;
-    // Ends come in reverse order of starts on one thread; a frame above the matching one
-    // belongs to a call whose end will not come here (it never does for the ops scope, but
-    // a mismatch must not corrupt the stack): drop such frames.
-    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
-        while (k >= 0 && ts->frames[k].fn != &fn)
-            k--;
-        if (k < 0) {
-            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-    }
-    ts->depth = k;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect(!f.word0, 0))
-        return nnp_op_since(&ts->ops[k], f.t0); // reads the end time itself
-    if (__builtin_expect(!b, 0))
+    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP_BRIEF || !b, 0))
         return op_end_call(ts, k);
     uint64_t end = tsc_ticks();
-    // The test nnp_op_since() makes: a window open that lets ops through.
-    if (__builtin_expect(
-            !(__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
-              NNP_GATE_OPS),
-            0))
+    if (__builtin_expect(!ops_gate_open(), 0))
         return;
     unsigned char *p = reinterpret_cast<unsigned char *>(b);
     uint64_t h =
@@ -490,6 +571,33 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(h + 1 > limit, 0))
         return ring_put_brief_slow(b, f, end);
     ring_write_brief(p, h, f, end);
+}
+
+// The end of an op while inputs are wanted: a shaped op of a thread with a ring is written
+// here inline as on_op_end writes a brief one; the rest goes to op_end_call.
+void on_op_end_inputs(const at::RecordFunction &fn, at::ObserverContext *ctx)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_end(ctx);
+    ThreadState *ts = t_state;
+    int k = pop_frame(ts, fn);
+    if (k < 0)
+        return;
+    const Frame &f = ts->frames[k];
+    struct nnp_tbuf *b = ts->ring;
+    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP || !b, 0))
+        return op_end_call(ts, k);
+    uint64_t end = tsc_ticks();
+    if (__builtin_expect(!ops_gate_open(), 0))
+        return;
+    unsigned char *p = reinterpret_cast<unsigned char *>(b);
+    uint64_t h =
+        __atomic_load_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
+    uint64_t limit;
+    std::memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
+    if (__builtin_expect(h + kOpSlots > limit, 0))
+        return ring_put_op_slow(b, f, ts->exts[k], end);
+    ring_write_op(p, h, f, ts->exts[k], end);
 }
 
 } // namespace
@@ -519,9 +627,10 @@ void ops_install()
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
     // Collectives' inputs (their byte counts) come without it (on_user_start).
-    g_ops_handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start, on_op_end)
-            .needsInputs(inputs));
+    g_ops_handle =
+        at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start,
+                                                         inputs ? on_op_end_inputs : on_op_end)
+                                  .needsInputs(inputs));
 }
 
 void ops_remove()

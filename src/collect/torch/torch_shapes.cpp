@@ -114,7 +114,7 @@ nnp_str_t text_id(ThreadState *ts, size_t n)
 }
 
 // Formats the shapes and dtypes texts of the inputs and interns them.
-void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_t *op)
+InputIds format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in)
 {
     char *b = ts->fmt;
     size_t n = 0;
@@ -134,7 +134,8 @@ void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_
         }
     }
     // Inputs all without shape (e.g. a scalar-only op) still say how many there were.
-    op->input_shapes = ok ? text_id(ts, n) : 0;
+    InputIds ids;
+    ids.shapes = ok ? text_id(ts, n) : 0;
     n = 0;
     ok = true;
     for (size_t i = 0; i < in.size() && ok; i++) {
@@ -144,7 +145,8 @@ void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_
             ok = put(b, n, ";", 1);
         ok = ok && put(b, n, t, len);
     }
-    op->input_dtypes = ok ? text_id(ts, n) : 0;
+    ids.dtypes = ok ? text_id(ts, n) : 0;
+    return ids;
 }
 
 // What decides the two texts of the inputs, as words. Per input one head word, then for a
@@ -234,41 +236,38 @@ inline InputsMemo &memo_of(ThreadState *ts, nnp_str_t name)
 // after step: the inputs are first compared with the last ones its name met (the memo);
 // else the texts are formatted and interned once per distinct key (inputs_key), later
 // calls only build the key and look it up.
-// Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
-__attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
-                                           nnp_op_t *op)
+// Not inlined: the start callback's common path then saves fewer registers.
+__attribute__((noinline)) InputIds fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
+                                               nnp_str_t name)
 {
     c10::ArrayRef<const c10::IValue> in = fn.inputs();
-    InputsMemo &m = memo_of(ts, op->name);
-    if (m.name == op->name) {
+    InputsMemo &m = memo_of(ts, name);
+    if (m.name == name) {
         size_t w = m.ways[m.last].next;
         for (size_t k = 0; k < kMemoWays; k++, w = (w + 1) % kMemoWays) {
             const InputsMemo::Way &y = m.ways[w];
             if (y.key && inputs_are(in, y.key, y.words)) {
-                op->input_shapes = y.shapes;
-                op->input_dtypes = y.dtypes;
                 m.ways[m.last].next = uint8_t(w);
                 m.last = uint8_t(w);
-                return;
+                return InputIds{y.shapes, y.dtypes};
             }
         }
     } else {
         m = InputsMemo{};
-        m.name = op->name;
+        m.name = name;
     }
     size_t words = inputs_key(in, ts->key);
     const NameEntry *e = nullptr;
+    InputIds ids{};
     if (words) {
         e = ts->inputs.find_key(ts->key, words);
-        if (e) {
-            op->input_shapes = e->id;
-            op->input_dtypes = e->type;
-        }
+        if (e)
+            ids = InputIds{e->id, e->type};
     }
     if (!e) {
-        format_inputs(ts, in, op);
+        ids = format_inputs(ts, in);
         if (words)
-            e = ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
+            e = ts->inputs.put_key(ts->key, words, ids.shapes, ids.dtypes);
     }
     if (e) {
         size_t w = m.fill;
@@ -277,6 +276,7 @@ __attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunc
         m.ways[m.last].next = uint8_t(w);
         m.last = uint8_t(w);
     }
+    return ids;
 }
 
 } // namespace nnp_torch
