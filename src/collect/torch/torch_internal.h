@@ -252,7 +252,7 @@ constexpr size_t kMemoWays = 4;
 struct InputsMemo {
     struct Way {
         const char *key;  // the inputs cache's copy of the key (NameCache::find_key), NULL = empty
-        uint32_t words;   // the key's length in words
+        uint32_t inputs;  // the number of inputs the key is of
         nnp_str_t shapes; // its shapes and dtypes ids
         nnp_str_t dtypes;
         uint8_t next; // the way that hit after this one, last time

@@ -329,6 +329,35 @@ __attribute__((noinline)) void ring_put_op_slow(struct nnp_tbuf *b, const Frame 
         ring_write_op(reinterpret_cast<unsigned char *>(b), h, f, x, end);
 }
 
+// The start of a shaped op (record_shapes, no FLOPs) at depth, frame f (f.fn set; f.t0 is
+// the caller's): the OP record's fields, as op_fill() (record.c) makes them of the
+// nnp_op_t the full path would fill. The link is read after the inputs' call, so that
+// fewer values live across it.
+__attribute__((always_inline)) inline void
+shaped_start(ThreadState *ts, const at::RecordFunction &fn, Frame &f, int depth, NameIds e)
+{
+    InputIds in = fill_shapes(ts, fn, e.id);
+    nnp_rec_op_ext_t &x = ts->exts[depth];
+    x.type = e.type;
+    x.graph_id = 0;
+    x.stream_id = 0;
+    x.input_shapes = in.shapes;
+    x.input_dtypes = in.dtypes;
+    uint64_t flags = 0;
+    int64_t seq = fn.seqNr();
+    if (seq >= 0) {
+        uint64_t fwd = fn.forwardThreadId();
+        flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+        x.seq_thread = uint32_t(fwd > 0 ? fwd : fn.threadId());
+        x.sequence_nr = seq;
+    } else {
+        x.seq_thread = 0;
+        x.sequence_nr = 0;
+    }
+    f.word0 = op_word0(flags, e.id);
+    f.link = 0;
+}
+
 // The start of any op (op_start_slow: one the fast path of on_op_start does not take): a
 // name not in the address cache, a module scope, shapes or FLOPs, a link too large for OP_BRIEF, a
 // full stack, a thread without a ring (ticks that are not the TSC). stable_missed: on_op_start
@@ -370,26 +399,7 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
     } else if (fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
                !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                  g_cfg.flops.load(std::memory_order_relaxed))) {
-        // Shaped: the OP record's fields, as op_fill() (record.c) makes them of the nnp_op_t
-        // the full path would fill.
-        InputIds in = fill_shapes(ts, fn, e.id);
-        nnp_rec_op_ext_t &x = ts->exts[depth];
-        x.type = e.type;
-        x.graph_id = 0;
-        x.stream_id = 0;
-        x.input_shapes = in.shapes;
-        x.input_dtypes = in.dtypes;
-        uint64_t flags = 0;
-        if (seq >= 0) {
-            flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
-            x.seq_thread = uint32_t(thread);
-            x.sequence_nr = seq;
-        } else {
-            x.seq_thread = 0;
-            x.sequence_nr = 0;
-        }
-        f.word0 = op_word0(flags, e.id);
-        f.link = 0;
+        shaped_start(ts, fn, f, depth, e);
     } else {
         nnp_op_t &op = ts->ops[depth];
         f.word0 = 0;
@@ -422,13 +432,41 @@ __attribute__((noinline)) void op_start_slow(const at::RecordFunction &fn, bool 
     op_start_any(fn, stable_missed);
 }
 
-// The start callback while inputs are wanted (record_shapes, with_flops): every op is full
-// then, so on_op_start's fast path would only add its tests and a call.
+// The start callback while inputs are wanted (record_shapes, with_flops). The commonest op
+// (a name cached under its schema's address, no module scope, shapes wanted, no FLOPs, TSC
+// ticks) is shaped, started here as on_op_start starts a brief one; any other goes to
+// op_start_slow.
 std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction &fn)
 {
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_start(fn);
-    op_start_any(fn, false);
+    ThreadState *ts = t_state;
+    NameIds e;
+    const void *w;
+    int depth;
+    if (__builtin_expect(!ts || (depth = ts->depth) >= kMaxDepth || ts->scope_depth > 0 ||
+                             !ts->ring || !g_cfg.shapes.load(std::memory_order_relaxed) ||
+                             !(w = name_word(fn)),
+                         0)) {
+        op_start_slow(fn, false);
+        return nullptr;
+    }
+    if (__builtin_expect(!ts->names.find_stable(w, 0, &e), 0)) {
+        op_start_slow(fn, true);
+        return nullptr;
+    }
+    if (__builtin_expect((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
+                             g_cfg.flops.load(std::memory_order_relaxed),
+                         0)) {
+        op_start_slow(fn, false);
+        return nullptr;
+    }
+    ts->depth = depth + 1;
+    Frame &f = ts->frames[depth];
+    f.fn = &fn;
+    shaped_start(ts, fn, f, depth, e);
+    // Last, so that the shim's own work above is not counted in the op's time.
+    f.t0 = tsc_ticks();
     return nullptr;
 }
 

@@ -205,20 +205,23 @@ size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
     return ok ? n : 0;
 }
 
-// Whether the inputs' key is the given one (words long, any alignment), compared while
-// the inputs are walked: no key built, no hash.
-inline bool inputs_are(c10::ArrayRef<const c10::IValue> in, const char *key, size_t words)
+// Whether the inputs' key is the given one (any alignment), the key of n_inputs inputs,
+// compared while the inputs are walked: no key built, no hash. No bound is tested per
+// word: with as many inputs, the walk stays inside the key as long as it matches (an
+// input's head word, compared first, gives its number of words).
+inline bool inputs_are(c10::ArrayRef<const c10::IValue> in, const char *key, size_t n_inputs)
 {
-    size_t n = 0;
-    bool same = walk_inputs(
-        in, [&](size_t k) { return n + k <= words; },
+    if (in.size() != n_inputs)
+        return false;
+    const char *k = key;
+    return walk_inputs(
+        in, [](size_t) { return true; },
         [&](uint64_t w) {
-            uint64_t k;
-            std::memcpy(&k, key + n * sizeof(k), sizeof(k));
-            n++;
-            return k == w;
+            uint64_t x;
+            std::memcpy(&x, k, sizeof(x));
+            k += sizeof(x);
+            return x == w;
         });
-    return same && n == words;
 }
 
 // The memo slot of an op name id: its low bits. Ids are given in sequence (1, 2, ...,
@@ -246,7 +249,7 @@ __attribute__((noinline)) InputIds fill_shapes(ThreadState *ts, const at::Record
         size_t w = m.ways[m.last].next;
         for (size_t k = 0; k < kMemoWays; k++, w = (w + 1) % kMemoWays) {
             const InputsMemo::Way &y = m.ways[w];
-            if (y.key && inputs_are(in, y.key, y.words)) {
+            if (y.key && inputs_are(in, y.key, y.inputs)) {
                 m.ways[m.last].next = uint8_t(w);
                 m.last = uint8_t(w);
                 return InputIds{y.shapes, y.dtypes};
@@ -272,7 +275,7 @@ __attribute__((noinline)) InputIds fill_shapes(ThreadState *ts, const at::Record
     if (e) {
         size_t w = m.fill;
         m.fill = uint8_t((w + 1) % kMemoWays);
-        m.ways[w] = InputsMemo::Way{e->str, uint32_t(words), e->id, e->type, uint8_t(w)};
+        m.ways[w] = InputsMemo::Way{e->str, uint32_t(in.size()), e->id, e->type, uint8_t(w)};
         m.ways[m.last].next = uint8_t(w);
         m.last = uint8_t(w);
     }
