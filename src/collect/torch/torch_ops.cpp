@@ -362,7 +362,11 @@ shaped_start(ThreadState *ts, const at::RecordFunction &fn, Frame &f, int depth,
 // name not in the address cache, a module scope, shapes or FLOPs, a link too large for OP_BRIEF, a
 // full stack, a thread without a ring (ticks that are not the TSC). stable_missed: on_op_start
 // found no cached name under the word of fn at scope 0 (the scope here: it saw no module scope), so
-// that lookup is not made twice.
+// that lookup is not made twice. kInputs: the callback wants inputs (on_op_start_inputs,
+// installed when shapes or FLOPs are); without, the code for them is left out (the plain
+// callback is installed only when neither is asked for, and the configuration changes only
+// when the callbacks are re-installed), so that op_start_slow stays as small as it was.
+template <bool kInputs>
 __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction &fn,
                                                         bool stable_missed)
 {
@@ -396,7 +400,7 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
         f.word0 = brief_word0(flags, e.id);
         f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
-    } else if (fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
+    } else if (kInputs && fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
                !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                  g_cfg.flops.load(std::memory_order_relaxed))) {
         shaped_start(ts, fn, f, depth, e);
@@ -412,7 +416,7 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
             op.is_backward = fwd > 0;
             op.seq_thread = uint32_t(thread);
         }
-        if (fn.needsInputs()) {
+        if (kInputs && fn.needsInputs()) {
             if (g_cfg.shapes.load(std::memory_order_relaxed)) {
                 InputIds in = fill_shapes(ts, fn, e.id);
                 op.input_shapes = in.shapes;
@@ -429,13 +433,19 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
 
 __attribute__((noinline)) void op_start_slow(const at::RecordFunction &fn, bool stable_missed)
 {
-    op_start_any(fn, stable_missed);
+    op_start_any<false>(fn, stable_missed);
+}
+
+__attribute__((noinline)) void op_start_slow_inputs(const at::RecordFunction &fn,
+                                                    bool stable_missed)
+{
+    op_start_any<true>(fn, stable_missed);
 }
 
 // The start callback while inputs are wanted (record_shapes, with_flops). The commonest op
 // (a name cached under its schema's address, no module scope, shapes wanted, no FLOPs, TSC
 // ticks) is shaped, started here as on_op_start starts a brief one; any other goes to
-// op_start_slow.
+// op_start_slow_inputs.
 std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction &fn)
 {
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
@@ -448,17 +458,17 @@ std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction
                              !ts->ring || !g_cfg.shapes.load(std::memory_order_relaxed) ||
                              !(w = name_word(fn)),
                          0)) {
-        op_start_slow(fn, false);
+        op_start_slow_inputs(fn, false);
         return nullptr;
     }
     if (__builtin_expect(!ts->names.find_stable(w, 0, &e), 0)) {
-        op_start_slow(fn, true);
+        op_start_slow_inputs(fn, true);
         return nullptr;
     }
     if (__builtin_expect((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                              g_cfg.flops.load(std::memory_order_relaxed),
                          0)) {
-        op_start_slow(fn, false);
+        op_start_slow_inputs(fn, false);
         return nullptr;
     }
     ts->depth = depth + 1;
@@ -556,25 +566,27 @@ __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
         ts->ring = nnp__ring_thread();
 }
 
-// Pops the frame of fn from the thread's stack: its depth, or -1 when it has none. Ends
+// Pops the frame of fn from the thread's stack into *depth; false when it has none. Ends
 // come in reverse order of starts on one thread; a frame above the matching one belongs to
 // a call whose end will not come here (it never does for the ops scope, but a mismatch
 // must not corrupt the stack): such frames are dropped.
-__attribute__((always_inline)) inline int pop_frame(ThreadState *ts, const at::RecordFunction &fn)
+__attribute__((always_inline)) inline bool pop_frame(ThreadState *ts, const at::RecordFunction &fn,
+                                                     int *depth)
 {
     if (!ts || ts->depth == 0)
-        return -1;
+        return false;
     int k = ts->depth - 1;
     if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
         while (k >= 0 && ts->frames[k].fn != &fn)
             k--;
         if (k < 0) {
             g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
-            return -1;
+            return false;
         }
     }
     ts->depth = k;
-    return k;
+    *depth = k;
+    return true;
 }
 
 // The test nnp_op_since() makes: a window open that lets ops through.
@@ -591,8 +603,8 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_end(ctx);
     ThreadState *ts = t_state;
-    int k = pop_frame(ts, fn);
-    if (k < 0)
+    int k;
+    if (!pop_frame(ts, fn, &k))
         return;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
@@ -618,8 +630,8 @@ void on_op_end_inputs(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_end(ctx);
     ThreadState *ts = t_state;
-    int k = pop_frame(ts, fn);
-    if (k < 0)
+    int k;
+    if (!pop_frame(ts, fn, &k))
         return;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
