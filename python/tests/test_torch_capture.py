@@ -129,8 +129,18 @@ class CaptureTest(support.NnprofTestCase):
                           for e in views], [([[2, 3], []], ["float", "IntList"])] * 2)
 
     def test_backward_ops_linked_to_forward(self):
-        prof = self.nnprof_run()
-        events = kineto_trace(prof.export_chrome_trace(self.path("t.json")))["traceEvents"]
+        self.check_backward_links(self.nnprof_run(), "t.json")
+
+    def test_backward_ops_linked_to_forward_with_shapes(self):
+        # record_shapes writes each op as its 2-slot record, the link in the extension slot.
+        with nt.profile(output_path=self.path("data_shapes"), record_shapes=True) as prof:
+            for _ in range(STEPS):
+                train_step(self.model, self.opt, self.x)
+        self.check_backward_links(prof, "t_shapes.json")
+
+    def check_backward_links(self, prof, trace_name):
+        """Each backward node of the model, each step, points at the op that created it."""
+        events = kineto_trace(prof.export_chrome_trace(self.path(trace_name)))["traceEvents"]
         ops = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
         starts = {e["id"]: e for e in events if e.get("ph") == "s" and e["cat"] == "fwdbwd"}
         links = collections.Counter()
@@ -141,7 +151,6 @@ class CaptureTest(support.NnprofTestCase):
             self.assertEqual(fwd["args"]["Fwd thread id"], 0)
             self.assertGreater(bwd["args"]["Fwd thread id"], 0)
             links[(fwd["name"], bwd["name"])] += 1
-        # Each backward node of the model, each step, points at the op that created it.
         self.assertEqual(links[("aten::addmm", "AddmmBackward0")], STEPS)
         self.assertEqual(links[("aten::convolution", "ConvolutionBackward0")], STEPS)
         self.assertEqual(links[("aten::relu", "ReluBackward0")], STEPS)

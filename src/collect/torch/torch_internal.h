@@ -15,6 +15,16 @@
 #include "nnprof_torch.h"
 #include "record/ring_abi.h"
 
+// raw_format.h is C11: its layout checks compile as C++'s static_assert.
+#define _Static_assert static_assert
+#include "format/raw_format.h"
+#undef _Static_assert
+
+namespace at
+{
+struct RecordFunction;
+}
+
 namespace nnp_torch
 {
 
@@ -215,13 +225,22 @@ void name_entry_fill(NameEntry *e, const char *s, size_t len, uint32_t scope);
 // The per-thread state of the callbacks. An op with nothing but its name and autograd link
 // (no shapes, FLOPs or module scope: the commonest by far) is kept as the fields of its
 // one-slot record (OP_BRIEF, raw_format.h), which the end writes into the thread's ring
-// inline (ring_abi.h); any other is "full": its record is the nnp_op_t of the same depth
-// (ThreadState::ops), for nnp_op_since(). 32 bytes: a frame's address is a shift.
+// inline (ring_abi.h). An op with shapes but no FLOPs ("shaped": every op under
+// record_shapes) is kept as its 2-slot OP record: the first slot's word in the frame, the
+// extension slot in ThreadState::exts at the frame's depth, written inline the same way.
+// Any other is "full": its record is the nnp_op_t of the same depth (ThreadState::ops),
+// for nnp_op_since(). 32 bytes: a frame's address is a shift.
 struct Frame {
     const void *fn; // the at::RecordFunction (its address identifies the call)
     uint64_t t0;    // nnp_now() at start
-    uint64_t word0; // OP_BRIEF's first word (kind, slots, flags, name); 0 = a full op
-    uint64_t link;  // OP_BRIEF's autograd link word (b)
+    uint64_t word0; // OP_BRIEF's or OP's first word (kind, slots, flags, name); 0 = a full op
+    uint64_t link;  // OP_BRIEF's autograd link word (b); 0 for OP
+};
+
+// The shapes and dtypes ids of an op's inputs (nnp_op_t's input_shapes, input_dtypes).
+struct InputIds {
+    nnp_str_t shapes;
+    nnp_str_t dtypes;
 };
 
 // The last few inputs an op name met (record_shapes), compared with the op's inputs word
@@ -233,7 +252,7 @@ constexpr size_t kMemoWays = 4;
 struct InputsMemo {
     struct Way {
         const char *key;  // the inputs cache's copy of the key (NameCache::find_key), NULL = empty
-        uint32_t words;   // the key's length in words
+        uint32_t inputs;  // the number of inputs the key is of
         nnp_str_t shapes; // its shapes and dtypes ids
         nnp_str_t dtypes;
         uint8_t next; // the way that hit after this one, last time
@@ -256,6 +275,8 @@ struct ThreadState {
     int scope_depth = 0;
     Frame frames[kMaxDepth];
     nnp_op_t ops[kMaxDepth]; // the record of a full op, at its frame's depth
+    // The extension slot of a shaped op (Frame), at its frame's depth.
+    nnp_rec_op_ext_t exts[kMaxDepth];
     uint32_t scopes[kMaxScopes];
     NameCache names;  // op names (with their scope)
     NameCache texts;  // shapes and dtypes strings
@@ -296,6 +317,10 @@ void steps_reset(); // auto_steps: forget the previous optimizer step
 
 // auto_steps: an optimizer step ended now (called by the user-scope callback).
 void steps_on_optimizer_end();
+
+// record_shapes: the shapes and dtypes ids of fn's inputs (0 when their text does not fit),
+// through the memo of the op's name id and the thread's caches (torch_shapes.cpp).
+InputIds fill_shapes(ThreadState *ts, const at::RecordFunction &fn, nnp_str_t name);
 
 // The op running on this thread (top of the stack), 0 when none: owner of allocations.
 nnp_str_t current_op_name();

@@ -24,11 +24,6 @@
 
 #include "torch_internal.h"
 
-// raw_format.h is C11: its layout checks compile as C++'s static_assert.
-#define _Static_assert static_assert
-#include "format/raw_format.h"
-#undef _Static_assert
-
 namespace nnp_torch
 {
 
@@ -38,266 +33,8 @@ namespace
 std::mutex g_install_lock;
 at::CallbackHandle g_ops_handle = at::INVALID_CALLBACK_HANDLE;
 
-// ---- shapes and dtypes text ("32,784;784,128" / "float;float"), as nnp_op_t wants ----
-
-// Appends s to the buffer; false when it does not fit.
-bool put(char *buf, size_t &n, const char *s, size_t len)
-{
-    if (n + len >= kFmtBytes)
-        return false;
-    std::memcpy(buf + n, s, len);
-    n += len;
-    return true;
-}
-
-bool put_int(char *buf, size_t &n, int64_t v)
-{
-    char tmp[24];
-    size_t k = 0;
-    uint64_t u = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
-    do {
-        tmp[k++] = char('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        tmp[k++] = '-';
-    if (n + k >= kFmtBytes)
-        return false;
-    while (k)
-        buf[n++] = tmp[--k];
-    return true;
-}
-
-// Texts of input_type(): named, so that type_word() gives the same addresses.
-constexpr char kTypeScalar[] = "Scalar";
-constexpr char kTypeIntList[] = "IntList";
-constexpr char kTypeNone[] = "";
-
-// Text of one input's type, as torch's profiler names it (profiler/util.cpp inputTypes):
-// a tensor's dtype ("float"), "Scalar", or the list kind.
-const char *input_type(const c10::IValue &v, size_t *len)
-{
-    const char *s = kTypeNone;
-    if (v.isTensor()) {
-        const at::Tensor &t = v.toTensor();
-        if (t.defined()) {
-            c10::string_view name = t.dtype().name();
-            *len = name.size();
-            return name.data();
-        }
-    } else if (v.isScalar()) {
-        s = kTypeScalar;
-    } else if (v.isList()) {
-        // Every typed list is a list: the typed tests (calls into libtorch) run only for
-        // lists, not for None or other inputs. A test is quick when the element type is
-        // the one asked for and costly otherwise (a comparison of types): int lists (sizes,
-        // dims), by far the most frequent, are tested first.
-        if (v.isIntList())
-            s = kTypeIntList;
-        else if (v.isTensorList())
-            s = "TensorList";
-        else if (v.isDoubleList())
-            s = "DoubleList";
-        else if (v.isBoolList())
-            s = "BoolList";
-        else
-            s = "GenericList";
-    }
-    *len = std::strlen(s);
-    return s;
-}
-
-// The address of input_type()'s text of an input that is not a defined tensor, without a
-// call but for lists whose element type is not int (isIntList() tests that kind first; it
-// is inline in no header): a scalar, anything else but a list ("": None, an undefined
-// tensor, a device), an int list.
-inline const char *type_word(const c10::IValue &v)
-{
-    if (v.isScalar())
-        return kTypeScalar;
-    if (!v.isList())
-        return kTypeNone;
-    if (static_cast<const c10::detail::ListImpl *>(v.internalToPointer())->elementType->kind() ==
-        c10::TypeKind::IntType)
-        return kTypeIntList;
-    size_t len;
-    return input_type(v, &len);
-}
-
-// Interns a formatted text through the thread's cache.
-nnp_str_t text_id(ThreadState *ts, size_t n)
-{
-    NameEntry tmp;
-    if (n == 0)
-        return 0;
-    const NameEntry *e = ts->texts.get(ts->fmt, n, 0, &tmp);
-    return e->type;
-}
-
-// Formats the shapes and dtypes texts of the inputs and interns them.
-void format_inputs(ThreadState *ts, c10::ArrayRef<const c10::IValue> in, nnp_op_t *op)
-{
-    char *b = ts->fmt;
-    size_t n = 0;
-    bool ok = true;
-    // Shapes: one field per input, dims joined by ','; non-tensors leave an empty field
-    // (torch's "Input Dims" gives them []).
-    for (size_t i = 0; i < in.size() && ok; i++) {
-        if (i)
-            ok = put(b, n, ";", 1);
-        if (in[i].isTensor() && in[i].toTensor().defined()) {
-            c10::IntArrayRef sizes = in[i].toTensor().sizes();
-            for (size_t d = 0; d < sizes.size() && ok; d++) {
-                if (d)
-                    ok = put(b, n, ",", 1);
-                ok = ok && put_int(b, n, sizes[d]);
-            }
-        }
-    }
-    // Inputs all without shape (e.g. a scalar-only op) still say how many there were.
-    op->input_shapes = ok ? text_id(ts, n) : 0;
-    n = 0;
-    ok = true;
-    for (size_t i = 0; i < in.size() && ok; i++) {
-        size_t len = 0;
-        const char *t = input_type(in[i], &len);
-        if (i)
-            ok = put(b, n, ";", 1);
-        ok = ok && put(b, n, t, len);
-    }
-    op->input_dtypes = ok ? text_id(ts, n) : 0;
-}
-
-// What decides the two texts of the inputs, as words. Per input one head word, then for a
-// defined tensor its sizes:
-//  * a defined tensor whose dtype is a scalar type (read inline; TypeMeta::name() is a
-//    call into c10): kTensorBit | scalar type << kDtypeShift | number of dims;
-//  * a defined tensor of another dtype: kTensorBit | kNamedDtypeBit | number of dims, then
-//    the address of its dtype's name (static, one per type);
-//  * anything else: the address of input_type()'s text (type_word()). No user-space
-//    address has bit 63 set (x86-64 and AArch64 give user space the lower half), so it is
-//    never a tensor's head.
-// Each word goes to put(word), in order; the walk stops (false) as soon as room(k) (room
-// for k more words) or put returns false.
-template <typename Room, typename Put>
-__attribute__((always_inline)) inline bool walk_inputs(c10::ArrayRef<const c10::IValue> in,
-                                                       Room room, Put put)
-{
-    constexpr uint64_t kTensorBit = uint64_t(1) << 63, kNamedDtypeBit = uint64_t(1) << 62;
-    constexpr int kDtypeShift = 32;
-    for (const c10::IValue &v : in) {
-        if (v.isTensor() && v.toTensor().defined()) {
-            const at::Tensor &t = v.toTensor();
-            c10::IntArrayRef sizes = t.sizes();
-            caffe2::TypeMeta m = t.dtype();
-            if (__builtin_expect(m.isScalarType(), 1)) {
-                if (!room(1 + sizes.size()) ||
-                    !put(kTensorBit | uint64_t(uint8_t(m.toScalarType())) << kDtypeShift |
-                         uint64_t(sizes.size())))
-                    return false;
-            } else if (!room(2 + sizes.size()) ||
-                       !put(kTensorBit | kNamedDtypeBit | uint64_t(sizes.size())) ||
-                       !put(reinterpret_cast<uintptr_t>(m.name().data()))) {
-                return false;
-            }
-            for (int64_t d : sizes) {
-                if (!put(uint64_t(d)))
-                    return false;
-            }
-        } else if (!room(1) || !put(reinterpret_cast<uintptr_t>(type_word(v)))) {
-            return false;
-        }
-    }
-    return true;
-}
-
-// The inputs' key (walk_inputs) into key: its number of words, 0 when they do not fit.
-size_t inputs_key(c10::ArrayRef<const c10::IValue> in, uint64_t *key)
-{
-    size_t n = 0;
-    bool ok = walk_inputs(
-        in, [&](size_t k) { return n + k <= kKeyWords; },
-        [&](uint64_t w) {
-            key[n++] = w;
-            return true;
-        });
-    return ok ? n : 0;
-}
-
-// Whether the inputs' key is the given one (words long, any alignment), compared while
-// the inputs are walked: no key built, no hash.
-inline bool inputs_are(c10::ArrayRef<const c10::IValue> in, const char *key, size_t words)
-{
-    size_t n = 0;
-    bool same = walk_inputs(
-        in, [&](size_t k) { return n + k <= words; },
-        [&](uint64_t w) {
-            uint64_t k;
-            std::memcpy(&k, key + n * sizeof(k), sizeof(k));
-            n++;
-            return k == w;
-        });
-    return same && n == words;
-}
-
-// The memo slot of an op name id: its low bits. Ids are given in sequence (1, 2, ...,
-// strtab.h), so the names of a model, interned close together, share no slot (a hash
-// would make a few of its ~50-300 names share one and evict each other on every call).
-inline InputsMemo &memo_of(ThreadState *ts, nnp_str_t name)
-{
-    static_assert((kMemoSlots & (kMemoSlots - 1)) == 0, "kMemoSlots: a power of 2");
-    return ts->memo[name & (kMemoSlots - 1)];
-}
-
-// Shapes and dtypes ids of the op's inputs. An op meets the same few input shapes step
-// after step: the inputs are first compared with the last ones its name met (the memo);
-// else the texts are formatted and interned once per distinct key (inputs_key), later
-// calls only build the key and look it up.
-// Not inlined (nor fill_flops): on_op_start's common path then saves fewer registers.
-__attribute__((noinline)) void fill_shapes(ThreadState *ts, const at::RecordFunction &fn,
-                                           nnp_op_t *op)
-{
-    c10::ArrayRef<const c10::IValue> in = fn.inputs();
-    InputsMemo &m = memo_of(ts, op->name);
-    if (m.name == op->name) {
-        size_t w = m.ways[m.last].next;
-        for (size_t k = 0; k < kMemoWays; k++, w = (w + 1) % kMemoWays) {
-            const InputsMemo::Way &y = m.ways[w];
-            if (y.key && inputs_are(in, y.key, y.words)) {
-                op->input_shapes = y.shapes;
-                op->input_dtypes = y.dtypes;
-                m.ways[m.last].next = uint8_t(w);
-                m.last = uint8_t(w);
-                return;
-            }
-        }
-    } else {
-        m = InputsMemo{};
-        m.name = op->name;
-    }
-    size_t words = inputs_key(in, ts->key);
-    const NameEntry *e = nullptr;
-    if (words) {
-        e = ts->inputs.find_key(ts->key, words);
-        if (e) {
-            op->input_shapes = e->id;
-            op->input_dtypes = e->type;
-        }
-    }
-    if (!e) {
-        format_inputs(ts, in, op);
-        if (words)
-            e = ts->inputs.put_key(ts->key, words, op->input_shapes, op->input_dtypes);
-    }
-    if (e) {
-        size_t w = m.fill;
-        m.fill = uint8_t((w + 1) % kMemoWays);
-        m.ways[w] = InputsMemo::Way{e->str, uint32_t(words), e->id, e->type, uint8_t(w)};
-        m.ways[m.last].next = uint8_t(w);
-        m.last = uint8_t(w);
-    }
-}
-
+// The op's FLOPs by torch's formulas (computeFlops). Not inlined (nor fill_shapes,
+// torch_shapes.cpp): on_op_start's common path then saves fewer registers.
 __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t kind, nnp_op_t *op)
 {
     try {
@@ -515,19 +252,28 @@ inline uint64_t now_ticks()
     return g_tsc.load(std::memory_order_relaxed) ? tsc_ticks() : nnp_now();
 }
 
-// The first 8 bytes of an OP_BRIEF slot: kind, n_slots, flags, name (raw_format.h's
+// The first 8 bytes of an OP_BRIEF or OP slot: kind, n_slots, flags, name (raw_format.h's
 // nnp_rec_t, little-endian as every raw file is), stored as one word.
 static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
                   offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
                   offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
                   offsetof(nnp_rec_t, b) == 24,
-              "nnp_rec_t as brief_word0 and ring_put_brief write it");
+              "nnp_rec_t as brief_word0, op_word0 and the ring writes write it");
 constexpr int kWordFlagsShift = 16, kWordNameShift = 32, kWordSlotsShift = 8;
 inline uint64_t brief_word0(uint64_t flags, nnp_str_t name)
 {
     return uint64_t(NNP_REC_OP_BRIEF) | uint64_t(1) << kWordSlotsShift | flags << kWordFlagsShift |
            uint64_t(name) << kWordNameShift;
 }
+// The first word of a shaped op's 2-slot OP record, as nnp_op_since() writes it for the
+// equal nnp_op_t: ticks (no NNP_REC_F_TS_NS), no FLOPs slot, correlation id 0.
+constexpr int kOpSlots = 2;
+inline uint64_t op_word0(uint64_t flags, nnp_str_t name)
+{
+    return uint64_t(NNP_REC_OP) | uint64_t(kOpSlots) << kWordSlotsShift | flags << kWordFlagsShift |
+           uint64_t(name) << kWordNameShift;
+}
+constexpr uint64_t kWordKindMask = 0xFF;
 
 // Writes f as an OP_BRIEF record at sequence h of ring b (the protocol of ring_abi.h).
 inline void ring_write_brief(unsigned char *p, uint64_t h, const Frame &f, uint64_t end)
@@ -553,11 +299,74 @@ __attribute__((noinline)) void ring_put_brief_slow(struct nnp_tbuf *b, const Fra
         ring_write_brief(reinterpret_cast<unsigned char *>(b), h, f, end);
 }
 
+// Writes a shaped op (f and its extension slot x) as a 2-slot OP record at sequence h of
+// ring b: the bytes nnp_op_since() writes for the equal nnp_op_t. Each slot at its own
+// index (the second may wrap to the ring's first slot).
+inline void ring_write_op(unsigned char *p, uint64_t h, const Frame &f, const nnp_rec_op_ext_t &x,
+                          uint64_t end)
+{
+    static_assert(sizeof(nnp_rec_op_ext_t) == sizeof(nnp_rec_t), "an extension is one slot");
+    uint64_t mask;
+    unsigned char *slots;
+    std::memcpy(&slots, p + NNP_RING_OFF_SLOTS, sizeof(slots));
+    std::memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
+    unsigned char *r = slots + (h & mask) * sizeof(nnp_rec_t);
+    const uint64_t correlation = 0;
+    std::memcpy(r, &f.word0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, ts), &f.t0, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, a), &end, sizeof(uint64_t));
+    std::memcpy(r + offsetof(nnp_rec_t, b), &correlation, sizeof(uint64_t));
+    std::memcpy(slots + ((h + 1) & mask) * sizeof(nnp_rec_t), &x, sizeof(x));
+    __atomic_store_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), h + kOpSlots,
+                     __ATOMIC_RELEASE);
+}
+
+__attribute__((noinline)) void ring_put_op_slow(struct nnp_tbuf *b, const Frame &f,
+                                                const nnp_rec_op_ext_t &x, uint64_t end)
+{
+    uint64_t h = nnp__ring_reserve_slow(b, kOpSlots);
+    if (h != UINT64_MAX)
+        ring_write_op(reinterpret_cast<unsigned char *>(b), h, f, x, end);
+}
+
+// The start of a shaped op (record_shapes, no FLOPs) at depth, frame f (f.fn set; f.t0 is
+// the caller's): the OP record's fields, as op_fill() (record.c) makes them of the
+// nnp_op_t the full path would fill. The link is read after the inputs' call, so that
+// fewer values live across it.
+__attribute__((always_inline)) inline void
+shaped_start(ThreadState *ts, const at::RecordFunction &fn, Frame &f, int depth, NameIds e)
+{
+    InputIds in = fill_shapes(ts, fn, e.id);
+    nnp_rec_op_ext_t &x = ts->exts[depth];
+    x.type = e.type;
+    x.graph_id = 0;
+    x.stream_id = 0;
+    x.input_shapes = in.shapes;
+    x.input_dtypes = in.dtypes;
+    uint64_t flags = 0;
+    int64_t seq = fn.seqNr();
+    if (seq >= 0) {
+        uint64_t fwd = fn.forwardThreadId();
+        flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+        x.seq_thread = uint32_t(fwd > 0 ? fwd : fn.threadId());
+        x.sequence_nr = seq;
+    } else {
+        x.seq_thread = 0;
+        x.sequence_nr = 0;
+    }
+    f.word0 = op_word0(flags, e.id);
+    f.link = 0;
+}
+
 // The start of any op (op_start_slow: one the fast path of on_op_start does not take): a
 // name not in the address cache, a module scope, shapes or FLOPs, a link too large for OP_BRIEF, a
 // full stack, a thread without a ring (ticks that are not the TSC). stable_missed: on_op_start
 // found no cached name under the word of fn at scope 0 (the scope here: it saw no module scope), so
-// that lookup is not made twice.
+// that lookup is not made twice. kInputs: the callback wants inputs (on_op_start_inputs,
+// installed when shapes or FLOPs are); without, the code for them is left out (the plain
+// callback is installed only when neither is asked for, and the configuration changes only
+// when the callbacks are re-installed), so that op_start_slow stays as small as it was.
+template <bool kInputs>
 __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction &fn,
                                                         bool stable_missed)
 {
@@ -591,6 +400,10 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
         f.word0 = brief_word0(flags, e.id);
         f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
+    } else if (kInputs && fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
+               !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
+                 g_cfg.flops.load(std::memory_order_relaxed))) {
+        shaped_start(ts, fn, f, depth, e);
     } else {
         nnp_op_t &op = ts->ops[depth];
         f.word0 = 0;
@@ -603,9 +416,12 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
             op.is_backward = fwd > 0;
             op.seq_thread = uint32_t(thread);
         }
-        if (fn.needsInputs()) {
-            if (g_cfg.shapes.load(std::memory_order_relaxed))
-                fill_shapes(ts, fn, &op);
+        if (kInputs && fn.needsInputs()) {
+            if (g_cfg.shapes.load(std::memory_order_relaxed)) {
+                InputIds in = fill_shapes(ts, fn, e.id);
+                op.input_shapes = in.shapes;
+                op.input_dtypes = in.dtypes;
+            }
             if ((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                 g_cfg.flops.load(std::memory_order_relaxed))
                 fill_flops(fn, e.kind, &op);
@@ -617,16 +433,50 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
 
 __attribute__((noinline)) void op_start_slow(const at::RecordFunction &fn, bool stable_missed)
 {
-    op_start_any(fn, stable_missed);
+    op_start_any<false>(fn, stable_missed);
 }
 
-// The start callback while inputs are wanted (record_shapes, with_flops): every op is full
-// then, so on_op_start's fast path would only add its tests and a call.
+__attribute__((noinline)) void op_start_slow_inputs(const at::RecordFunction &fn,
+                                                    bool stable_missed)
+{
+    op_start_any<true>(fn, stable_missed);
+}
+
+// The start callback while inputs are wanted (record_shapes, with_flops). The commonest op
+// (a name cached under its schema's address, no module scope, shapes wanted, no FLOPs, TSC
+// ticks) is shaped, started here as on_op_start starts a brief one; any other goes to
+// op_start_slow_inputs.
 std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction &fn)
 {
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_start(fn);
-    op_start_any(fn, false);
+    ThreadState *ts = t_state;
+    NameIds e;
+    const void *w;
+    int depth;
+    if (__builtin_expect(!ts || (depth = ts->depth) >= kMaxDepth || ts->scope_depth > 0 ||
+                             !ts->ring || !g_cfg.shapes.load(std::memory_order_relaxed) ||
+                             !(w = name_word(fn)),
+                         0)) {
+        op_start_slow_inputs(fn, false);
+        return nullptr;
+    }
+    if (__builtin_expect(!ts->names.find_stable(w, 0, &e), 0)) {
+        op_start_slow_inputs(fn, true);
+        return nullptr;
+    }
+    if (__builtin_expect((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
+                             g_cfg.flops.load(std::memory_order_relaxed),
+                         0)) {
+        op_start_slow_inputs(fn, false);
+        return nullptr;
+    }
+    ts->depth = depth + 1;
+    Frame &f = ts->frames[depth];
+    f.fn = &fn;
+    shaped_start(ts, fn, f, depth, e);
+    // Last, so that the shim's own work above is not counted in the op's time.
+    f.t0 = tsc_ticks();
     return nullptr;
 }
 
@@ -682,27 +532,68 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     return nullptr;
 }
 
-// The end of a brief op of a thread without a ring (its first event creates it; none when
-// the ticks are not the TSC): through nnp_op_since() as a full one.
+// The end of an op not written inline: a full op; a brief or shaped op of a thread without
+// a ring (its first event creates it; none when the ticks are not the TSC), through
+// nnp_op_since() as the equal full op.
 __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
 {
     const Frame &f = ts->frames[depth];
     nnp_op_t &op = ts->ops[depth];
-    uint64_t flags = (f.word0 >> kWordFlagsShift) & 0xFFFFu;
-    op = nnp_op_t{};
-    op.name = nnp_str_t(f.word0 >> kWordNameShift);
-    op.type = op.name;
-    if (flags & NNP_REC_F_SEQ) {
-        op.has_sequence = true;
-        op.is_backward = (flags & NNP_REC_F_BACKWARD) != 0;
-        op.sequence_nr = int64_t(f.link & NNP_REC_BRIEF_SEQ_MAX);
-        op.seq_thread = uint32_t(f.link >> NNP_REC_BRIEF_THREAD_SHIFT);
+    if (f.word0) {
+        uint64_t flags = (f.word0 >> kWordFlagsShift) & 0xFFFFu;
+        op = nnp_op_t{};
+        op.name = nnp_str_t(f.word0 >> kWordNameShift);
+        op.type = op.name;
+        if (flags & NNP_REC_F_SEQ) {
+            op.has_sequence = true;
+            op.is_backward = (flags & NNP_REC_F_BACKWARD) != 0;
+            op.sequence_nr = int64_t(f.link & NNP_REC_BRIEF_SEQ_MAX);
+            op.seq_thread = uint32_t(f.link >> NNP_REC_BRIEF_THREAD_SHIFT);
+        }
+        if ((f.word0 & kWordKindMask) == NNP_REC_OP) {
+            const nnp_rec_op_ext_t &x = ts->exts[depth];
+            op.type = x.type;
+            op.input_shapes = x.input_shapes;
+            op.input_dtypes = x.input_dtypes;
+            op.sequence_nr = x.sequence_nr;
+            op.seq_thread = x.seq_thread;
+        }
     }
     nnp_op_since(&op, f.t0); // reads the end time itself, as early as it can
     // The inline paths read the TSC themselves: a thread takes them (has a ring) only when
     // that is the recorder's clock.
     if (!ts->ring && g_tsc.load(std::memory_order_relaxed))
         ts->ring = nnp__ring_thread();
+}
+
+// Pops the frame of fn from the thread's stack into *depth; false when it has none. Ends
+// come in reverse order of starts on one thread; a frame above the matching one belongs to
+// a call whose end will not come here (it never does for the ops scope, but a mismatch
+// must not corrupt the stack): such frames are dropped.
+__attribute__((always_inline)) inline bool pop_frame(ThreadState *ts, const at::RecordFunction &fn,
+                                                     int *depth)
+{
+    if (!ts || ts->depth == 0)
+        return false;
+    int k = ts->depth - 1;
+    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
+        while (k >= 0 && ts->frames[k].fn != &fn)
+            k--;
+        if (k < 0) {
+            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+    }
+    ts->depth = k;
+    *depth = k;
+    return true;
+}
+
+// The test nnp_op_since() makes: a window open that lets ops through.
+inline bool ops_gate_open()
+{
+    return (__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
+            NNP_GATE_OPS) != 0;
 }
 
 // The end of an op. A brief op of a thread with a ring is written here inline, with only
@@ -712,33 +603,15 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_end(ctx);
     ThreadState *ts = t_state;
-    if (!ts || ts->depth == 0)
+    int k;
+    if (!pop_frame(ts, fn, &k))
         return;
-    int k = ts->depth - 1;
-    // Ends come in reverse order of starts on one thread; a frame above the matching one
-    // belongs to a call whose end will not come here (it never does for the ops scope, but
-    // a mismatch must not corrupt the stack): drop such frames.
-    if (__builtin_expect(ts->frames[k].fn != &fn, 0)) {
-        while (k >= 0 && ts->frames[k].fn != &fn)
-            k--;
-        if (k < 0) {
-            g_counters.unmatched_ends.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-    }
-    ts->depth = k;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect(!f.word0, 0))
-        return nnp_op_since(&ts->ops[k], f.t0); // reads the end time itself
-    if (__builtin_expect(!b, 0))
+    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP_BRIEF || !b, 0))
         return op_end_call(ts, k);
     uint64_t end = tsc_ticks();
-    // The test nnp_op_since() makes: a window open that lets ops through.
-    if (__builtin_expect(
-            !(__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
-              NNP_GATE_OPS),
-            0))
+    if (__builtin_expect(!ops_gate_open(), 0))
         return;
     unsigned char *p = reinterpret_cast<unsigned char *>(b);
     uint64_t h =
@@ -748,6 +621,33 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
     if (__builtin_expect(h + 1 > limit, 0))
         return ring_put_brief_slow(b, f, end);
     ring_write_brief(p, h, f, end);
+}
+
+// The end of an op while inputs are wanted: a shaped op of a thread with a ring is written
+// here inline as on_op_end writes a brief one; the rest goes to op_end_call.
+void on_op_end_inputs(const at::RecordFunction &fn, at::ObserverContext *ctx)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_end(ctx);
+    ThreadState *ts = t_state;
+    int k;
+    if (!pop_frame(ts, fn, &k))
+        return;
+    const Frame &f = ts->frames[k];
+    struct nnp_tbuf *b = ts->ring;
+    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP || !b, 0))
+        return op_end_call(ts, k);
+    uint64_t end = tsc_ticks();
+    if (__builtin_expect(!ops_gate_open(), 0))
+        return;
+    unsigned char *p = reinterpret_cast<unsigned char *>(b);
+    uint64_t h =
+        __atomic_load_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
+    uint64_t limit;
+    std::memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
+    if (__builtin_expect(h + kOpSlots > limit, 0))
+        return ring_put_op_slow(b, f, ts->exts[k], end);
+    ring_write_op(p, h, f, ts->exts[k], end);
 }
 
 } // namespace
@@ -777,9 +677,10 @@ void ops_install()
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
     // Collectives' inputs (their byte counts) come without it (on_user_start).
-    g_ops_handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start, on_op_end)
-            .needsInputs(inputs));
+    g_ops_handle =
+        at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start,
+                                                         inputs ? on_op_end_inputs : on_op_end)
+                                  .needsInputs(inputs));
 }
 
 void ops_remove()
