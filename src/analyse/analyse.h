@@ -309,6 +309,20 @@ int nnp__host_info_write(const nnp_actx_t *c);
  * torch's key_averages (host_ranges.c). Nothing written when the rank has no range. */
 int nnp__host_ranges_write(const nnp_actx_t *c);
 
+/* One row of a key_averages-style table: a name's calls (at least 1) and its total, self,
+ * min and max time in ns. */
+typedef struct nnp_time_row {
+    uint32_t name; /* model string id */
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+} nnp_time_row_t;
+
+/* Writes rows, in their order, as out_dir/file_name with the columns of
+ * host_ranges_{rank}.csv (Name, Calls, Total/Self/Avg/Min/Max Time(us), Self Time(%) of all
+ * rows' self time) (time_rows.c). */
+int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_time_row_t *rows,
+                         size_t n_rows);
+
 /* op_self_time_{rank}.csv: per op name, calls and total/self/avg/min/max time, as torch's
  * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread. */
 int nnp__op_self_write(const nnp_actx_t *c);

@@ -11,16 +11,10 @@
 #include <string.h>
 
 #include "analyse/analyse.h"
-#include "util/csv_writer.h"
 
 /* Host row kinds (model.h nnp_host_rows_t). */
 #define ROW_BEGIN 0
 #define ROW_END   1
-/* Room for one formatted time. */
-#define NUM_BUF 32
-#define PERCENT 100.0
-/* Self Time(%) decimals, as op_statistic's Ratio(%). */
-#define PCT_DECIMALS 2
 
 typedef struct open_range {
     size_t row;       /* the begin row */
@@ -32,16 +26,10 @@ typedef struct stack {
     size_t n, cap;
 } range_stack_t;
 
-typedef struct stat_row {
-    uint32_t name;
-    uint64_t calls;
-    int64_t total_ns, self_ns, min_ns, max_ns;
-} stat_row_t;
-
 typedef struct ranges {
     const nnp_model_t *m;
     range_stack_t *stacks; /* one per thread index */
-    stat_row_t *rows;      /* by name, grown on first sight */
+    nnp_time_row_t *rows;  /* by name, grown on first sight */
     size_t n_rows, rows_cap;
     uint32_t *row_of; /* model string id -> rows index + 1 (0 = none yet) */
     uint64_t unmatched_ends;
@@ -68,17 +56,17 @@ static bool same_range(const nnp_host_rows_t *h, size_t a, size_t b)
 
 static int add(ranges_t *r, uint32_t name, int64_t dur, int64_t self)
 {
-    stat_row_t *s;
+    nnp_time_row_t *s;
     if (!r->row_of[name]) {
         if (r->n_rows == r->rows_cap) {
             size_t ncap = r->rows_cap ? r->rows_cap * 2 : 16;
-            stat_row_t *nv = nnp__realloc(r->rows, ncap * sizeof(*nv));
+            nnp_time_row_t *nv = nnp__realloc(r->rows, ncap * sizeof(*nv));
             if (!nv)
                 return nnp__fail(NNP_ENOMEM, "out of memory");
             r->rows = nv;
             r->rows_cap = ncap;
         }
-        r->rows[r->n_rows] = (stat_row_t){name, 0, 0, 0, INT64_MAX, INT64_MIN};
+        r->rows[r->n_rows] = (nnp_time_row_t){name, 0, 0, 0, INT64_MAX, INT64_MIN};
         r->row_of[name] = (uint32_t)++r->n_rows;
     }
     s = &r->rows[r->row_of[name] - 1];
@@ -115,56 +103,10 @@ static int on_end(ranges_t *r, size_t i)
 
 static int cmp_rows(const void *a, const void *b, void *m)
 {
-    const stat_row_t *x = a, *y = b;
+    const nnp_time_row_t *x = a, *y = b;
     if (x->total_ns != y->total_ns)
         return x->total_ns > y->total_ns ? -1 : 1;
     return strcmp(nnp__model_str(m, x->name), nnp__model_str(m, y->name));
-}
-
-static int write_csv(const nnp_actx_t *c, const ranges_t *r)
-{
-    static const char *const header[] = {"Name",          "Calls",        "Total Time(us)",
-                                         "Self Time(us)", "Avg Time(us)", "Min Time(us)",
-                                         "Max Time(us)",  "Self Time(%)", NULL};
-    char name[NNP_NAME_MAX], b[NUM_BUF];
-    int64_t all = 0;
-    nnp_outfile_t f;
-    nnp_csv_t w;
-    int rc;
-
-    for (size_t i = 0; i < r->n_rows; i++)
-        all += r->rows[i].self_ns;
-    snprintf(name, sizeof(name), "host_ranges_%d.csv", c->rank);
-    rc = nnp__out_open(&f, c->out_dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__csv_init(&w, f.fd);
-    if (rc == NNP_OK) {
-        nnp__csv_header(&w, header);
-        for (size_t i = 0; i < r->n_rows; i++) {
-            const stat_row_t *s = &r->rows[i];
-            nnp__csv_str(&w, nnp__model_str(r->m, s->name));
-            nnp__csv_uint(&w, s->calls);
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->total_ns));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->self_ns));
-            /* The mean rounded half up to the ns, so its 3 decimals are exact. */
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(
-                                 b, sizeof(b),
-                                 (int64_t)(((uint64_t)s->total_ns + s->calls / 2) / s->calls)));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->min_ns));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->max_ns));
-            /* Share of all range self time: the shares of nested ranges add up to 100. */
-            nnp__csv_fixed(&w, all > 0 ? (double)s->self_ns * PERCENT / (double)all : 0.0,
-                           PCT_DECIMALS);
-            nnp__csv_end_row(&w);
-        }
-    }
-    {
-        int rc_fini = nnp__csv_fini(&w);
-        if (rc == NNP_OK)
-            rc = rc_fini;
-    }
-    return nnp__out_commit(&f, rc);
 }
 
 int nnp__host_ranges_write(const nnp_actx_t *c)
@@ -201,7 +143,9 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
                   (unsigned long long)open, (unsigned long long)r.unmatched_ends);
     if (rc == NNP_OK && r.n_rows > 0) {
         qsort_r(r.rows, r.n_rows, sizeof(*r.rows), cmp_rows, (void *)m);
-        rc = write_csv(c, &r);
+        char name[NNP_NAME_MAX];
+        snprintf(name, sizeof(name), "host_ranges_%d.csv", c->rank);
+        rc = nnp__time_rows_write(c, name, r.rows, r.n_rows);
     }
     nnp__free(r.stacks);
     nnp__free(r.row_of);

@@ -11,13 +11,6 @@
 
 #include "analyse/analyse.h"
 #include "analyse/op_table.h"
-#include "util/csv_writer.h"
-
-/* Room for one formatted time. */
-#define NUM_BUF 32
-#define PERCENT 100.0
-/* Self Time(%) decimals, as op_statistic's Ratio(%) and host_ranges'. */
-#define PCT_DECIMALS 2
 
 /* Whether an op starts before an earlier op of its thread has ended (ops are sorted by
  * start time). */
@@ -45,53 +38,26 @@ static int ops_nest(const nnp_model_t *m, bool *nest)
     return NNP_OK;
 }
 
-static int write_csv(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_rows)
+/* The op rows of the table (kind op, at least one call) as time rows, in its order (by
+ * self time, largest first, then by name). */
+static int write_ops(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_rows)
 {
-    static const char *const header[] = {"Name",          "Calls",        "Total Time(us)",
-                                         "Self Time(us)", "Avg Time(us)", "Min Time(us)",
-                                         "Max Time(us)",  "Self Time(%)", NULL};
-    char name[NNP_NAME_MAX], b[NUM_BUF];
-    int64_t all = 0;
-    nnp_outfile_t f;
-    nnp_csv_t w;
+    char name[NNP_NAME_MAX];
+    nnp_time_row_t *out = nnp__calloc(n_rows + 1, sizeof(*out));
+    size_t n = 0;
     int rc;
-
-    for (size_t i = 0; i < n_rows; i++)
-        if (rows[i].kind == NNP_ROW_OP)
-            all += rows[i].self_ns;
+    if (!out)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_rows; i++) {
+        const nnp_op_row_t *r = &rows[i];
+        if (r->kind == NNP_ROW_OP && r->count > 0)
+            out[n++] =
+                (nnp_time_row_t){r->name, r->count, r->total_ns, r->self_ns, r->min_ns, r->max_ns};
+    }
     snprintf(name, sizeof(name), "op_self_time_%d.csv", c->rank);
-    rc = nnp__out_open(&f, c->out_dir, name);
-    if (rc != NNP_OK)
-        return rc;
-    rc = nnp__csv_init(&w, f.fd);
-    if (rc == NNP_OK) {
-        nnp__csv_header(&w, header);
-        for (size_t i = 0; i < n_rows; i++) {
-            const nnp_op_row_t *s = &rows[i];
-            if (s->kind != NNP_ROW_OP || s->count == 0)
-                continue;
-            nnp__csv_str(&w, nnp__model_str(c->m, s->name));
-            nnp__csv_uint(&w, s->count);
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->total_ns));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->self_ns));
-            /* The mean rounded half up to the ns, so its 3 decimals are exact. */
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(
-                                 b, sizeof(b),
-                                 (int64_t)(((uint64_t)s->total_ns + s->count / 2) / s->count)));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->min_ns));
-            nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->max_ns));
-            /* Share of all op self time: the shares add up to 100. */
-            nnp__csv_fixed(&w, all > 0 ? (double)s->self_ns * PERCENT / (double)all : 0.0,
-                           PCT_DECIMALS);
-            nnp__csv_end_row(&w);
-        }
-    }
-    {
-        int rc_fini = nnp__csv_fini(&w);
-        if (rc == NNP_OK)
-            rc = rc_fini;
-    }
-    return nnp__out_commit(&f, rc);
+    rc = nnp__time_rows_write(c, name, out, n);
+    nnp__free(out);
+    return rc;
 }
 
 int nnp__op_self_write(const nnp_actx_t *c)
@@ -104,7 +70,7 @@ int nnp__op_self_write(const nnp_actx_t *c)
         return rc;
     rc = nnp__op_table(c->m, c->has_steps, c->step_first, c->step_last, false, &rows, &n_rows);
     if (rc == NNP_OK)
-        rc = write_csv(c, rows, n_rows);
+        rc = write_ops(c, rows, n_rows);
     nnp__free(rows);
     return rc;
 }

@@ -596,10 +596,16 @@ inline bool ops_gate_open()
             NNP_GATE_OPS) != 0;
 }
 
-// The end of an op. A brief op of a thread with a ring is written here inline, with only
-// tail calls (no register saves); the rest goes to op_end_call.
-void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
+// The end of an op. kShaped false (on_op_end): a brief op of a thread with a ring is written
+// here inline as its one-slot OP_BRIEF record; kShaped true (on_op_end_inputs, installed
+// while inputs are wanted): a shaped op as its 2-slot OP record. Only tail calls (no
+// register saves); the rest goes to op_end_call.
+template <bool kShaped>
+__attribute__((always_inline)) inline void op_end(const at::RecordFunction &fn,
+                                                  at::ObserverContext *ctx)
 {
+    constexpr uint64_t kKind = kShaped ? NNP_REC_OP : NNP_REC_OP_BRIEF;
+    constexpr uint64_t kSlots = kShaped ? kOpSlots : 1;
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
         return on_user_end(ctx);
     ThreadState *ts = t_state;
@@ -608,7 +614,7 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
         return;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP_BRIEF || !b, 0))
+    if (__builtin_expect((f.word0 & kWordKindMask) != kKind || !b, 0))
         return op_end_call(ts, k);
     uint64_t end = tsc_ticks();
     if (__builtin_expect(!ops_gate_open(), 0))
@@ -618,36 +624,25 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
         __atomic_load_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
     uint64_t limit;
     std::memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
-    if (__builtin_expect(h + 1 > limit, 0))
-        return ring_put_brief_slow(b, f, end);
-    ring_write_brief(p, h, f, end);
+    if constexpr (kShaped) {
+        if (__builtin_expect(h + kSlots > limit, 0))
+            return ring_put_op_slow(b, f, ts->exts[k], end);
+        ring_write_op(p, h, f, ts->exts[k], end);
+    } else {
+        if (__builtin_expect(h + kSlots > limit, 0))
+            return ring_put_brief_slow(b, f, end);
+        ring_write_brief(p, h, f, end);
+    }
 }
 
-// The end of an op while inputs are wanted: a shaped op of a thread with a ring is written
-// here inline as on_op_end writes a brief one; the rest goes to op_end_call.
+void on_op_end(const at::RecordFunction &fn, at::ObserverContext *ctx)
+{
+    return op_end<false>(fn, ctx);
+}
+
 void on_op_end_inputs(const at::RecordFunction &fn, at::ObserverContext *ctx)
 {
-    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
-        return on_user_end(ctx);
-    ThreadState *ts = t_state;
-    int k;
-    if (!pop_frame(ts, fn, &k))
-        return;
-    const Frame &f = ts->frames[k];
-    struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect((f.word0 & kWordKindMask) != NNP_REC_OP || !b, 0))
-        return op_end_call(ts, k);
-    uint64_t end = tsc_ticks();
-    if (__builtin_expect(!ops_gate_open(), 0))
-        return;
-    unsigned char *p = reinterpret_cast<unsigned char *>(b);
-    uint64_t h =
-        __atomic_load_n(reinterpret_cast<uint64_t *>(p + NNP_RING_OFF_HEAD), __ATOMIC_RELAXED);
-    uint64_t limit;
-    std::memcpy(&limit, p + NNP_RING_OFF_LIMIT, sizeof(limit));
-    if (__builtin_expect(h + kOpSlots > limit, 0))
-        return ring_put_op_slow(b, f, ts->exts[k], end);
-    ring_write_op(p, h, f, ts->exts[k], end);
+    return op_end<true>(fn, ctx);
 }
 
 } // namespace
