@@ -33,7 +33,7 @@ static inline void put2(char *p, uint32_t v)
 
 /* The digits of v < 10^4, no leading zero, at p; returns their count. A comparison tree
  * instead of a digit count and a loop: most numbers of the outputs are this short. */
-static inline size_t below_1e4(char *p, uint32_t v)
+static NNP_ALWAYS_INLINE size_t below_1e4(char *p, uint32_t v)
 {
     uint32_t hi, lo;
     if (v < 100) {
@@ -72,7 +72,7 @@ static inline void digits8(char *p, uint32_t v)
 }
 
 /* The digits of v < 10^8, no leading zero, at p; returns their count. */
-static inline size_t below_1e8(char *p, uint32_t v)
+static NNP_ALWAYS_INLINE size_t below_1e8(char *p, uint32_t v)
 {
     size_t n;
     if (v < 10000)
@@ -84,16 +84,13 @@ static inline size_t below_1e8(char *p, uint32_t v)
 
 #define TEN_POW_8 100000000u
 
-/* nnp__fmt_u64, inlined where the fixed-point and KB writers call it per field. */
-static inline size_t u64_digits(char *buf, uint64_t v)
+/* The digits of v >= 10^8: eight at a time from the right, below 10^16 two groups, else
+ * three (the highest holds at most 4 digits: 2^64 < 1.9 * 10^19). Out of line: only
+ * epoch-based timestamps and large byte counts come here. */
+static NNP_NOINLINE size_t u64_digits_big(char *buf, uint64_t v)
 {
-    uint64_t q;
+    uint64_t q = v / TEN_POW_8;
     size_t n;
-    if (v < TEN_POW_8)
-        return below_1e8(buf, (uint32_t)v);
-    /* Eight digits at a time from the right: below 10^16 two groups, else three (the
-     * highest holds at most 4 digits: 2^64 < 1.9 * 10^19). */
-    q = v / TEN_POW_8;
     if (q < TEN_POW_8) {
         n = below_1e8(buf, (uint32_t)q);
     } else {
@@ -103,6 +100,15 @@ static inline size_t u64_digits(char *buf, uint64_t v)
     }
     digits8(buf + n, (uint32_t)(v - q * TEN_POW_8));
     return n + 8;
+}
+
+/* nnp__fmt_u64, inlined where the fixed-point and KB writers call it per field: most
+ * numbers of the outputs (durations, sizes, ids) have under 9 digits. */
+static NNP_ALWAYS_INLINE size_t u64_digits(char *buf, uint64_t v)
+{
+    if (NNP_LIKELY(v < TEN_POW_8))
+        return below_1e8(buf, (uint32_t)v);
+    return u64_digits_big(buf, v);
 }
 
 size_t nnp__fmt_u64(char *buf, uint64_t v)
@@ -134,6 +140,18 @@ static void frac_digits(char *p, uint64_t r, int decimals)
         *--end = (char)('0' + r);
 }
 
+/* "whole.mmm", NUL-terminated (nnp__fmt_dec3), inlined in the fixed-point writer. */
+static NNP_ALWAYS_INLINE size_t dec3(char *buf, uint64_t whole, uint32_t milli)
+{
+    size_t n = u64_digits(buf, whole);
+    /* A digit and a pair, no loop. */
+    buf[n] = '.';
+    buf[n + 1] = (char)('0' + milli / 100);
+    put2(buf + n + 2, milli % 100);
+    buf[n + 4] = '\0';
+    return n + 4;
+}
+
 size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
@@ -154,7 +172,7 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     if (v < 0)
         buf[n++] = '-';
     if (decimals == US_DECIMALS) /* the outputs' µs and ms */
-        return n + nnp__fmt_dec3(buf + n, q, (uint32_t)r);
+        return n + dec3(buf + n, q, (uint32_t)r);
     n += u64_digits(buf + n, q);
     buf[n++] = '.';
     frac_digits(buf + n, r, decimals);
@@ -165,13 +183,7 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
 
 size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli)
 {
-    size_t n = u64_digits(buf, whole);
-    /* A digit and a pair, no loop. */
-    buf[n] = '.';
-    buf[n + 1] = (char)('0' + milli / 100);
-    put2(buf + n + 2, milli % 100);
-    buf[n + 4] = '\0';
-    return n + 4;
+    return dec3(buf, whole, milli);
 }
 
 /* Below this magnitude a whole double prints without an exponent in %.15g (its exponent

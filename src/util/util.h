@@ -17,10 +17,15 @@
 #define NNP_LIKELY(x)    __builtin_expect(!!(x), 1)
 #define NNP_UNLIKELY(x)  __builtin_expect(!!(x), 0)
 #define NNP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* For the short helpers of per-field paths that the compiler would otherwise call. */
+#define NNP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define NNP_NOINLINE      __attribute__((noinline))
 #else
 #define NNP_LIKELY(x)   (x)
 #define NNP_UNLIKELY(x) (x)
 #define NNP_PRINTF(f, a)
+#define NNP_ALWAYS_INLINE inline
+#define NNP_NOINLINE
 #endif
 
 #define NNP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
