@@ -201,6 +201,51 @@ size_t nnp__fmt_whole_double(char *buf, double v)
     return nnp__fmt_i64(buf, k);
 }
 
+/* Short decimals: a double that is the nearest one to r / 10^k for a whole r below
+ * 10^15 and k <= SHORT_DEC_MAX (counter values such as 42.5 or 0.125) prints as that
+ * decimal in %.15g, from [1e-4, 1e15) where %g uses no exponent. */
+#define SHORT_DEC_MAX   6
+#define SHORT_DEC_MIN   1e-4
+#define SHORT_DEC_LIMIT 1e15
+
+size_t nnp__fmt_short_double(char *buf, double v)
+{
+    static const double pow10[SHORT_DEC_MAX + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    static const uint64_t upow10[SHORT_DEC_MAX + 1] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+    double a = fabs(v);
+    if (!(a >= SHORT_DEC_MIN && a < SHORT_DEC_LIMIT)) /* NaN too */
+        return 0;
+    for (int k = 1; k <= SHORT_DEC_MAX; k++) {
+        double r = nearbyint(a * pow10[k]);
+        uint64_t whole, frac;
+        size_t n = 0;
+        int digits = k;
+        if (!(r < SHORT_DEC_LIMIT))
+            return 0;
+        /* r and 10^k are exact, so the quotient is the double nearest r / 10^k: when it
+         * is v, that decimal is v's 15-digit rounding (DBL_DIG), which %.15g prints. */
+        if (r / pow10[k] != a)
+            continue;
+        whole = (uint64_t)r / upow10[k];
+        frac = (uint64_t)r % upow10[k];
+        if (signbit(v))
+            buf[n++] = '-';
+        n += u64_digits(buf + n, whole);
+        while (digits > 0 && frac % 10 == 0) { /* %g drops trailing zeros */
+            frac /= 10;
+            digits--;
+        }
+        if (digits > 0) {
+            buf[n++] = '.';
+            frac_digits(buf + n, frac, digits);
+            n += (size_t)digits;
+        }
+        buf[n] = '\0';
+        return n;
+    }
+    return 0;
+}
+
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns)
 {
     char tmp[NNP_FMT_NUM_MAX];
