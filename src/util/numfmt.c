@@ -56,6 +56,54 @@ static NNP_ALWAYS_INLINE size_t below_1e4(char *p, uint32_t v)
     return 4;
 }
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight digits in one 64-bit word (SWAR, as in Khuong's and Lemire's itoa): the halves
+ * v / 10^4 and v % 10^4 in two 32-bit lanes, each split by 100 into two 16-bit lanes,
+ * each of those by 10 into two bytes; the divisions are multiply-shifts that stay exact
+ * below 10^4 (x * 10486 >> 20 = x / 100) and 10^2 (x * 103 >> 10 = x / 10), and no lane
+ * carries into the next. Returns the digit values 0..9, the first digit in the lowest
+ * byte (the first in memory). */
+#define SWAR_DIV100_MUL   10486u
+#define SWAR_DIV100_SHIFT 20
+#define SWAR_DIV10_MUL    103u
+#define SWAR_DIV10_SHIFT  10
+#define SWAR_LANE32_7BITS 0x0000007F0000007Full
+#define SWAR_LANE16_4BITS 0x000F000F000F000Full
+#define SWAR_ASCII_ZEROS  0x3030303030303030ull
+#define SWAR_DIGITS       8
+
+static inline uint64_t swar8(uint32_t v)
+{
+    uint64_t a = (uint64_t)(v / 10000) | ((uint64_t)(v % 10000) << 32);
+    uint64_t q = ((a * SWAR_DIV100_MUL) >> SWAR_DIV100_SHIFT) & SWAR_LANE32_7BITS;
+    uint64_t b = q | ((a - q * 100) << 16);
+    uint64_t t = ((b * SWAR_DIV10_MUL) >> SWAR_DIV10_SHIFT) & SWAR_LANE16_4BITS;
+    return t | ((b - t * 10) << 8);
+}
+
+/* The 8 digits of v < 10^8, zero-padded, at p. */
+static inline void digits8(char *p, uint32_t v)
+{
+    uint64_t w = swar8(v) | SWAR_ASCII_ZEROS;
+    memcpy(p, &w, sizeof(w));
+}
+
+/* The digits of v < 10^8, no leading zero, at p; returns their count. Numbers of 5 to 8
+ * digits (µs timestamps) in one word: the leading zeros are the word's low zero bytes,
+ * shifted out. Writes 8 bytes at p (the callers' buffers hold 20 digits). */
+static NNP_ALWAYS_INLINE size_t below_1e8(char *p, uint32_t v)
+{
+    uint64_t d, w;
+    unsigned zeros;
+    if (v < 10000)
+        return below_1e4(p, v);
+    d = swar8(v);
+    zeros = (unsigned)__builtin_ctzll(d) / 8; /* d != 0: v >= 10^4 */
+    w = (d | SWAR_ASCII_ZEROS) >> (8 * zeros);
+    memcpy(p, &w, sizeof(w));
+    return SWAR_DIGITS - zeros;
+}
+#else
 /* The 4 digits of v < 10^4, zero-padded, at p. */
 static inline void digits4(char *p, uint32_t v)
 {
@@ -81,6 +129,7 @@ static NNP_ALWAYS_INLINE size_t below_1e8(char *p, uint32_t v)
     digits4(p + n, v % 10000);
     return n + 4;
 }
+#endif
 
 #define TEN_POW_8 100000000u
 
