@@ -498,8 +498,7 @@ static char *put_mstr(char *p, ctx_t *x, uint32_t id, const char *s, size_t n)
 
 /* One kernel_details row of kernel i (step row r, NULL when none), composed whole into
  * the CSV buffer: the file has a row per kernel. */
-static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i,
-                       const nnp_step_row_t *r)
+static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i, const nnp_step_row_t *r)
 {
     const nnp_model_t *m = x->m;
     size_t op;
