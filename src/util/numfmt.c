@@ -201,7 +201,9 @@ static NNP_ALWAYS_INLINE size_t dec3(char *buf, uint64_t whole, uint32_t milli)
     return n + 4;
 }
 
-size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
+/* v / div with `decimals` digits, the general case of nnp__fmt_fixed: out of line, so the
+ * µs path keeps few registers to save. */
+static NNP_NOINLINE size_t fixed_any(char *buf, int64_t v, uint64_t div, int decimals)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     uint64_t q, r;
@@ -220,7 +222,7 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     }
     if (v < 0)
         buf[n++] = '-';
-    if (decimals == US_DECIMALS) /* the outputs' µs and ms */
+    if (decimals == US_DECIMALS) /* ms */
         return n + dec3(buf + n, q, (uint32_t)r);
     n += u64_digits(buf + n, q);
     buf[n++] = '.';
@@ -228,6 +230,14 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     n += (size_t)decimals;
     buf[n] = '\0';
     return n;
+}
+
+size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
+{
+    /* ns as µs with 3 decimals, non-negative: most numbers of the outputs. */
+    if (NNP_LIKELY(div == NS_PER_US && decimals == US_DECIMALS && v >= 0))
+        return dec3(buf, (uint64_t)v / NS_PER_US, (uint32_t)((uint64_t)v % NS_PER_US));
+    return fixed_any(buf, v, div, decimals);
 }
 
 size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli)
