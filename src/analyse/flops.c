@@ -183,6 +183,12 @@ static int group_by_name(const nnp_model_t *m, result_t *r)
 /* An integer count v / unit with `decimals` digits (unit = 10^decimals): exact. */
 static const char *fmt_scaled(char *b, size_t cap, uint64_t v, uint64_t unit, int decimals)
 {
+    /* unit is 10^decimals: the same digits from integers, without printf (a row per
+     * step), for every count an int64 holds. */
+    if (v <= INT64_MAX && cap >= NNP_FMT_NUM_MAX) {
+        nnp__fmt_fixed(b, (int64_t)v, unit, decimals);
+        return b;
+    }
     snprintf(b, cap, "%llu.%0*llu", (unsigned long long)(v / unit), decimals,
              (unsigned long long)(v % unit));
     return b;
@@ -238,14 +244,26 @@ static double rate(uint64_t flops, int64_t ns)
     return ns > 0 ? (double)flops * NS_PER_S / (double)ns : NAN;
 }
 
-/* A rate as whole FLOP/s, or null when unknown. */
+/* Doubles below this are exact in their units: their fraction is v - floor(v), exactly. */
+#define EXACT_WHOLE_LIMIT 9007199254740992.0 /* 2^53 */
+
+/* A rate as whole FLOP/s, or null when unknown. Below 2^53 the digits come from integers
+ * (a row per step), rounded as printf's "%.0f" rounds: to nearest, ties to even. */
 static void jw_rate(nnp_jw_t *w, double v)
 {
     char b[NUM_BUF];
-    if (isfinite(v))
+    if (RATE_DECIMALS == 0 && v >= 0 && v < EXACT_WHOLE_LIMIT && !signbit(v)) {
+        uint64_t k = (uint64_t)v;
+        double frac = v - (double)k;
+        if (frac > 0.5 || (frac == 0.5 && (k & 1)))
+            k++;
+        b[nnp__fmt_u64(b, k)] = '\0';
+        nnp__jw_raw(w, b);
+    } else if (isfinite(v)) {
         nnp__jw_raw(w, fmt_fixed(b, sizeof(b), v, RATE_DECIMALS));
-    else
+    } else {
         nnp__jw_null(w);
+    }
 }
 
 /* The FLOPs, time and achieved rate of a group, shared by the run and each step. */

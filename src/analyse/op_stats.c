@@ -27,6 +27,8 @@
 /* Core keys that are not model string ids (the model is read-only here). */
 #define CORE_HOST   UINT32_MAX
 #define CORE_KERNEL (UINT32_MAX - 1)
+/* No core key yet (kernel_details' cache of the last one). */
+#define CORE_NONE (UINT32_MAX - 2)
 /* Room for a number: sign, 19 integer digits, point, decimals, NUL. */
 #define NUM_BUF 48
 /* MindSpore Profiler.op_analyse() text for an empty op_name (seed 000), kept verbatim. */
@@ -475,20 +477,93 @@ static int write_detail(const nnp_actx_t *c, const group_t *g, size_t n,
     return csv_close(&f, &w);
 }
 
-/* The Step Id cell: the row's step, empty when none. */
-static void csv_step(nnp_csv_t *w, const nnp_step_row_t *r)
+/* The Core Type text of the kernels' last core key (kernels come in runs of one type):
+ * its length found once per change, not per row. */
+typedef struct core_text {
+    uint32_t core;
+    const char *s;
+    size_t n;
+} core_text_t;
+
+/* Writes n bytes of model string id (text s) at p as a field, then a comma; returns the end. */
+static char *put_mstr(char *p, ctx_t *x, uint32_t id, const char *s, size_t n)
 {
-    if (r)
-        nnp__csv_uint(w, r->step_id);
-    else
-        nnp__csv_empty(w);
+    p += nnp__csv_field_into_id(p, &x->quotes, id, s, n);
+    *p++ = ',';
+    return p;
 }
 
-/* A model string as a field (no strlen: the model keeps lengths; whether it needs quotes
- * is found once per string). */
-static void csv_mstr(nnp_csv_t *w, ctx_t *x, uint32_t id)
+/* Room for a kernel_details row's numbers (step, stream, start, duration) and commas. */
+#define KERNEL_ROW_NUMS (5 * NNP_FMT_NUM_MAX)
+
+/* One kernel_details row of kernel i (step row r, NULL when none), composed whole into
+ * the CSV buffer: the file has a row per kernel. */
+static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i, const nnp_step_row_t *r)
 {
-    nnp__csv_strn_id(w, &x->quotes, id, nnp__model_str(x->m, id), nnp__model_strlen(x->m, id));
+    const nnp_model_t *m = x->m;
+    size_t op;
+    uint32_t type = kernel_type(x, i, &op);
+    uint32_t name = m->kernels.name[i], launch = op != SIZE_MAX ? m->ops.name[op] : 0;
+    size_t n_name = nnp__model_strlen(m, name), n_type = nnp__model_strlen(m, type);
+    size_t n_launch = nnp__model_strlen(m, launch);
+    uint32_t key = kernel_core(x, i);
+    int64_t t = m->kernels.start_ns[i];
+    char *p;
+    if (key != core->core) {
+        core->core = key;
+        core->s = core_str(m, key);
+        core->n = strlen(core->s);
+    }
+    p = nnp__csv_row_room(w, KERNEL_ROW_NUMS + NNP_CSV_FIELD_MAX(n_name) +
+                                 NNP_CSV_FIELD_MAX(n_type) + NNP_CSV_FIELD_MAX(core->n) +
+                                 NNP_CSV_FIELD_MAX(n_launch));
+    if (!p)
+        return; /* the writer's error, reported when it is closed */
+    if (r)
+        p += nnp__fmt_u64(p, r->step_id);
+    *p++ = ',';
+    p = put_mstr(p, x, name, nnp__model_str(m, name), n_name);
+    p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
+    p += nnp__csv_field_into(p, core->s, core->n);
+    *p++ = ',';
+    p += nnp__fmt_u64(p, m->kernels.stream_id[i]);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, t, NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    if (op != SIZE_MAX)
+        p += nnp__csv_field_into_id(p, &x->quotes, launch, nnp__model_str(m, launch), n_launch);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
+}
+
+/* One kernel_details row of host op i (duration dur, step row r), composed whole: a
+ * CPU-only run has a row per op execution. */
+static void host_op_row(nnp_csv_t *w, ctx_t *x, size_t i, int64_t dur, const nnp_step_row_t *r)
+{
+    const nnp_model_t *m = x->m;
+    uint32_t name = m->ops.name[i], type = m->ops.type[i];
+    size_t n_name = nnp__model_strlen(m, name), n_type = nnp__model_strlen(m, type);
+    char *p = nnp__csv_row_room(w, KERNEL_ROW_NUMS + sizeof(CORE_HOST_NAME) +
+                                       NNP_CSV_FIELD_MAX(n_name) + NNP_CSV_FIELD_MAX(n_type));
+    if (!p)
+        return; /* the writer's error, reported when it is closed */
+    if (r)
+        p += nnp__fmt_u64(p, r->step_id);
+    *p++ = ',';
+    p = put_mstr(p, x, name, nnp__model_str(m, name), n_name);
+    p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
+    memcpy(p, CORE_HOST_NAME ",", sizeof(CORE_HOST_NAME));
+    p += sizeof(CORE_HOST_NAME);
+    p += nnp__fmt_u64(p, m->ops.stream_id[i]);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, m->ops.start_ns[i], NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, dur, NS_PER_US, US_DECIMALS);
+    /* Launching Op: empty. */
+    memcpy(p, ",\n", 2);
+    nnp__csv_row_done(w, p + 2);
 }
 
 /* Every kernel in start order (every host op when the run has no kernels: a CPU-only
@@ -502,48 +577,26 @@ static int write_kernel_details(const nnp_actx_t *c, ctx_t *x)
     nnp_outfile_t f;
     nnp_csv_t w;
     size_t hint = 0;
+    core_text_t core = {CORE_NONE, "", 0};
     int rc = csv_open(c, "kernel_details", &f, &w);
     if (rc != NNP_OK)
         return rc;
     nnp__csv_header(&w, header);
     for (size_t i = 0; i < m->kernels.t.n; i++) {
-        size_t op;
-        uint32_t type;
-        int64_t t = m->kernels.start_ns[i];
         const nnp_step_row_t *r = x->spans.s.n ? kernel_step(x, i) : NULL;
         if (x->spans.filter && !r)
             continue;
-        type = kernel_type(x, i, &op);
-        csv_step(&w, r);
-        csv_mstr(&w, x, m->kernels.name[i]);
-        csv_mstr(&w, x, type);
-        nnp__csv_str(&w, core_str(m, kernel_core(x, i)));
-        nnp__csv_uint(&w, m->kernels.stream_id[i]);
-        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
-        nnp__csv_fixed_int(&w, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
-        if (op != SIZE_MAX)
-            csv_mstr(&w, x, m->ops.name[op]);
-        else
-            nnp__csv_empty(&w);
-        nnp__csv_end_row(&w);
+        kernel_row(&w, x, &core, i, r);
     }
     for (size_t i = 0; m->kernels.t.n == 0 && i < m->ops.t.n; i++) {
-        int64_t dur, t = m->ops.start_ns[i];
+        int64_t dur;
         const nnp_step_row_t *r;
         if (!op_dur(&m->ops, i, &dur))
             continue;
-        r = x->spans.s.n ? spans_find(&x->spans, t, &hint) : NULL;
+        r = x->spans.s.n ? spans_find(&x->spans, m->ops.start_ns[i], &hint) : NULL;
         if (x->spans.filter && !r)
             continue;
-        csv_step(&w, r);
-        csv_mstr(&w, x, m->ops.name[i]);
-        csv_mstr(&w, x, m->ops.type[i]);
-        nnp__csv_raw(&w, CORE_HOST_NAME, sizeof(CORE_HOST_NAME) - 1);
-        nnp__csv_uint(&w, m->ops.stream_id[i]);
-        nnp__csv_fixed_int(&w, t, NS_PER_US, US_DECIMALS);
-        nnp__csv_fixed_int(&w, dur, NS_PER_US, US_DECIMALS);
-        nnp__csv_empty(&w);
-        nnp__csv_end_row(&w);
+        host_op_row(&w, x, i, dur, r);
     }
     return csv_close(&f, &w);
 }

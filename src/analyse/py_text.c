@@ -56,18 +56,17 @@ void nnp__py_ob_puts(nnp_obuf_t *o, const char *s)
     nnp__py_ob_put(o, s, strlen(s));
 }
 
+/* Integers as "%lld" / "%llu" print them, without printf (numfmt.c): rows per event. */
 void nnp__py_ob_i64(nnp_obuf_t *o, int64_t v)
 {
-    char b[24];
-    int n = snprintf(b, sizeof(b), "%lld", (long long)v);
-    nnp__py_ob_put(o, b, (size_t)n);
+    char b[NNP_FMT_NUM_MAX];
+    nnp__py_ob_put(o, b, nnp__fmt_i64(b, v));
 }
 
 void nnp__py_ob_u64(nnp_obuf_t *o, uint64_t v)
 {
-    char b[24];
-    int n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
-    nnp__py_ob_put(o, b, (size_t)n);
+    char b[NNP_FMT_NUM_MAX];
+    nnp__py_ob_put(o, b, nnp__fmt_u64(b, v));
 }
 
 /* Closes the file: renamed into place when keep and nothing failed, removed otherwise.

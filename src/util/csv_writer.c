@@ -323,7 +323,7 @@ size_t nnp__csv_field_into_id(char *d, nnp_csv_quotes_t *q, uint32_t id, const c
     return field_into_known(d, s, n, id_needs_quotes(q, id, s, n));
 }
 
-char *nnp__csv_row_room(nnp_csv_t *w, size_t n)
+char *nnp__csv_row_room_slow(nnp_csv_t *w, size_t n)
 {
     if (w->row_started || w->err != NNP_OK || !w->buf)
         return NULL;
@@ -339,11 +339,6 @@ char *nnp__csv_row_room(nnp_csv_t *w, size_t n)
         w->cap = n;
     }
     return w->err == NNP_OK ? w->buf + w->len : NULL;
-}
-
-void nnp__csv_row_done(nnp_csv_t *w, const char *end)
-{
-    w->len = (size_t)(end - w->buf);
 }
 
 void nnp__csv_header(nnp_csv_t *w, const char *const *names)

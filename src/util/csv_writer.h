@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nnprof/nnprof.h"
+
 typedef struct nnp_csv {
     int fd;
     char *buf;
@@ -43,8 +45,19 @@ void nnp__csv_end_row(nnp_csv_t *w);
  * started field by field.
  * The caller writes the fields with their commas and the ending "\n", then says where it
  * stopped with nnp__csv_row_done. */
-char *nnp__csv_row_room(nnp_csv_t *w, size_t n);
-void nnp__csv_row_done(nnp_csv_t *w, const char *end);
+char *nnp__csv_row_room_slow(nnp_csv_t *w, size_t n);
+static inline char *nnp__csv_row_room(nnp_csv_t *w, size_t n)
+{
+    /* Inline while the row fits (an error or a missing buffer leaves no room): a call
+     * per row of the per-event files is measurable. */
+    if (!w->row_started && w->err == NNP_OK && w->buf && w->len + n <= w->cap)
+        return w->buf + w->len;
+    return nnp__csv_row_room_slow(w, n);
+}
+static inline void nnp__csv_row_done(nnp_csv_t *w, const char *end)
+{
+    w->len = (size_t)(end - w->buf);
+}
 /* Room a text field of n bytes may take in a composed row: quoted, every byte doubled. */
 #define NNP_CSV_FIELD_MAX(n) (2 * (n) + 2)
 /* Writes n bytes of s at d as nnp__csv_strn would (quoted when needed; d holds

@@ -321,6 +321,8 @@ static size_t fmt_double(char *b, size_t cap, double v)
     size_t k;
     if (cap >= NNP_FMT_NUM_MAX && (k = nnp__fmt_whole_double(b, v)) > 0)
         return k; /* a whole number: its digits, as %.15g prints it */
+    if (cap >= NNP_FMT_NUM_MAX && (k = nnp__fmt_short_double(b, v)) > 0)
+        return k; /* a short decimal, as %.15g prints it */
     for (int prec = SHORTEST_DIGITS;; prec++) {
         n = snprintf(b, cap, "%.*g", prec, v);
         if (prec >= ROUND_TRIP_DIGITS || strtod(b, NULL) == v)

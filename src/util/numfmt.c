@@ -33,7 +33,7 @@ static inline void put2(char *p, uint32_t v)
 
 /* The digits of v < 10^4, no leading zero, at p; returns their count. A comparison tree
  * instead of a digit count and a loop: most numbers of the outputs are this short. */
-static inline size_t below_1e4(char *p, uint32_t v)
+static NNP_ALWAYS_INLINE size_t below_1e4(char *p, uint32_t v)
 {
     uint32_t hi, lo;
     if (v < 100) {
@@ -56,6 +56,54 @@ static inline size_t below_1e4(char *p, uint32_t v)
     return 4;
 }
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight digits in one 64-bit word (SWAR, as in Khuong's and Lemire's itoa): the halves
+ * v / 10^4 and v % 10^4 in two 32-bit lanes, each split by 100 into two 16-bit lanes,
+ * each of those by 10 into two bytes; the divisions are multiply-shifts that stay exact
+ * below 10^4 (x * 10486 >> 20 = x / 100) and 10^2 (x * 103 >> 10 = x / 10), and no lane
+ * carries into the next. Returns the digit values 0..9, the first digit in the lowest
+ * byte (the first in memory). */
+#define SWAR_DIV100_MUL   10486u
+#define SWAR_DIV100_SHIFT 20
+#define SWAR_DIV10_MUL    103u
+#define SWAR_DIV10_SHIFT  10
+#define SWAR_LANE32_7BITS 0x0000007F0000007Full
+#define SWAR_LANE16_4BITS 0x000F000F000F000Full
+#define SWAR_ASCII_ZEROS  0x3030303030303030ull
+#define SWAR_DIGITS       8
+
+static inline uint64_t swar8(uint32_t v)
+{
+    uint64_t a = (uint64_t)(v / 10000) | ((uint64_t)(v % 10000) << 32);
+    uint64_t q = ((a * SWAR_DIV100_MUL) >> SWAR_DIV100_SHIFT) & SWAR_LANE32_7BITS;
+    uint64_t b = q | ((a - q * 100) << 16);
+    uint64_t t = ((b * SWAR_DIV10_MUL) >> SWAR_DIV10_SHIFT) & SWAR_LANE16_4BITS;
+    return t | ((b - t * 10) << 8);
+}
+
+/* The 8 digits of v < 10^8, zero-padded, at p. */
+static inline void digits8(char *p, uint32_t v)
+{
+    uint64_t w = swar8(v) | SWAR_ASCII_ZEROS;
+    memcpy(p, &w, sizeof(w));
+}
+
+/* The digits of v < 10^8, no leading zero, at p; returns their count. Numbers of 5 to 8
+ * digits (µs timestamps) in one word: the leading zeros are the word's low zero bytes,
+ * shifted out. Writes 8 bytes at p (the callers' buffers hold 20 digits). */
+static NNP_ALWAYS_INLINE size_t below_1e8(char *p, uint32_t v)
+{
+    uint64_t d, w;
+    unsigned zeros;
+    if (v < 10000)
+        return below_1e4(p, v);
+    d = swar8(v);
+    zeros = (unsigned)__builtin_ctzll(d) / 8; /* d != 0: v >= 10^4 */
+    w = (d | SWAR_ASCII_ZEROS) >> (8 * zeros);
+    memcpy(p, &w, sizeof(w));
+    return SWAR_DIGITS - zeros;
+}
+#else
 /* The 4 digits of v < 10^4, zero-padded, at p. */
 static inline void digits4(char *p, uint32_t v)
 {
@@ -72,7 +120,7 @@ static inline void digits8(char *p, uint32_t v)
 }
 
 /* The digits of v < 10^8, no leading zero, at p; returns their count. */
-static inline size_t below_1e8(char *p, uint32_t v)
+static NNP_ALWAYS_INLINE size_t below_1e8(char *p, uint32_t v)
 {
     size_t n;
     if (v < 10000)
@@ -81,19 +129,17 @@ static inline size_t below_1e8(char *p, uint32_t v)
     digits4(p + n, v % 10000);
     return n + 4;
 }
+#endif
 
 #define TEN_POW_8 100000000u
 
-/* nnp__fmt_u64, inlined where the fixed-point and KB writers call it per field. */
-static inline size_t u64_digits(char *buf, uint64_t v)
+/* The digits of v >= 10^8: eight at a time from the right, below 10^16 two groups, else
+ * three (the highest holds at most 4 digits: 2^64 < 1.9 * 10^19). Out of line: only
+ * epoch-based timestamps and large byte counts come here. */
+static NNP_NOINLINE size_t u64_digits_big(char *buf, uint64_t v)
 {
-    uint64_t q;
+    uint64_t q = v / TEN_POW_8;
     size_t n;
-    if (v < TEN_POW_8)
-        return below_1e8(buf, (uint32_t)v);
-    /* Eight digits at a time from the right: below 10^16 two groups, else three (the
-     * highest holds at most 4 digits: 2^64 < 1.9 * 10^19). */
-    q = v / TEN_POW_8;
     if (q < TEN_POW_8) {
         n = below_1e8(buf, (uint32_t)q);
     } else {
@@ -103,6 +149,15 @@ static inline size_t u64_digits(char *buf, uint64_t v)
     }
     digits8(buf + n, (uint32_t)(v - q * TEN_POW_8));
     return n + 8;
+}
+
+/* nnp__fmt_u64, inlined where the fixed-point and KB writers call it per field: most
+ * numbers of the outputs (durations, sizes, ids) have under 9 digits. */
+static NNP_ALWAYS_INLINE size_t u64_digits(char *buf, uint64_t v)
+{
+    if (NNP_LIKELY(v < TEN_POW_8))
+        return below_1e8(buf, (uint32_t)v);
+    return u64_digits_big(buf, v);
 }
 
 size_t nnp__fmt_u64(char *buf, uint64_t v)
@@ -134,7 +189,21 @@ static void frac_digits(char *p, uint64_t r, int decimals)
         *--end = (char)('0' + r);
 }
 
-size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
+/* "whole.mmm", NUL-terminated (nnp__fmt_dec3), inlined in the fixed-point writer. */
+static NNP_ALWAYS_INLINE size_t dec3(char *buf, uint64_t whole, uint32_t milli)
+{
+    size_t n = u64_digits(buf, whole);
+    /* A digit and a pair, no loop. */
+    buf[n] = '.';
+    buf[n + 1] = (char)('0' + milli / 100);
+    put2(buf + n + 2, milli % 100);
+    buf[n + 4] = '\0';
+    return n + 4;
+}
+
+/* v / div with `decimals` digits, the general case of nnp__fmt_fixed: out of line, so the
+ * µs path keeps few registers to save. */
+static NNP_NOINLINE size_t fixed_any(char *buf, int64_t v, uint64_t div, int decimals)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     uint64_t q, r;
@@ -153,8 +222,8 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     }
     if (v < 0)
         buf[n++] = '-';
-    if (decimals == US_DECIMALS) /* the outputs' µs and ms */
-        return n + nnp__fmt_dec3(buf + n, q, (uint32_t)r);
+    if (decimals == US_DECIMALS) /* ms */
+        return n + dec3(buf + n, q, (uint32_t)r);
     n += u64_digits(buf + n, q);
     buf[n++] = '.';
     frac_digits(buf + n, r, decimals);
@@ -163,15 +232,17 @@ size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
     return n;
 }
 
+size_t nnp__fmt_fixed(char *buf, int64_t v, uint64_t div, int decimals)
+{
+    /* ns as µs with 3 decimals, non-negative: most numbers of the outputs. */
+    if (NNP_LIKELY(div == NS_PER_US && decimals == US_DECIMALS && v >= 0))
+        return dec3(buf, (uint64_t)v / NS_PER_US, (uint32_t)((uint64_t)v % NS_PER_US));
+    return fixed_any(buf, v, div, decimals);
+}
+
 size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli)
 {
-    size_t n = u64_digits(buf, whole);
-    /* A digit and a pair, no loop. */
-    buf[n] = '.';
-    buf[n + 1] = (char)('0' + milli / 100);
-    put2(buf + n + 2, milli % 100);
-    buf[n + 4] = '\0';
-    return n + 4;
+    return dec3(buf, whole, milli);
 }
 
 /* Below this magnitude a whole double prints without an exponent in %.15g (its exponent
@@ -187,6 +258,51 @@ size_t nnp__fmt_whole_double(char *buf, double v)
     if ((double)k != v || (k == 0 && signbit(v)))
         return 0;
     return nnp__fmt_i64(buf, k);
+}
+
+/* Short decimals: a double that is the nearest one to r / 10^k for a whole r below
+ * 10^15 and k <= SHORT_DEC_MAX (counter values such as 42.5 or 0.125) prints as that
+ * decimal in %.15g, from [1e-4, 1e15) where %g uses no exponent. */
+#define SHORT_DEC_MAX   6
+#define SHORT_DEC_MIN   1e-4
+#define SHORT_DEC_LIMIT 1e15
+
+size_t nnp__fmt_short_double(char *buf, double v)
+{
+    static const double pow10[SHORT_DEC_MAX + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    static const uint64_t upow10[SHORT_DEC_MAX + 1] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+    double a = fabs(v);
+    if (!(a >= SHORT_DEC_MIN && a < SHORT_DEC_LIMIT)) /* NaN too */
+        return 0;
+    for (int k = 1; k <= SHORT_DEC_MAX; k++) {
+        double r = nearbyint(a * pow10[k]);
+        uint64_t whole, frac;
+        size_t n = 0;
+        int digits = k;
+        if (!(r < SHORT_DEC_LIMIT))
+            return 0;
+        /* r and 10^k are exact, so the quotient is the double nearest r / 10^k: when it
+         * is v, that decimal is v's 15-digit rounding (DBL_DIG), which %.15g prints. */
+        if (r / pow10[k] != a)
+            continue;
+        whole = (uint64_t)r / upow10[k];
+        frac = (uint64_t)r % upow10[k];
+        if (signbit(v))
+            buf[n++] = '-';
+        n += u64_digits(buf + n, whole);
+        while (digits > 0 && frac % 10 == 0) { /* %g drops trailing zeros */
+            frac /= 10;
+            digits--;
+        }
+        if (digits > 0) {
+            buf[n++] = '.';
+            frac_digits(buf + n, frac, digits);
+            n += (size_t)digits;
+        }
+        buf[n] = '\0';
+        return n;
+    }
+    return 0;
 }
 
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns)

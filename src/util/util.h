@@ -17,10 +17,15 @@
 #define NNP_LIKELY(x)    __builtin_expect(!!(x), 1)
 #define NNP_UNLIKELY(x)  __builtin_expect(!!(x), 0)
 #define NNP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* For the short helpers of per-field paths that the compiler would otherwise call. */
+#define NNP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define NNP_NOINLINE      __attribute__((noinline))
 #else
 #define NNP_LIKELY(x)   (x)
 #define NNP_UNLIKELY(x) (x)
 #define NNP_PRINTF(f, a)
+#define NNP_ALWAYS_INLINE inline
+#define NNP_NOINLINE
 #endif
 
 #define NNP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -141,6 +146,11 @@ size_t nnp__fmt_dec3(char *buf, uint64_t whole, uint32_t milli);
  * (counters, sizes: most doubles of the outputs). Returns the length (buf holds
  * NNP_FMT_NUM_MAX), 0 when v is not such a number (the caller prints it). No NUL. */
 size_t nnp__fmt_whole_double(char *buf, double v);
+/* A double that is a decimal of at most 6 decimals and 15 digits, from 1e-4 up to 10^15 in
+ * magnitude (42.5, 0.125), as %.15g prints it (and so as the shortest text that reads back
+ * as v). Returns the length (buf holds NNP_FMT_NUM_MAX, NUL-terminated), 0 when v is not
+ * such a number (the caller prints it). */
+size_t nnp__fmt_short_double(char *buf, double v);
 /* ns as us with exactly 3 decimals ("1234.567"), from integers so no ns is lost to a
  * double. Returns buf (cap >= NNP_FMT_NUM_MAX). */
 const char *nnp__fmt_ns_as_us(char *buf, size_t cap, int64_t ns);

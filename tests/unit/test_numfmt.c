@@ -149,6 +149,59 @@ static void test_whole_double(void **state)
     assert_int_equal(nnp__fmt_whole_double(got, INFINITY), 0);
 }
 
+/* Doubles that are short decimals print as the decimal (what %.15g prints, written out
+ * here by hand); the others are left to the caller (0). */
+static void test_short_double(void **state)
+{
+    static const struct {
+        double v;
+        const char *text;
+    } shorts[] = {{42.5, "42.5"},         {0.125, "0.125"},           {-3.75, "-3.75"},
+                  {0.1, "0.1"},           {0.0001, "0.0001"},         {1234.000001, "1234.000001"},
+                  {99999.99, "99999.99"}, {12345678.9, "12345678.9"}, {-0.000123, "-0.000123"}};
+    /* 1/3 needs 16 digits; 1e-5 prints with an exponent; 7 decimals; 16 digits. */
+    static const double others[] = {1.0 / 3.0, 1e-5, 0.1234567, 123456789012345.6, 0.0, -0.0};
+    char got[NNP_FMT_NUM_MAX], want[NNP_FMT_NUM_MAX];
+    (void)state;
+    for (size_t i = 0; i < NNP_ARRAY_LEN(shorts); i++) {
+        size_t n = nnp__fmt_short_double(got, shorts[i].v);
+        assert_int_equal(n, strlen(shorts[i].text));
+        assert_string_equal(got, shorts[i].text);
+        snprintf(want, sizeof(want), "%.15g", shorts[i].v);
+        assert_string_equal(got, want);
+    }
+    for (size_t i = 0; i < NNP_ARRAY_LEN(others); i++)
+        assert_int_equal(nnp__fmt_short_double(got, others[i]), 0);
+    assert_int_equal(nnp__fmt_short_double(got, NAN), 0);
+    assert_int_equal(nnp__fmt_short_double(got, INFINITY), 0);
+}
+
+/* Five to eight digits come out of one word (numfmt.c's SWAR path): every digit position
+ * with a zero, a nine and a leading digit after zeros. */
+static void test_eight_digits(void **state)
+{
+    static const struct {
+        uint64_t v;
+        const char *text;
+    } cases[] = {{10000, "10000"},
+                 {12345678, "12345678"},
+                 {90000001, "90000001"},
+                 {99999999, "99999999"},
+                 {10203040, "10203040"},
+                 {100000000, "100000000"},
+                 {1234567890123456ull, "1234567890123456"},
+                 {10000000000000001ull, "10000000000000001"}};
+    char got[NNP_FMT_NUM_MAX];
+    (void)state;
+    for (size_t i = 0; i < NNP_ARRAY_LEN(cases); i++) {
+        size_t n = nnp__fmt_u64(got, cases[i].v);
+        got[n] = '\0';
+        assert_string_equal(got, cases[i].text);
+    }
+    assert_int_equal(nnp__fmt_fixed(got, 1764200000123456789ll, 1000, 3), 20);
+    assert_string_equal(got, "1764200000123456.789");
+}
+
 /* Writes rows through the CSV writer into a file and reads it back. */
 static char *csv_roundtrip(void (*fill)(nnp_csv_t *w), size_t *len)
 {
@@ -369,7 +422,8 @@ int main(void)
         cmocka_unit_test(test_fixed),          cmocka_unit_test(test_whole_double),
         cmocka_unit_test(test_csv_quote_scan), cmocka_unit_test(test_csv_fields),
         cmocka_unit_test(test_csv_many_rows),  cmocka_unit_test(test_csv_composed_rows),
-        cmocka_unit_test(test_csv_string_ids),
+        cmocka_unit_test(test_csv_string_ids), cmocka_unit_test(test_short_double),
+        cmocka_unit_test(test_eight_digits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
