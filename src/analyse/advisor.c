@@ -380,13 +380,20 @@ static bool rule_top_op_types(const nnp_findings_t *f, finding_t *d)
 {
     if (f->n_top_types == 0)
         return false;
-    d->title = "Op types with the most time";
+    d->title = f->top_types_by_self ? "Ops with the most self time" : "Op types with the most time";
     for (size_t k = 0; k < f->n_top_types && k < NNP_FINDINGS_TOP_TYPES; k++) {
         ev_str(d, top_type_keys[k], f->top_types[k]);
         ev_num(d, top_pct_keys[k], f->top_type_pct[k], PCT_DECIMALS);
     }
-    suggest(d, "Optimise these op types first (fusion, faster kernels, mixed precision); "
-               "op_statistic and op_detail list every type and op.");
+    if (f->top_types_by_self)
+        snprintf(d->suggestion, sizeof(d->suggestion),
+                 "Optimise these ops first (fusion, faster kernels, mixed precision). Ops nest "
+                 "here, so the shares are of self time (the ops inside left out); "
+                 "op_self_time_%d.csv lists every op.",
+                 d->rank);
+    else
+        suggest(d, "Optimise these op types first (fusion, faster kernels, mixed precision); "
+                   "op_statistic and op_detail list every type and op.");
     return true;
 }
 

@@ -233,10 +233,13 @@ typedef struct nnp_findings {
     double avg_step_ms, avg_iteration_interval_ms, avg_fp_and_bp_ms, avg_tail_ms;
     double avg_comm_not_overlapped_ms; /* per step */
     double avg_communication_ms;       /* per step */
-    /* op statistics: the op types with the most total time, and their share (%) */
+    /* op statistics: the op types with the most total time, and their share (%); when host
+     * ops nest and there are no kernels, the ops with the most self time and their share
+     * of all op self time (op_self.c), top_types_by_self set */
     size_t n_top_types;
     char top_types[NNP_FINDINGS_TOP_TYPES][NNP_NAME_MAX];
     double top_type_pct[NNP_FINDINGS_TOP_TYPES];
+    bool top_types_by_self;
     /* data pipeline (pipeline.c) */
     double device_queue_empty_pct;    /* % of device-queue samples with size 0 */
     double host_queue_empty_pct;      /* % of connector samples with size 0 */
@@ -324,8 +327,10 @@ int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_t
                          size_t n_rows);
 
 /* op_self_time_{rank}.csv: per op name, calls and total/self/avg/min/max time, as torch's
- * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread. */
-int nnp__op_self_write(const nnp_actx_t *c);
+ * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread;
+ * then, without kernels, f's top types become the ops with the most self time. */
+int nnp__op_self_write(const nnp_actx_t *c, nnp_findings_t *f);
+
 /* hccl_raw_{rank}.csv when the model has MindSpore's per-link communication costs. */
 int nnp__hccl_raw_write(const nnp_actx_t *c);
 

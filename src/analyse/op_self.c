@@ -4,13 +4,16 @@
  * name, the calls and the total and self time (torch.profiler's key_averages() sorted by
  * self time; nnp__op_table in op_table.c does the counting). Written only when some op
  * starts inside another op of its thread; `nnprof summary` shows it instead of
- * op_statistic's top types. Called once per rank by the analyse driver; docs/OUTPUTS.md
+ * op_statistic's top types, and (without kernels) the advisor's top_op_types finding names
+ * the ops with the most self time. Called once per rank by the analyse driver; docs/OUTPUTS.md
  * "Op self time". */
 #include <stdio.h>
 #include <string.h>
 
 #include "analyse/analyse.h"
 #include "analyse/op_table.h"
+
+#define PERCENT 100.0
 
 /* Whether an op starts before an earlier op of its thread has ended (ops are sorted by
  * start time). */
@@ -60,7 +63,28 @@ static int write_ops(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_row
     return rc;
 }
 
-int nnp__op_self_write(const nnp_actx_t *c)
+/* The NNP_FINDINGS_TOP_TYPES ops with the most self time (rows are sorted so), and their
+ * share of all op self time, for the advisor in place of op_statistic's totals. */
+static void top_by_self(nnp_findings_t *f, const nnp_model_t *m, const nnp_op_row_t *rows,
+                        size_t n_rows)
+{
+    int64_t all = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n_rows; i++)
+        if (rows[i].kind == NNP_ROW_OP)
+            all += rows[i].self_ns;
+    for (size_t i = 0; i < n_rows && k < NNP_FINDINGS_TOP_TYPES; i++) {
+        if (rows[i].kind != NNP_ROW_OP || rows[i].count == 0)
+            continue;
+        nnp__strlcpy(f->top_types[k], nnp__model_str(m, rows[i].name), NNP_NAME_MAX);
+        f->top_type_pct[k] = all > 0 ? (double)rows[i].self_ns * PERCENT / (double)all : 0.0;
+        k++;
+    }
+    f->n_top_types = k;
+    f->top_types_by_self = k > 0;
+}
+
+int nnp__op_self_write(const nnp_actx_t *c, nnp_findings_t *f)
 {
     nnp_op_row_t *rows = NULL;
     size_t n_rows = 0;
@@ -71,6 +95,9 @@ int nnp__op_self_write(const nnp_actx_t *c)
     rc = nnp__op_table(c->m, c->has_steps, c->step_first, c->step_last, false, &rows, &n_rows);
     if (rc == NNP_OK)
         rc = write_ops(c, rows, n_rows);
+    /* With kernels the top types are those of the device time, which does not nest. */
+    if (rc == NNP_OK && c->m->kernels.t.n == 0)
+        top_by_self(f, c->m, rows, n_rows);
     nnp__free(rows);
     return rc;
 }

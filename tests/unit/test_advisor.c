@@ -252,6 +252,22 @@ static void test_top_op_types_fires(void **state)
                                 TOP_SUGGESTION)));
 }
 
+/* Ops nest (op_self.c filled the ops with the most self time): another title, and the
+ * suggestion names the rank's op_self_time file. */
+static void test_top_op_types_by_self_time(void **state)
+{
+    fixture_t *fx = *state;
+    fx->f.n_top_types = 1;
+    fx->f.top_types_by_self = true;
+    nnp__strlcpy(fx->f.top_types[0], "aten::mm", NNP_NAME_MAX);
+    fx->f.top_type_pct[0] = 100.0;
+    expect_json(fx, ONE(FINDING("top_op_types", "info", "Ops with the most self time",
+                                "\"op_type_1\":\"aten::mm\",\"op_type_1_time_pct\":100.00",
+                                "Optimise these ops first (fusion, faster kernels, mixed "
+                                "precision). Ops nest here, so the shares are of self time (the "
+                                "ops inside left out); op_self_time_0.csv lists every op.")));
+}
+
 /* No ops, no types: nothing to say. */
 static void test_top_op_types_quiet(void **state)
 {
@@ -625,6 +641,7 @@ int main(void)
         NNPT_AFX_TEST(test_tail_communication_quiet),
         NNPT_AFX_TEST(test_top_op_types_fires),
         NNPT_AFX_TEST(test_top_op_types_quiet),
+        NNPT_AFX_TEST(test_top_op_types_by_self_time),
         NNPT_AFX_TEST(test_memory_peak_fires),
         NNPT_AFX_TEST(test_memory_peak_quiet),
         NNPT_AFX_TEST(test_flops_under_peak_fires),

@@ -162,6 +162,15 @@ static void test_summary_self_time_when_ops_nest(void **state)
                     "  total          2.000 us\n"
                     "Step phases");
     assert_null(strstr(text, "Top op types"));
+    /* The advisor names the same ops, by their share of all op self time. */
+    snprintf(path, sizeof(path), "%s/profiler/advice_0.json", out);
+    csv = nnpt_read_file(path);
+    assert_non_null(csv);
+    expect_in(csv, "\"title\":\"Ops with the most self time\",\"evidence\":{\"op_type_1\":"
+                   "\"inner\",\"op_type_1_time_pct\":58.82,\"op_type_2\":\"outer\","
+                   "\"op_type_2_time_pct\":35.29,\"op_type_3\":\"flat\","
+                   "\"op_type_3_time_pct\":5.88}");
+    free(csv);
     nnpt_rm_rf(out);
     free(out);
 }
