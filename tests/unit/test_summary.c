@@ -175,6 +175,43 @@ static void test_summary_self_time_when_ops_nest(void **state)
     free(out);
 }
 
+/* Per step (100 us apart): an op with a 40-character type [1, 3) us, then "mm" [4, 6) us. */
+#define LONG_TYPE "aten::native_batch_norm_backward_variant"
+static void record_long_name(const nnpt_run_t *r, void *arg)
+{
+    nnp_op_t a = {0}, b = {0};
+    (void)r;
+    (void)arg;
+    a.name = a.type = nnp_intern(LONG_TYPE);
+    b.name = b.type = nnp_intern("mm");
+    for (uint64_t k = 0; k < NEST_STEPS; k++) {
+        uint64_t t = NNPT_T0 + k * NEST_STEP_NS;
+        nnp_step_begin_at(k, 0, t);
+        nnp_op_at(&a, t + 1000, t + 3000);
+        nnp_op_at(&b, t + 4000, t + 6000);
+        nnp_step_end_at(k, 0, t + NEST_STEP_NS);
+    }
+}
+
+/* A name longer than the 24-character column widens it for every row, so the numbers
+ * line up: each type 4 calls of 2 us (8 us, half of all op time). */
+static void test_summary_long_names_line_up(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP];
+    nnpt_run_t r = {.rank = 0, .record = record_long_name};
+    (void)state;
+    assert_int_equal(strlen(LONG_TYPE), 40);
+    nnpt_record_in_child(out, &r, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    expect_in(text, "Top op types (share of op time):\n"
+                    "  " LONG_TYPE "  50.00%         4 calls           8.000 us\n"
+                    "  mm                                        50.00%         4 calls"
+                    "           8.000 us\n");
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* A program that recorded nothing but samples (a preloaded, uninstrumented one): analyse and
  * summary say so plainly and how to record events. */
 static void test_no_events_said_plainly(void **state)
@@ -251,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_summary_ranks_in_order_with_host_ranges),
         cmocka_unit_test(test_summary_output_folder_and_unanalysed_data),
         cmocka_unit_test(test_summary_self_time_when_ops_nest),
+        cmocka_unit_test(test_summary_long_names_line_up),
         cmocka_unit_test(test_no_events_said_plainly),
         cmocka_unit_test(test_query_rank_and_precision),
         cmocka_unit_test(test_memory_warning_names_the_memory),

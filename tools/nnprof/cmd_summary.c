@@ -19,12 +19,16 @@
 #include "read/raw_reader.h"
 
 /* Ranks one call summarises, and lines of each table shown. */
-#define MAX_RANKS    4096
-#define TOP_TYPES    5
-#define TOP_RANGES   5
-#define MAX_FINDINGS 5
-#define LINE_CAP     4096
-#define FILE_CAP     (64u * 1024u * 1024u)
+#define MAX_RANKS 4096
+/* Rows of each top table (op types, self-time ops, host ranges). */
+#define TOP_ROWS 5
+/* Name column of those tables: at least this wide, wider up to NAME_WIDTH_MAX for the
+ * longest name shown (torch's names are long), so that the numbers line up. */
+#define NAME_WIDTH     24
+#define NAME_WIDTH_MAX 96
+#define MAX_FINDINGS   5
+#define LINE_CAP       4096
+#define FILE_CAP       (64u * 1024u * 1024u)
 /* A directory path, and room for it plus a file name. */
 #define DIR_CAP  4096
 #define PATH_CAP (DIR_CAP + 256)
@@ -41,6 +45,8 @@
 #define HR_TOTAL 2
 #define HR_SELF  3
 #define HR_PCT   7
+/* Fields kept per row: the most of any table above. */
+#define TABLE_COLS 8
 /* step_trace_time columns: Step, Computing, Comm(Not Overlapped), Overlapped, Comm, Free. */
 #define OV_COLS 6
 /* step_trace_raw columns kept for the averages row. */
@@ -120,52 +126,73 @@ static int split_csv(char *line, char **fields, int max)
     return n;
 }
 
+/* The first rows of one of our CSV files (its header skipped), split into fields. */
+typedef struct top_rows {
+    char lines[TOP_ROWS][LINE_CAP];
+    char *f[TOP_ROWS][TABLE_COLS];
+    int n;
+    int name_width; /* of the name column: the longest name shown, at least NAME_WIDTH */
+} top_rows_t;
+
+/* Reads up to TOP_ROWS rows of at least cols fields of path (rows with fewer are
+ * skipped); the name is field name_col. False when the file cannot be opened. */
+static bool read_top(const char *path, int cols, int name_col, top_rows_t *t)
+{
+    char head[LINE_CAP];
+    FILE *in = fopen(path, "r");
+    t->n = 0;
+    t->name_width = NAME_WIDTH;
+    if (!in)
+        return false;
+    if (!fgets(head, sizeof(head), in))
+        head[0] = '\0';
+    while (t->n < TOP_ROWS && fgets(t->lines[t->n], LINE_CAP, in)) {
+        int len;
+        if (split_csv(t->lines[t->n], t->f[t->n], cols) < cols)
+            continue;
+        len = (int)strlen(t->f[t->n][name_col]);
+        if (len > t->name_width)
+            t->name_width = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+        t->n++;
+    }
+    fclose(in);
+    return true;
+}
+
 static void top_op_types(const char *dir, int rank)
 {
-    char path[PATH_CAP], line[LINE_CAP], *f[OP_STAT_COLS];
-    FILE *in;
-    int shown = 0;
+    static top_rows_t t;
+    char path[PATH_CAP];
     snprintf(path, sizeof(path), "%s/op_statistic_%d.csv", dir, rank);
-    in = fopen(path, "r");
-    if (!in) {
+    if (!read_top(path, OP_STAT_COLS, COL_TYPE, &t)) {
         printf("Top op types: none (no op statistics)\n");
         return;
     }
-    if (!fgets(line, sizeof(line), in)) /* header */
-        line[0] = '\0';
-    while (shown < TOP_TYPES && fgets(line, sizeof(line), in)) {
-        if (split_csv(line, f, OP_STAT_COLS) < OP_STAT_COLS)
-            continue;
-        if (shown++ == 0)
-            printf("Top op types (share of op time):\n");
-        printf("  %-24s %6s%%  %8s calls  %14s us\n", f[COL_TYPE], f[COL_RATIO], f[COL_COUNT],
-               f[COL_TOTAL]);
-    }
-    if (shown == 0)
+    if (t.n == 0) {
         printf("Top op types: none (no op was recorded)\n");
-    fclose(in);
+        return;
+    }
+    printf("Top op types (share of op time):\n");
+    for (int i = 0; i < t.n; i++) {
+        char **f = t.f[i];
+        printf("  %-*s %6s%%  %8s calls  %14s us\n", t.name_width, f[COL_TYPE], f[COL_RATIO],
+               f[COL_COUNT], f[COL_TOTAL]);
+    }
 }
 
 static void top_host_ranges(const char *dir, int rank)
 {
-    char path[PATH_CAP], line[LINE_CAP], *f[HR_COLS];
-    FILE *in;
-    int shown = 0;
+    static top_rows_t t;
+    char path[PATH_CAP];
     snprintf(path, sizeof(path), "%s/host_ranges_%d.csv", dir, rank);
-    in = fopen(path, "r");
-    if (!in)
+    if (!read_top(path, HR_COLS, HR_NAME, &t) || t.n == 0)
         return;
-    if (!fgets(line, sizeof(line), in))
-        line[0] = '\0';
-    while (shown < TOP_RANGES && fgets(line, sizeof(line), in)) {
-        if (split_csv(line, f, HR_COLS) < HR_COLS)
-            continue;
-        if (shown++ == 0)
-            printf("Top host ranges (host_ranges_%d.csv; total includes nested ranges):\n", rank);
-        printf("  %-24s %8s calls  total %14s us  self %14s us (%s%%)\n", f[HR_NAME], f[HR_CALLS],
-               f[HR_TOTAL], f[HR_SELF], f[HR_PCT]);
+    printf("Top host ranges (host_ranges_%d.csv; total includes nested ranges):\n", rank);
+    for (int i = 0; i < t.n; i++) {
+        char **f = t.f[i];
+        printf("  %-*s %8s calls  total %14s us  self %14s us (%s%%)\n", t.name_width, f[HR_NAME],
+               f[HR_CALLS], f[HR_TOTAL], f[HR_SELF], f[HR_PCT]);
     }
-    fclose(in);
 }
 
 static double num(const cJSON *o, const char *key)
@@ -183,30 +210,24 @@ static const char *str(const cJSON *o, const char *key)
 /* When host ops nest (PyTorch: aten::conv2d inside aten::convolution inside an autograd
  * node), op_statistic's totals count a callee's time again in each caller, and its top
  * types repeat one piece of work. The analysis then wrote op_self_time_{rank}.csv (torch's
- * key_averages sorted by self time), shown instead. Returns whether it printed it. */
+ * key_averages sorted by self time, the host_ranges columns), shown instead. Returns
+ * whether it printed it. */
 static bool top_self_ops(const char *dir, int rank)
 {
-    char path[PATH_CAP], line[LINE_CAP], *f[HR_COLS];
-    FILE *in;
-    int shown = 0;
+    static top_rows_t t;
+    char path[PATH_CAP];
     snprintf(path, sizeof(path), "%s/op_self_time_%d.csv", dir, rank);
-    in = fopen(path, "r");
-    if (!in)
+    if (!read_top(path, HR_COLS, HR_NAME, &t) || t.n == 0)
         return false;
-    if (!fgets(line, sizeof(line), in))
-        line[0] = '\0';
-    while (shown < TOP_TYPES && fgets(line, sizeof(line), in)) {
-        if (split_csv(line, f, HR_COLS) < HR_COLS)
-            continue;
-        if (shown++ == 0)
-            printf("Top ops by self time (op_self_time_%d.csv; ops nest: op_statistic's totals "
-                   "include nested ops):\n",
-                   rank);
-        printf("  %-24s %6s%%  %8s calls  self %14s us  total %14s us\n", f[HR_NAME], f[HR_PCT],
-               f[HR_CALLS], f[HR_SELF], f[HR_TOTAL]);
+    printf("Top ops by self time (op_self_time_%d.csv; ops nest: op_statistic's totals include "
+           "nested ops):\n",
+           rank);
+    for (int i = 0; i < t.n; i++) {
+        char **f = t.f[i];
+        printf("  %-*s %6s%%  %8s calls  self %14s us  total %14s us\n", t.name_width, f[HR_NAME],
+               f[HR_PCT], f[HR_CALLS], f[HR_SELF], f[HR_TOTAL]);
     }
-    fclose(in);
-    return shown > 0;
+    return true;
 }
 
 /* Steps of step_trace_raw_{rank}_detail_time.csv with a known iteration interval (a
