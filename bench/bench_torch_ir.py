@@ -25,6 +25,8 @@ own <= 1/5 of torch.profiler's own"; with "none", each configuration's added ins
 per step. nnprof's writer thread is not counted here (see bench_writer). With --annotate,
 the inclusive Ir per op of the shim's and libnnprof's functions in the nnprof run.
 
+On AMD CPUs the valgrind runs load a patched copy of libhwy (valgrind_env below).
+
     PYTHONPATH=python /usr/bin/python3 bench/bench_torch_ir.py [--steps 20] [--annotate]
         [--model small|demo] [--configs none,noop,nnprof]
 """
@@ -42,6 +44,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, os.pardir))
 RATIO_GOAL = 5.0  # torch.profiler's own Ir per op / nnprof's, at least (issue 13)
+RDTSCP = b"\x0f\x01\xf9"
+RDTSC_NOP = b"\x0f\x31\x90"  # as long as RDTSCP: offsets in the library do not move
 
 HELPER_SRC = r"""
 // Helper of bench_torch_ir.py: callgrind client requests and a no-op global callback.
@@ -126,6 +130,40 @@ def child(args):
     shutil.rmtree(out_dir, ignore_errors=True)
 
 
+def valgrind_env(build_dir):
+    """Environment of the valgrind runs. Valgrind 3.19 stops with SIGILL on AMD CPUs when
+    torch loads libhwy, whose constructor runs rdtscp (which these CPUs run but do not
+    announce to valgrind). There a copy of libhwy with each rdtscp (0f 01 f9) replaced by
+    rdtsc; nop (0f 31 90) is made under the build folder and put first on LD_LIBRARY_PATH:
+    only that constructor's timing code differs, nothing a profiler runs."""
+    env = dict(os.environ)
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            amd = "AuthenticAMD" in f.read()
+        ldconfig = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,
+                                  check=False).stdout
+    except OSError:
+        return env
+    m = re.search(r"\slibhwy\.so\.1 .*=> (\S+)", ldconfig)
+    if not amd or not m:
+        return env
+    with open(m.group(1), "rb") as f:
+        data = f.read()
+    if RDTSCP not in data:
+        return env
+    out_dir = os.path.join(build_dir, "bench_torch_ir", "hwy")
+    os.makedirs(out_dir, exist_ok=True)
+    patched = os.path.join(out_dir, "libhwy.so.1")
+    with open(patched + ".tmp", "wb") as f:
+        f.write(data.replace(RDTSCP, RDTSC_NOP))
+    os.replace(patched + ".tmp", patched)
+    env["LD_LIBRARY_PATH"] = out_dir + (":" + env["LD_LIBRARY_PATH"]
+                                        if env.get("LD_LIBRARY_PATH") else "")
+    print(f"bench_torch_ir: AMD CPU: valgrind runs load {patched} ({data.count(RDTSCP)} "
+          "rdtscp replaced by rdtsc; nop)")
+    return env
+
+
 def totals(path):
     """Ir of a callgrind output file (its "summary:" or "totals:" line)."""
     with open(path) as f:
@@ -136,14 +174,14 @@ def totals(path):
     return 0
 
 
-def measure(config, model_args, helper, work):
+def measure(config, model_args, helper, work, env):
     """(main thread Ir, main thread file) of one configuration."""
     prefix = os.path.join(work, f"cg.{config.replace('+', '_')}")
     cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--instr-atstart=no",
            f"--callgrind-out-file={prefix}.%p", sys.executable, os.path.abspath(__file__),
            "--child", config, "--helper", helper] + model_args
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=3600)
+                   timeout=3600, env=env)
     # Dumps are <prefix>.<pid>.<dump number>-<thread number>: thread 01 is the main thread.
     main_files = glob.glob(prefix + ".*.1-01")
     if len(main_files) != 1:
@@ -197,6 +235,7 @@ def main():
         print("bench_torch_ir: valgrind not found (apt-get install valgrind)")
         return
     helper = helper_path(args.build_dir)
+    env = valgrind_env(args.build_dir)
     work = args.keep or tempfile.mkdtemp(prefix="nnp-bench-ir-")
     os.makedirs(work, exist_ok=True)
     try:
@@ -210,7 +249,7 @@ def main():
               "(Ir do not depend on it)")
         results = {}
         for config in args.configs.split(","):
-            main_ir, path = measure(config, model_args, helper, work)
+            main_ir, path = measure(config, model_args, helper, work, env)
             results[config] = (main_ir / (n_ops * args.steps), path)
 
         def baseline(config):
