@@ -1,7 +1,8 @@
 /* api_operators.c - GET /api/operators: the Operators page. Every op type
- * (op_statistic_{rank}.csv) and every op (op_detail_{rank}.csv, most time first, the
- * first MAX_OPS; &type=T lists one type's ops), each op with its input shapes and dtypes
- * (op_shapes_{rank}.csv) and FLOPs (flops_{rank}.txt), and the model's FLOPs summary. */
+ * (op_statistic_{rank}.csv), the ops by self time when ops nest (op_self_time_{rank}.csv),
+ * and every op (op_detail_{rank}.csv, most time first, the first MAX_OPS; &type=T lists one
+ * type's ops), each op with its input shapes and dtypes (op_shapes_{rank}.csv) and FLOPs
+ * (flops_{rank}.txt), and the model's FLOPs summary. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,12 @@ static const char *const stat_cols[] = {"Count",        "Total Time(us)", "Avg T
                                         "Min Time(us)", "Max Time(us)",   "Ratio(%)"};
 static const char *const stat_keys[] = {"count",  "total_us", "avg_us",
                                         "min_us", "max_us",   "ratio_pct"};
+/* op_self_time_{rank}.csv's columns and their keys. */
+static const char *const self_cols[] = {"Calls",        "Total Time(us)", "Self Time(us)",
+                                        "Avg Time(us)", "Min Time(us)",   "Max Time(us)",
+                                        "Self Time(%)"};
+static const char *const self_keys[] = {"count",  "total_us", "self_us", "avg_us",
+                                        "min_us", "max_us",   "self_pct"};
 static const char *const flops_cols[] = {"MFLOPs(10^6 cube)", "GFLOPS(10^9 cube)",
                                          "MFLOPs(10^6 vector)", "GFLOPS(10^9 vector)"};
 static const char *const flops_keys[] = {"mflops_cube", "gflops_cube", "mflops_vector",
@@ -104,6 +111,31 @@ static void write_types(nnp_jw_t *w, const nnp_svt_t *t)
     nnp__jw_arr_end(w);
 }
 
+/* The ops with their self time (op_self_time_{rank}.csv, in its order: most self time
+ * first), null when the run has none: its ops do not nest, so op types' totals hold no
+ * time twice. */
+static void write_self_times(nnp_jw_t *w, const nnp_svt_t *t)
+{
+    long c_name = nnp__svt_col(t, "Name");
+    nnp__jw_key(w, "self_times");
+    if (!t->present) {
+        nnp__jw_null(w);
+        return;
+    }
+    nnp__jw_arr_begin(w);
+    for (size_t i = 0; i < t->n_rows && i < MAX_OPS; i++) {
+        nnp__jw_obj_begin(w);
+        nnp__jw_key(w, "name");
+        nnp__jw_str(w, nnp__svt_cell(t, i, c_name));
+        for (size_t k = 0; k < NNP_ARRAY_LEN(self_cols); k++) {
+            nnp__jw_key(w, self_keys[k]);
+            nnp__api_cell_num(w, t, i, nnp__svt_col(t, self_cols[k]));
+        }
+        nnp__jw_obj_end(w);
+    }
+    nnp__jw_arr_end(w);
+}
+
 static void write_op_extras(nnp_jw_t *w, const char *name, const sorted_t *shapes,
                             const sorted_t *flops)
 {
@@ -163,6 +195,7 @@ int nnp__api_operators(const nnp_api_ctx_t *c, nnp_jw_t *w)
     nnp__jw_key(w, "rank");
     nnp__jw_int(w, d->rank);
     write_types(w, &d->op_stat);
+    write_self_times(w, &d->op_self);
     nnp__api_cjson(w, "top20", d->top20);
     nnp__jw_key(w, "type_filter");
     if (type)

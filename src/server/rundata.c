@@ -466,6 +466,7 @@ int nnp__rank_data_load(const char *dir, int rank, nnp_rank_data_t **out)
         {"operator_memory_%d.csv", offsetof(nnp_rank_data_t, op_mem)},
         {"minddata_step_queue_%d.csv", offsetof(nnp_rank_data_t, queue_steps)},
         {"op_shapes_%d.csv", offsetof(nnp_rank_data_t, op_shapes)},
+        {"op_self_time_%d.csv", offsetof(nnp_rank_data_t, op_self)},
     };
     static const struct {
         const char *fmt;
@@ -534,6 +535,7 @@ void nnp__rank_data_free(nnp_rank_data_t *d)
     nnp__svt_fini(&d->op_mem);
     nnp__svt_fini(&d->queue_steps);
     nnp__svt_fini(&d->op_shapes);
+    nnp__svt_fini(&d->op_self);
     cJSON_Delete(d->top20);
     cJSON_Delete(d->step_summary);
     cJSON_Delete(d->point_info);

@@ -42,7 +42,7 @@ typedef struct nnp_mem_tensor {
 typedef struct nnp_rank_data {
     int rank;
     nnp_svt_t op_stat, op_detail, steps, overlap, pipe_raw, flops, host_mem, op_mem, queue_steps,
-        op_shapes;
+        op_shapes, op_self; /* op_self: op_self_time_{rank}.csv, written when ops nest */
     cJSON *top20, *step_summary, *point_info, *timeline_summary, *advice, *profiler_info,
         *mem_summary, *mem_details, *pipe_summary, *cpu, *flops_summary, *dyn_shape;
     nnp_mem_tensor_t *tensors;

@@ -62,6 +62,10 @@ static void record_run(const char *dir)
         op.type = nnp_intern("ReLU");
         op.input_shapes = op.input_dtypes = 0;
         nnp_op_at(&op, t0 + 6000, t0 + 7000);
+        /* An op inside ReLU: ops nest, so the analysis writes op_self_time_0.csv. */
+        op.name = nnp_intern("Default/net/ReLU-op2/Mul-op3");
+        op.type = nnp_intern("Mul");
+        nnp_op_at(&op, t0 + 6200, t0 + 6700);
         nnp_step_end_at(step, 0, t0 + 10000);
     }
     assert_int_equal(nnp_session_destroy(s), NNP_OK);
@@ -240,6 +244,16 @@ static void test_analysis_on_demand(void **state)
     }
     assert_int_equal(get(fx, "/api/operators?run=run1&rank=0", &body), 200);
     assert_non_null(strstr(body, "\"type\":\"MatMul\""));
+    /* Self times over 3 steps: MatMul 3 x 4 us, ReLU 3 x (1 - 0.5) us, Mul 3 x 0.5 us, of 15
+     * us in all; ties by name. */
+    assert_non_null(strstr(body,
+                           "\"self_times\":[{\"name\":\"MatMul\",\"count\":3,\"total_us\":12.000,"
+                           "\"self_us\":12.000,\"avg_us\":4.000,\"min_us\":4.000,\"max_us\":4.000,"
+                           "\"self_pct\":80.00},{\"name\":\"Mul\",\"count\":3,\"total_us\":1.500,"
+                           "\"self_us\":1.500,\"avg_us\":0.500,\"min_us\":0.500,\"max_us\":0.500,"
+                           "\"self_pct\":10.00},{\"name\":\"ReLU\",\"count\":3,\"total_us\":3.000,"
+                           "\"self_us\":1.500,\"avg_us\":1.000,\"min_us\":1.000,\"max_us\":1.000,"
+                           "\"self_pct\":10.00}]"));
     /* op_shapes: the two variants of MatMul, the commoner first. */
     assert_non_null(strstr(body, "\"shapes\":[{\"shapes\":\"32,64;64,128\",\"dtypes\":"
                                  "\"float32;float32\",\"count\":2},{\"shapes\":\"16,64;64,128\""));

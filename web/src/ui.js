@@ -60,7 +60,7 @@ export function tabs(items, active) {
     bar.append(h('button', { class: 'tab', 'data-tab': t.id, role: 'tab', onclick: () => show(t.id), text: t.label }));
   }
   const wrap = h('div', { class: 'tabbed' }, bar, body);
-  show(active || items[0].id);
+  show(items.some((t) => t.id === active) ? active : items[0].id); // an unknown tab: the first
   return wrap;
 }
 

@@ -308,6 +308,41 @@ async function main() {
     check(requests === 0, 'report: no network request', `${requests} requests`);
     await ctx2.close();
 
+    // ---- a run whose ops nest (tests/server/nested_run.py): the "By self time" tab ----
+    if (args.nested) {
+      const nestedCache = join(args.cache, 'nested');
+      rmSync(nestedCache, { recursive: true, force: true });
+      srv = await startServer(args.nested, nestedCache);
+      try {
+        const runs = await (await fetch(`${srv.url}/api/runs`)).json();
+        const run = runs.runs[0];
+        // The first visit analyses the run (its own checks are the demo's above).
+        await openPage(page, `${srv.url}/#/run/${encodeURIComponent(run.id)}/overview`, 'overview');
+        const errors = watch(page);
+        const missing = [];
+        page.on('response', (r) => { if (r.status() === 404) missing.push(r.url()); });
+        await openPage(page, `${srv.url}/#/run/${encodeURIComponent(run.id)}/operators?rank=0`, 'operators');
+        const results = (await (await fetch(`${srv.url}/api/runs`)).json()).runs[0].results;
+        const self = readCsv(join(results, 'op_self_time_0.csv'));
+        // Per step Inner 5 us inside Outer's 8: self 20 and 12 us over 4 steps (62.50 %, 37.50 %).
+        check(await page.locator('[data-tab="self"].active').count() === 1, 'nested: "By self time" is the first tab');
+        check(self.length === 2 && await cell(page, 'self', 0, 'name') === 'Inner' && await cell(page, 'self', 0, 'self_us') === '20.000'
+          && self[0].Name === 'Inner' && self[0]['Self Time(us)'] === '20.000', 'nested: top self-time op Inner 20.000 us as op_self_time_0.csv',
+          `${await cell(page, 'self', 0, 'name')} ${await cell(page, 'self', 0, 'self_us')}`);
+        check(await cell(page, 'self', 1, 'name') === 'Outer' && await cell(page, 'self', 1, 'self_pct') === '37.50', 'nested: Outer self 37.50 %');
+        check((await page.locator('[data-card="op-tables"]').innerText()).includes('Ops nest in this run'), 'nested: the notice says why');
+        await page.locator('[data-tab="types"]').click();
+        check(await cell(page, 'types', 0, 'total_us') === '32.000', 'nested: the types tab still shows op_statistic (Outer 32.000 us in total)');
+        check(errors.length === 0, 'nested operators: no console error', `${errors.join(' | ')} ${missing.join(' ')}`);
+        await picture(page, 'nested-operators.png');
+        page.removeAllListeners('console');
+        page.removeAllListeners('pageerror');
+        page.removeAllListeners('response');
+      } finally {
+        await stopServer(srv);
+      }
+    }
+
     // ---- the CANN corpus run (read-only: results go to the cache) ----
     if (args.corpus && existsSync(args.corpus)) {
       const corpusCache = join(args.cache, 'corpus');

@@ -1,10 +1,22 @@
 // operators.js - the Operators page: pie/bar switch of the top-20 op types (% and us),
-// the tables of every op and of op types (sortable, fuzzy search on name and type),
+// the tables of every op and of op types (sortable, fuzzy search on name and type), and
+// when ops nest (PyTorch) the ops by self time first, with a notice why,
 // clicking a type lists its ops, an op's detail with shapes, dtypes and FLOPs, and the
 // model's FLOPs.
 import { h, card, fix, int, notice, kv, tabs } from '../ui.js';
 import { chart, pieLegend, shortName } from '../charts.js';
 import { table } from '../table.js';
+
+// op_self_time_{rank}.csv's columns (torch's key_averages by self time).
+const SELF_COLS = [
+  { key: 'count', label: 'Calls', num: true, fmt: int },
+  { key: 'self_us', label: 'Self (us)', num: true, fmt: (v) => fix(v, 3) },
+  { key: 'self_pct', label: 'Self (%)', num: true, fmt: (v) => fix(v, 2) },
+  { key: 'total_us', label: 'Total (us)', num: true, fmt: (v) => fix(v, 3) },
+  { key: 'avg_us', label: 'Avg (us)', num: true, fmt: (v) => fix(v, 3) },
+  { key: 'min_us', label: 'Min (us)', num: true, fmt: (v) => fix(v, 3) },
+  { key: 'max_us', label: 'Max (us)', num: true, fmt: (v) => fix(v, 3) },
+];
 
 const STAT_COLS = [
   { key: 'count', label: 'Count', num: true, fmt: int },
@@ -78,11 +90,20 @@ export default async function operators(ctx) {
     columns: [{ key: 'type', label: 'Op type' }, { key: 'core', label: 'Core' }, ...STAT_COLS],
     onRow: (t) => ctx.go('operators', { type: t.type }),
   });
+  const selfTable = () => table({
+    id: 'self', rows: d.self_times, sortKey: 'self_us', search: ['name'],
+    columns: [{ key: 'name', label: 'Op' }, ...SELF_COLS],
+  });
   const filtered = d.type_filter !== null;
+  const nests = Array.isArray(d.self_times) && d.self_times.length > 0;
   body.append(card(filtered ? `Ops of type ${d.type_filter}` : 'Statistics', h('div', {},
     filtered ? h('a', { href: `#/run/${encodeURIComponent(ctx.run.id)}/operators?rank=${d.rank}`, 'data-link': 'all-types', text: '← all op types' }) : null,
     d.ops_truncated ? notice(`${int(d.ops_total)} ops; the ${int(d.ops.length)} with the most time are listed.`) : null,
+    !filtered && nests ? notice('Ops nest in this run (PyTorch: an autograd node holds the ops it runs): '
+      + 'total times include the ops inside, so one piece of work counts in each caller. '
+      + '"By self time" leaves the ops inside out (torch\'s key_averages).') : null,
     filtered ? opsTable(d.ops) : tabs([
+      ...(nests ? [{ id: 'self', label: 'By self time', render: (el) => el.append(selfTable()) }] : []),
       { id: 'all', label: 'All ops', render: (el) => el.append(opsTable(d.ops)) },
       { id: 'types', label: 'By type', render: (el) => el.append(typesTable()) },
     ], ctx.params.tab)), { wide: true, id: 'op-tables' }));
