@@ -496,6 +496,19 @@ static char *put_mstr(char *p, ctx_t *x, uint32_t id, const char *s, size_t n)
 /* Room for a kernel_details row's numbers (step, stream, start, duration) and commas. */
 #define KERNEL_ROW_NUMS (5 * NNP_FMT_NUM_MAX)
 
+/* The Stream ID, Start Time(us) and Duration(us) fields of a kernel_details row at p, each
+ * followed by its comma; returns the end. */
+static inline char *put_stream_times(char *p, uint32_t stream, int64_t start_ns, int64_t dur_ns)
+{
+    p += nnp__fmt_u64(p, stream);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, start_ns, NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    p += nnp__fmt_fixed(p, dur_ns, NS_PER_US, US_DECIMALS);
+    *p++ = ',';
+    return p;
+}
+
 /* One kernel_details row of kernel i (step row r, NULL when none), composed whole into
  * the CSV buffer: the file has a row per kernel. */
 static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i, const nnp_step_row_t *r)
@@ -526,12 +539,7 @@ static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i, cons
     p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
     p += nnp__csv_field_into(p, core->s, core->n);
     *p++ = ',';
-    p += nnp__fmt_u64(p, m->kernels.stream_id[i]);
-    *p++ = ',';
-    p += nnp__fmt_fixed(p, t, NS_PER_US, US_DECIMALS);
-    *p++ = ',';
-    p += nnp__fmt_fixed(p, kernel_dur(&m->kernels, i), NS_PER_US, US_DECIMALS);
-    *p++ = ',';
+    p = put_stream_times(p, m->kernels.stream_id[i], t, kernel_dur(&m->kernels, i));
     if (op != SIZE_MAX)
         p += nnp__csv_field_into_id(p, &x->quotes, launch, nnp__model_str(m, launch), n_launch);
     *p++ = '\n';
@@ -556,14 +564,10 @@ static void host_op_row(nnp_csv_t *w, ctx_t *x, size_t i, int64_t dur, const nnp
     p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
     memcpy(p, CORE_HOST_NAME ",", sizeof(CORE_HOST_NAME));
     p += sizeof(CORE_HOST_NAME);
-    p += nnp__fmt_u64(p, m->ops.stream_id[i]);
-    *p++ = ',';
-    p += nnp__fmt_fixed(p, m->ops.start_ns[i], NS_PER_US, US_DECIMALS);
-    *p++ = ',';
-    p += nnp__fmt_fixed(p, dur, NS_PER_US, US_DECIMALS);
+    p = put_stream_times(p, m->ops.stream_id[i], m->ops.start_ns[i], dur);
     /* Launching Op: empty. */
-    memcpy(p, ",\n", 2);
-    nnp__csv_row_done(w, p + 2);
+    *p++ = '\n';
+    nnp__csv_row_done(w, p);
 }
 
 /* Every kernel in start order (every host op when the run has no kernels: a CPU-only
