@@ -496,6 +496,18 @@ static char *put_mstr(char *p, ctx_t *x, uint32_t id, const char *s, size_t n)
 /* Room for a kernel_details row's numbers (step, stream, start, duration) and commas. */
 #define KERNEL_ROW_NUMS (5 * NNP_FMT_NUM_MAX)
 
+/* The Step Id (empty without a step row r), Name and Type fields of a kernel_details row
+ * at p, each followed by its comma; returns the end. */
+static inline char *put_head(char *p, ctx_t *x, const nnp_step_row_t *r, uint32_t name,
+                             size_t n_name, uint32_t type, size_t n_type)
+{
+    if (r)
+        p += nnp__fmt_u64(p, r->step_id);
+    *p++ = ',';
+    p = put_mstr(p, x, name, nnp__model_str(x->m, name), n_name);
+    return put_mstr(p, x, type, nnp__model_str(x->m, type), n_type);
+}
+
 /* The Stream ID, Start Time(us) and Duration(us) fields of a kernel_details row at p, each
  * followed by its comma; returns the end. */
 static inline char *put_stream_times(char *p, uint32_t stream, int64_t start_ns, int64_t dur_ns)
@@ -532,11 +544,7 @@ static void kernel_row(nnp_csv_t *w, ctx_t *x, core_text_t *core, size_t i, cons
                                  NNP_CSV_FIELD_MAX(n_launch));
     if (!p)
         return; /* the writer's error, reported when it is closed */
-    if (r)
-        p += nnp__fmt_u64(p, r->step_id);
-    *p++ = ',';
-    p = put_mstr(p, x, name, nnp__model_str(m, name), n_name);
-    p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
+    p = put_head(p, x, r, name, n_name, type, n_type);
     p += nnp__csv_field_into(p, core->s, core->n);
     *p++ = ',';
     p = put_stream_times(p, m->kernels.stream_id[i], t, kernel_dur(&m->kernels, i));
@@ -557,11 +565,7 @@ static void host_op_row(nnp_csv_t *w, ctx_t *x, size_t i, int64_t dur, const nnp
                                        NNP_CSV_FIELD_MAX(n_name) + NNP_CSV_FIELD_MAX(n_type));
     if (!p)
         return; /* the writer's error, reported when it is closed */
-    if (r)
-        p += nnp__fmt_u64(p, r->step_id);
-    *p++ = ',';
-    p = put_mstr(p, x, name, nnp__model_str(m, name), n_name);
-    p = put_mstr(p, x, type, nnp__model_str(m, type), n_type);
+    p = put_head(p, x, r, name, n_name, type, n_type);
     memcpy(p, CORE_HOST_NAME ",", sizeof(CORE_HOST_NAME));
     p += sizeof(CORE_HOST_NAME);
     p = put_stream_times(p, m->ops.stream_id[i], m->ops.start_ns[i], dur);
