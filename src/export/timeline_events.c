@@ -43,6 +43,13 @@ static void cstr(tl_t *tl, const char *s)
     nnp__jw_frag_str(&tl->w, s, strlen(s));
 }
 
+/* A name of our own with nothing to escape (a literal, a communication kind, an overlap
+ * track): no escape scan. Comms and overlap slices are a third of a timeline's events. */
+static void cstr_clean(tl_t *tl, const char *s)
+{
+    nnp__jw_frag_clean_str(&tl->w, s, strlen(s));
+}
+
 /* ,"<key>": before a value; key is a literal without characters to escape. */
 #define KEY(tl, key) LIT(tl, ",\"" key "\":")
 
@@ -86,6 +93,14 @@ void nnp__tl_ev_head(tl_t *tl, const char *name, const char *ph, uint32_t t, int
 {
     ev_begin(tl);
     cstr(tl, name);
+    lane_head(tl, ph, t, ts_ns);
+}
+
+/* The same for a name of our own (cstr_clean). */
+static void ev_head_clean(tl_t *tl, const char *name, const char *ph, uint32_t t, int64_t ts_ns)
+{
+    ev_begin(tl);
+    cstr_clean(tl, name);
     lane_head(tl, ph, t, ts_ns);
 }
 
@@ -292,10 +307,10 @@ static void emit_flow(tl_t *tl, size_t k, uint32_t kt)
     if (r == NONE || tl->op_track[r] == NONE || o->start_ns[r] < tl->window_lo ||
         o->start_ns[r] >= tl->limit)
         return;
-    nnp__tl_ev_head(tl, "launch", "s", tl->op_track[r], o->start_ns[r]);
+    ev_head_clean(tl, "launch", "s", tl->op_track[r], o->start_ns[r]);
     KEY_U64(tl, "cat\":\"flow\",\"id", (uint64_t)k + 1);
     LIT(tl, "}");
-    nnp__tl_ev_head(tl, "launch", "f", kt, tl->m->kernels.start_ns[k]);
+    ev_head_clean(tl, "launch", "f", kt, tl->m->kernels.start_ns[k]);
     KEY_U64(tl, "cat\":\"flow\",\"id", (uint64_t)k + 1);
     LIT(tl, ",\"bp\":\"e\"}");
 }
@@ -348,10 +363,10 @@ static void emit_comms(tl_t *tl, bool emit)
         if (*name)
             ev_head_id(tl, cm->name[i], "X", t, cm->start_ns[i]);
         else
-            nnp__tl_ev_head(tl, kind, "X", t, cm->start_ns[i]);
+            ev_head_clean(tl, kind, "X", t, cm->start_ns[i]);
         dur(tl, cm->start_ns[i], cm->end_ns[i]);
         LIT(tl, ",\"cat\":\"communication\",\"args\":{\"kind\":");
-        cstr(tl, kind);
+        cstr_clean(tl, kind);
         KEY_U64(tl, "bytes", cm->bytes[i]);
         KEY(tl, "peer");
         nnp__jw_frag_i64(&tl->w, cm->peer[i]);
@@ -398,7 +413,7 @@ static void emit_overlap(tl_t *tl, bool emit)
             if (!emit ||
                 (t = nnp__tl_place(tl, tl->ov_tracks[k], iv->start_ns, iv->end_ns)) == NONE)
                 continue;
-            nnp__tl_ev_head(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
+            ev_head_clean(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
             dur(tl, iv->start_ns, iv->end_ns);
             LIT(tl, "}");
         }
@@ -557,13 +572,13 @@ void nnp__tl_emit_step(tl_t *tl, const nnp_step_row_t *r)
     }
     if (r->fp_ns >= 0 && r->bp_ns >= r->fp_ns &&
         (t = nnp__tl_place(tl, tl->steps_track, r->fp_ns, r->bp_ns)) != NONE) {
-        nnp__tl_ev_head(tl, "fp_and_bp", "X", t, r->fp_ns);
+        ev_head_clean(tl, "fp_and_bp", "X", t, r->fp_ns);
         dur(tl, r->fp_ns, r->bp_ns);
         LIT(tl, ",\"cat\":\"step\"}");
     }
     if (r->bp_ns >= 0 && r->end_ns >= r->bp_ns &&
         (t = nnp__tl_place(tl, tl->steps_track, r->bp_ns, r->end_ns)) != NONE) {
-        nnp__tl_ev_head(tl, "tail", "X", t, r->bp_ns);
+        ev_head_clean(tl, "tail", "X", t, r->bp_ns);
         dur(tl, r->bp_ns, r->end_ns);
         LIT(tl, ",\"cat\":\"step\"}");
     }
