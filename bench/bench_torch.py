@@ -21,13 +21,15 @@ its event tree) is not in the step times; it is printed apart, as "stop ms".
 
 Then it checks that both profilers see the same thing on the same steps: both run at once
 on a few steps, and the call count of every op name must be equal (torch's key_averages vs
-nnprof's); self times per op name of nnprof are compared with two torch.profiler runs, the
-difference of the two torch runs being the noise.
+nnprof's); then self times per op name: ROUNDS interleaved rounds of a torch.profiler run
+and an nnprof run, nnprof's median compared with torch's, the noise being the median
+difference between two torch.profiler runs (over every pair of rounds).
 
 Goals (issue 13): nnprof's added cost per op <= 1/5 of torch.profiler's, and < 1 % step
 time on the demo model. Printed PASS/MISS; the exit status is 0 unless something breaks.
 
     PYTHONPATH=python /usr/bin/python3 bench/bench_torch.py [--reps 5] [--steps 20]
+        [--rounds 5] [--agreement-only]
 
 (NNPROF_CLI: the nnprof CLI for `nnprof dump`, default build/nnprof.)
 """
@@ -59,6 +61,7 @@ RATIO_GOAL = 5.0          # torch.profiler's per-op cost / nnprof's, at least
 STEP_OVERHEAD_GOAL = 0.01  # nnprof's step-time overhead on the demo model, at most
 # Self times compared for the op names with the most self time (the long tail is noise).
 TOP_SELF = 8
+NS_PER_US = 1000
 
 
 def mlp():
@@ -154,6 +157,52 @@ def raw_counts(raw_dir):
     return counts
 
 
+def raw_calls(raw_dir):
+    """nnprof's calls (`nnprof dump`): ops and user scopes (host ranges, their begin and
+    end paired per thread and name), as (thread, start ns, end ns, name)."""
+    cli = os.environ.get("NNPROF_CLI") or os.path.join(HERE, os.pardir, "build", "nnprof")
+    out = subprocess.run([cli, "dump", raw_dir], check=True, capture_output=True, text=True,
+                         timeout=300).stdout
+    calls, open_ranges = [], collections.defaultdict(list)
+    for line in out.splitlines():
+        r = json.loads(line)
+        if r["kind"] == "op":
+            calls.append((r["tid"], r["ts_ns"], r["end_ns"], r["type"]))
+        elif r["kind"] == "range_begin":
+            open_ranges[(r["tid"], r["event"])].append(r["ts_ns"])
+        elif r["kind"] == "range_end" and open_ranges[(r["tid"], r["event"])]:
+            start = open_ranges[(r["tid"], r["event"])].pop()
+            calls.append((r["tid"], start, r["ts_ns"], r["event"]))
+    return calls
+
+
+def self_as_torch(calls, steps):
+    """Self time per name and step (us) counted as torch.profiler 1.13 counts it: a call
+    starts at its whole microsecond (truncated) and lasts its duration in whole
+    microseconds, truncated (KinetoEvent::startUs(), durationUs(): calls under 1 us last
+    0); its children are found on those microseconds as EventList._populate_cpu_children
+    finds them, and their durations subtracted from its own."""
+    selfs = collections.Counter()
+    by_thread = collections.defaultdict(list)
+    for tid, start, end, name in calls:
+        start_us = start // NS_PER_US
+        by_thread[tid].append((start_us, start_us + (end - start) // NS_PER_US, name))
+    done = []
+    for events in by_thread.values():
+        events.sort(key=lambda e: (e[0], -e[1]))
+        stack = []  # [start us, end us, name, self us] of the open calls
+        for start, end, name in events:
+            while stack and (start >= stack[-1][1] or end > stack[-1][1]):
+                stack.pop()
+            if stack:
+                stack[-1][3] -= end - start
+            stack.append([start, end, name, end - start])
+            done.append(stack[-1])
+    for _, _, name, self_us in done:
+        selfs[name] += self_us
+    return {k: v / steps for k, v in selfs.items()}
+
+
 def ops_per_step(trainer, out_dir, steps=3):
     """RecordFunctions per training step, counted by nnprof (ops, ranges, collectives)."""
     with nt.profile(output_path=out_dir) as prof:
@@ -201,9 +250,9 @@ def bench_model(name, trainer, reps, steps, out_dir):
     return result
 
 
-def agreement(trainer, out_dir, steps):
-    """Counts on the same steps (both profilers at once) and self times (two torch runs
-    against one nnprof run). Returns (counts equal, report lines)."""
+def agreement(trainer, out_dir, steps, rounds):
+    """Counts on the same steps (both profilers at once) and self times (interleaved
+    rounds of both). Returns (counts equal, report lines)."""
     with tp.profile(activities=[tp.ProfilerActivity.CPU]) as tprof:
         with nt.profile(output_path=out_dir) as nprof:
             for _ in range(steps):
@@ -228,25 +277,64 @@ def agreement(trainer, out_dir, steps):
                  + ("equal" if not mdiff else
                     f"differ for {sorted(mdiff.items())[:6]} (torch merges on microsecond "
                     "timestamps)"))
-    selfs = []
-    for _ in range(2):
-        with tp.profile(activities=[tp.ProfilerActivity.CPU]) as tprof:
-            for _ in range(steps):
-                trainer.step()
-        selfs.append({e.key: e.self_cpu_time_total / steps for e in tprof.key_averages()})
-    with nt.profile(output_path=out_dir) as nprof:
-        for _ in range(steps):
-            trainer.step()
-    mine = {r.key: r.self_cpu_time_total / steps for r in nprof.key_averages()}
+    # Self times: interleaved rounds, each one torch.profiler run and one nnprof run (the
+    # order alternating, so drift hits both alike), on the same steps of the same model.
+    # The noise of two runs is the median difference between two torch.profiler runs of
+    # an op (over every pair of rounds); nnprof agrees on an op when its median differs
+    # from torch's median by no more than that.
+    theirs_self, ours_self, ours_as_torch, calls = [], [], [], {}
+    for r in range(rounds):
+        for who in (("torch", "nnprof") if r % 2 == 0 else ("nnprof", "torch")):
+            if who == "torch":
+                with tp.profile(activities=[tp.ProfilerActivity.CPU]) as tprof:
+                    for _ in range(steps):
+                        trainer.step()
+                theirs_self.append({e.key: e.self_cpu_time_total / steps
+                                    for e in tprof.key_averages()})
+            else:
+                with nt.profile(output_path=out_dir) as nprof:
+                    for _ in range(steps):
+                        trainer.step()
+                rows = nprof.key_averages()
+                ours_self.append({r.key: r.self_cpu_time_total / steps for r in rows})
+                ours_as_torch.append(self_as_torch(raw_calls(nprof.raw_dir), steps))
+                calls = {r.key: r.count / steps for r in rows}
+    def median_of(runs, k):
+        return statistics.median(run.get(k, 0.0) for run in runs)
+
+    mine = {k: median_of(ours_self, k) for k in ours_self[0]}
     top = sorted(mine, key=mine.get, reverse=True)[:TOP_SELF]
-    lines.append(f"self time per step (us), top {TOP_SELF} by nnprof: name, torch run 1, "
-                 "torch run 2, nnprof, |nnprof - torch mean| / |torch 1 - torch 2|")
+    lines.append(f"self time per step (us), {rounds} interleaved rounds, top {TOP_SELF} by "
+                 "nnprof. Columns: calls per step; torch.profiler's median; nnprof's median "
+                 "(ns clock); nnprof's median counted as torch counts (whole us per call, "
+                 "truncated); that minus torch's; the noise of two torch runs (their median "
+                 "pair difference); the verdict on the like-for-like column")
+    agree = 0
     for k in top:
-        a, b, c = selfs[0].get(k, 0.0), selfs[1].get(k, 0.0), mine[k]
-        noise = abs(a - b)
-        lines.append(f"  {k[:48]:<48}{a:>10.1f}{b:>10.1f}{c:>10.1f}"
-                     f"{abs(c - (a + b) / 2) / noise if noise else float('inf'):>8.2f}")
+        t = [run.get(k, 0.0) for run in theirs_self]
+        pairs = [abs(a - b) for i, a in enumerate(t) for b in t[i + 1:]]
+        noise = statistics.median(pairs) if pairs else 0.0
+        like = median_of(ours_as_torch, k)
+        diff_us = like - statistics.median(t)
+        ok = abs(diff_us) <= noise
+        agree += ok
+        lines.append(f"  {k[:40]:<40}{calls.get(k, 0):>6.0f}{statistics.median(t):>10.1f}"
+                     f"{mine[k]:>10.1f}{like:>10.1f}{diff_us:>+9.1f}{noise:>8.1f}  "
+                     f"{'agree' if ok else 'DIFFER'}")
+    lines.append(f"self times agree within the noise of two runs for {agree} of {len(top)} "
+                 "ops (counted alike)")
     return not diff, lines
+
+
+def check_agreement(args, out_dir):
+    """The agreement checks on both models; prints their lines and the verdict."""
+    print("\n== agreement (small ops model)")
+    ok, lines = agreement(Trainer(*mlp()), out_dir, 5, args.rounds)
+    print("\n".join(lines))
+    print("\n== agreement (demo model)")
+    ok2, lines = agreement(Trainer(*resnet(args.batch)), out_dir, 3, args.rounds)
+    print("\n".join(lines))
+    print(f"\ncall counts equal: {'PASS' if ok and ok2 else 'MISS'}")
 
 
 def main():
@@ -255,12 +343,19 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--mlp-steps", type=int, default=100)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="interleaved rounds of the self-time agreement")
+    parser.add_argument("--agreement-only", action="store_true",
+                        help="only the agreement checks (no step-time repetitions)")
     args = parser.parse_args()
     torch.set_num_threads(1)  # one core per process: steadier times on a shared machine
     out_dir = tempfile.mkdtemp(prefix="nnp-bench-torch-")
     try:
         print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average at start "
               f"{os.getloadavg()[0]:.2f}, torch threads 1")
+        if args.agreement_only:
+            check_agreement(args, out_dir)
+            return
         small = bench_model("small ops (MLP 8x64)", Trainer(*mlp()), args.reps,
                             args.mlp_steps, out_dir)
         demo = bench_model(f"demo model (SmallResNet, batch {args.batch})",
@@ -278,13 +373,7 @@ def main():
         print(f"step-time overhead on the demo model (nnprof, op level, CPU time): "
               f"{over * 100:+.2f} % (goal < {STEP_OVERHEAD_GOAL * 100:.0f} %): "
               f"{'PASS' if over < STEP_OVERHEAD_GOAL else 'MISS'}")
-        print("\n== agreement (small ops model)")
-        ok, lines = agreement(Trainer(*mlp()), out_dir, 5)
-        print("\n".join(lines))
-        print("\n== agreement (demo model)")
-        ok2, lines = agreement(Trainer(*resnet(args.batch)), out_dir, 3)
-        print("\n".join(lines))
-        print(f"\ncall counts equal: {'PASS' if ok and ok2 else 'MISS'}")
+        check_agreement(args, out_dir)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
 
