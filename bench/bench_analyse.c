@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -62,6 +63,13 @@
 #define TARGET_TIMELINE_VS_CP   0.8
 /* Linear: the per-event cost at EVENTS within this factor of the cost at EVENTS/4. */
 #define LINEAR_TOLERANCE 1.25
+
+/* The machine's cost of new memory, measured before the runs: a mapping this large
+ * touched page by page (a page cache page of the results costs the kernel alike). */
+#define TOUCH_MB   512u
+#define TOUCH_STEP 4096u
+#define MS_PER_S   1e3
+#define PER_100MB  100.0
 
 static double now_s(void)
 {
@@ -311,6 +319,33 @@ static void print_load(const char *when)
     if (getloadavg(load, 3) == 3)
         printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
                load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
+}
+
+static double sys_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / US_PER_SEC;
+}
+
+/* A fact of the machine that the CLI's system time depends on: the kernel CPU-ms to
+ * fault in 100 MB of new memory (every page of the model and of the results in the page
+ * cache is new memory). Bare metal pays a page clear and a fault per 4 KiB (tens of ms);
+ * a VM whose host backs guest memory lazily (and takes freed memory back) pays many
+ * times that, for us and any baseline alike. */
+static void print_new_memory_cost(void)
+{
+    size_t bytes = (size_t)TOUCH_MB << 20;
+    double t0;
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    t0 = sys_cpu_s();
+    for (size_t i = 0; i < bytes; i += TOUCH_STEP)
+        p[i] = 1;
+    printf("new memory costs the kernel %.0f CPU-ms per 100 MB here (%u MB touched)\n",
+           (sys_cpu_s() - t0) * MS_PER_S * PER_100MB / TOUCH_MB, TOUCH_MB);
+    munmap(p, bytes);
 }
 
 /* Results of REPS runs of the CLI on one data set. */
@@ -586,6 +621,7 @@ int main(int argc, char **argv)
     }
     printf("generate (record + write)  %.3f s\n", now_s() - t0);
     print_load("before the runs");
+    print_new_memory_cost();
     fflush(stdout);
     if (bench_cli(small, reps, false, &ss) != 0 || bench_cli(big, reps, true, &sb) != 0)
         return 1;
