@@ -26,7 +26,8 @@ const observer = new ResizeObserver((entries) => {
 export function chart(name, option, height = 320) {
   const el = h('div', { class: 'chart', 'data-chart': name, style: { height: `${height}px` } });
   // ECharts needs the box laid out: draw on the next frame, once el is in the page.
-  const state = { name, finished: false, el };
+  // option.series' data is kept for the browser test, which checks what a chart shows.
+  const state = { name, finished: false, el, data: (option.series || []).map((x) => x.data) };
   window.__nnpCharts.push(state);
   const c = { el, chart: null, ready: null };
   c.ready = new Promise((resolve) => {

@@ -330,6 +330,12 @@ async function main() {
           && self[0].Name === 'Inner' && self[0]['Self Time(us)'] === '20.000', 'nested: top self-time op Inner 20.000 us as op_self_time_0.csv',
           `${await cell(page, 'self', 0, 'name')} ${await cell(page, 'self', 0, 'self_us')}`);
         check(await cell(page, 'self', 1, 'name') === 'Outer' && await cell(page, 'self', 1, 'self_pct') === '37.50', 'nested: Outer self 37.50 %');
+        // The top-20 chart shows self times where total times would count Inner twice.
+        const pie = await page.evaluate(() => ((window.__nnpCharts || []).find((c) => c.name === 'op-types-pie') || {}).data);
+        const slices = JSON.stringify(pie && pie[0] && pie[0].map((x) => [x.name, x.value, x.ratio]));
+        check(slices === JSON.stringify([['Inner', 20, 62.5], ['Outer', 12, 37.5]])
+          && (await page.locator('[data-card="top20"]').innerText()).includes('Ops: top 20 by self time'),
+        'nested: the top-20 pie shows self times (Inner 20 us 62.5 %, Outer 12 us 37.5 %)', slices);
         check((await page.locator('[data-card="op-tables"]').innerText()).includes('Ops nest in this run'), 'nested: the notice says why');
         await page.locator('[data-tab="types"]').click();
         check(await cell(page, 'types', 0, 'total_us') === '32.000', 'nested: the types tab still shows op_statistic (Outer 32.000 us in total)');

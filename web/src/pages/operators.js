@@ -1,4 +1,5 @@
-// operators.js - the Operators page: pie/bar switch of the top-20 op types (% and us),
+// operators.js - the Operators page: pie/bar switch of the top-20 op types (% and us; the
+// top-20 ops by self time when ops nest),
 // the tables of every op and of op types (sortable, fuzzy search on name and type), and
 // when ops nest (PyTorch) the ops by self time first, with a notice why,
 // clicking a type lists its ops, an op's detail with shapes, dtypes and FLOPs, and the
@@ -6,6 +7,9 @@
 import { h, card, fix, int, notice, kv, tabs } from '../ui.js';
 import { chart, pieLegend, shortName } from '../charts.js';
 import { table } from '../table.js';
+
+// Entries of the top chart (op_statistic's top 20 types, or the ops with the most self time).
+const TOP_N = 20;
 
 // op_self_time_{rank}.csv's columns (torch's key_averages by self time).
 const SELF_COLS = [
@@ -27,8 +31,8 @@ const STAT_COLS = [
   { key: 'ratio_pct', label: 'Ratio (%)', num: true, fmt: (v) => fix(v, 2) },
 ];
 
-function typeChart(top, kind) {
-  const data = top.map((t) => ({ name: `${t.op_type} (${t.core_type})`, value: t.total_time_us, ratio: t.ratio_percent }));
+// The top-20 chart: items are { name, value (us), ratio (%) }.
+function topChart(data, kind) {
   const tip = (p) => `${p.name}<br>${fix(p.value, 3)} us (${fix(p.data.ratio, 2)}%)`;
   if (kind === 'pie') {
     return chart('op-types-pie', {
@@ -68,16 +72,23 @@ export default async function operators(ctx) {
     body.append(notice('This run recorded no ops.'));
     return;
   }
-  // Top-20 chart with a pie / bar switch.
+  // Top-20 chart with a pie / bar switch. When ops nest, total times count one piece of
+  // work in each caller (their shares add up past 100 %): the chart shows self times then.
+  const nests = Array.isArray(d.self_times) && d.self_times.length > 0;
+  const top = nests
+    ? [...d.self_times].sort((a, b) => b.self_us - a.self_us).slice(0, TOP_N)
+      .map((s) => ({ name: s.name, value: s.self_us, ratio: s.self_pct }))
+    : (d.top20 || []).map((t) => ({ name: `${t.op_type} (${t.core_type})`, value: t.total_time_us, ratio: t.ratio_percent }));
   const chartBox = h('div');
   let kind = 'pie';
-  const draw = () => chartBox.replaceChildren(typeChart(d.top20 || [], kind).el);
+  const draw = () => chartBox.replaceChildren(topChart(top, kind).el);
   const switcher = h('div', { class: 'switch' },
     ...['pie', 'bar'].map((k) => h('button', { 'data-switch': k, class: k === kind ? 'active' : '', text: k, onclick: (e) => {
       kind = k; for (const b of e.target.parentNode.children) b.classList.toggle('active', b.dataset.switch === k); draw();
     } })));
   draw();
-  body.append(card('Op types: top 20 by total time', h('div', {}, switcher, chartBox), { wide: true, id: 'top20' }));
+  body.append(card(nests ? `Ops: top ${TOP_N} by self time` : `Op types: top ${TOP_N} by total time`,
+    h('div', {}, switcher, chartBox), { wide: true, id: 'top20' }));
 
   const detail = h('div', { class: 'op-detail' }, opDetail(null));
   const opsTable = (rows) => table({
@@ -95,7 +106,6 @@ export default async function operators(ctx) {
     columns: [{ key: 'name', label: 'Op' }, ...SELF_COLS],
   });
   const filtered = d.type_filter !== null;
-  const nests = Array.isArray(d.self_times) && d.self_times.length > 0;
   body.append(card(filtered ? `Ops of type ${d.type_filter}` : 'Statistics', h('div', {},
     filtered ? h('a', { href: `#/run/${encodeURIComponent(ctx.run.id)}/operators?rank=${d.rank}`, 'data-link': 'all-types', text: '← all op types' }) : null,
     d.ops_truncated ? notice(`${int(d.ops_total)} ops; the ${int(d.ops.length)} with the most time are listed.`) : null,
