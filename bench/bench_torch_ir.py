@@ -15,12 +15,16 @@ it stops) is not counted.
                   machinery for an active callback, which any profiler pays
   noop+inputs     the same asking for the ops' inputs (torch boxes them for every op):
                   the baseline of the record_shapes configurations
+  noop+memory     "noop" and a memory reporter that does nothing (c10's allocator reports
+                  every allocation to it): the baseline of the profile_memory configurations
   torch           torch.profiler, CPU activity (legacy profiler: Debian's torch has no Kineto)
   nnprof          nnprof.torch.profile
   (+shapes)       both with record_shapes=True
+  (+memory)       both with profile_memory=True
 
 Printed per configuration: Ir per op on the training thread and the part above "noop"
-(above "noop+inputs" for record_shapes): the profiler's own work; and the goal "nnprof's
+(above "noop+inputs" for record_shapes, "noop+memory" for profile_memory): the profiler's
+own work; and the goal "nnprof's
 own <= 1/5 of torch.profiler's own"; with "none", each configuration's added instructions
 per step. nnprof's writer thread is not counted here (see bench_writer). With --annotate,
 the inclusive Ir per op of the shim's and libnnprof's functions in the nnprof run.
@@ -28,7 +32,7 @@ the inclusive Ir per op of the shim's and libnnprof's functions in the nnprof ru
 On AMD CPUs the valgrind runs load a patched copy of libhwy (valgrind_env below).
 
     PYTHONPATH=python /usr/bin/python3 bench/bench_torch_ir.py [--steps 20] [--annotate]
-        [--model small|demo] [--configs none,noop,nnprof]
+        [--model small|demo] [--configs none,noop,nnprof,torch+memory,nnprof+memory]
 """
 
 import argparse
@@ -50,6 +54,8 @@ RDTSC_NOP = b"\x0f\x31\x90"  # as long as RDTSCP: offsets in the library do not 
 HELPER_SRC = r"""
 // Helper of bench_torch_ir.py: callgrind client requests and a no-op global callback.
 #include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <valgrind/callgrind.h>
 #include <atomic>
 #include <memory>
@@ -69,6 +75,17 @@ extern "C" void noop_install(int inputs)
         at::RecordFunctionCallback(on_start, on_end).needsInputs(inputs != 0));
 }
 extern "C" void noop_remove(void) { at::removeCallback(g_handle); }
+// A memory reporter that does nothing, where a profiler puts its own (the thread's
+// PROFILER_STATE): c10's allocator then reports every allocation and free to it.
+struct NoopReporter final : c10::MemoryReportingInfoBase {
+    void reportMemoryUsage(void *, int64_t, int64_t, int64_t, c10::Device) override {}
+    bool memoryProfilingEnabled() const override { return true; }
+};
+extern "C" void noop_memory_install(void)
+{
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE,
+                                     std::make_shared<NoopReporter>());
+}
 extern "C" unsigned long long noop_calls(void) { return g_calls.load(); }
 """
 
@@ -105,11 +122,14 @@ def child(args):
     for _ in range(3):
         trainer.step()
     kind, _, extra = args.child.partition("+")
-    kwargs = {"record_shapes": True} if extra == "shapes" else {}
+    kwargs = {"shapes": {"record_shapes": True},
+              "memory": {"profile_memory": True}}.get(extra, {})
     out_dir = tempfile.mkdtemp(prefix="nnp-bench-ir-")
     prof = None
     if kind == "noop":
         helper.noop_install(1 if extra == "inputs" else 0)
+        if extra == "memory":
+            helper.noop_memory_install()
     elif kind == "torch":
         prof = tp.profile(activities=[tp.ProfilerActivity.CPU], **kwargs)
     elif kind == "nnprof":
@@ -254,7 +274,9 @@ def main():
 
         def baseline(config):
             """The no-op callback run a configuration's own work is counted above."""
-            return "noop+inputs" if config.endswith("+shapes") else "noop"
+            if config.endswith("+shapes"):
+                return "noop+inputs"
+            return "noop+memory" if config.endswith("+memory") else "noop"
 
         none = results["none"][0] if "none" in results else 0.0
         print(f"{'config':<16}{'Ir/op':>10}{'above none':>12}{'own (above its noop)':>22}")
@@ -267,7 +289,7 @@ def main():
                 if config != "none":
                     print(f"{config}: {ir / none - 1:+.3%} instructions per step on the training "
                           "thread")
-        for extra in ("", "+shapes"):
+        for extra in ("", "+shapes", "+memory"):
             t, n = results.get("torch" + extra), results.get("nnprof" + extra)
             base = results.get(baseline(extra))
             if t and n and base:
@@ -276,10 +298,10 @@ def main():
                 print(f"own work per op{extra}: torch.profiler {t_own:.0f} Ir, nnprof "
                       f"{n_own:.0f} Ir, ratio {ratio:.1f} (goal >= {RATIO_GOAL:.0f}): "
                       f"{'PASS' if ratio >= RATIO_GOAL else 'MISS'}")
-        if args.annotate and "nnprof" in results:
-            print("\ninclusive Ir of nnprof's functions, nnprof run, main thread "
+        for config in (c for c in results if args.annotate and c.startswith("nnprof")):
+            print(f"\ninclusive Ir of nnprof's functions, {config} run, main thread "
                   f"({args.steps} steps x {n_ops:.0f} ops):")
-            print("\n".join(annotate(results["nnprof"][1], n_ops * args.steps)))
+            print("\n".join(annotate(results[config][1], n_ops * args.steps)))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
