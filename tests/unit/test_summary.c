@@ -177,12 +177,12 @@ static void test_summary_self_time_when_ops_nest(void **state)
 
 /* Per step (100 us apart): an op with a 40-character type [1, 3) us, then "mm" [4, 6) us. */
 #define LONG_TYPE "aten::native_batch_norm_backward_variant"
+/* Ops of type arg (LONG_TYPE when NULL) and "mm", 4 steps of one call each. */
 static void record_long_name(const nnpt_run_t *r, void *arg)
 {
     nnp_op_t a = {0}, b = {0};
     (void)r;
-    (void)arg;
-    a.name = a.type = nnp_intern(LONG_TYPE);
+    a.name = a.type = nnp_intern(arg ? (const char *)arg : LONG_TYPE);
     b.name = b.type = nnp_intern("mm");
     for (uint64_t k = 0; k < NEST_STEPS; k++) {
         uint64_t t = NNPT_T0 + k * NEST_STEP_NS;
@@ -208,6 +208,42 @@ static void test_summary_long_names_line_up(void **state)
                     "  " LONG_TYPE "  50.00%         4 calls           8.000 us\n"
                     "  mm                                        50.00%         4 calls"
                     "           8.000 us\n");
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* A CUDA kernel's signature is shown without "void " and its parameter list (parentheses
+ * inside the template arguments kept), as its type in op_statistic stays whole. */
+#define KERNEL_SIG                                                                                 \
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "           \
+    "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
+#define KERNEL_SHORT                                                                               \
+    "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "                \
+    "std::array<char*, 1ul> >"
+static void test_summary_kernel_names_shortened(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP], stat[PATH_CAP];
+    nnpt_run_t r = {.rank = 0, .record = record_long_name, .arg = (void *)KERNEL_SIG};
+    FILE *f;
+    size_t n;
+    (void)state;
+    nnpt_record_in_child(out, &r, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    /* KERNEL_SHORT is 101 characters: the column is NAME_WIDTH_MAX (96) wide, so "mm" pads
+     * to 96 and the long name runs past it by 5. */
+    assert_int_equal(strlen(KERNEL_SHORT), 101);
+    expect_in(text, "  " KERNEL_SHORT "  50.00%         4 calls           8.000 us\n");
+    assert_null(strstr(text, "void at::native"));
+    assert_null(strstr(text, "(int, at::native"));
+    /* The file keeps the whole signature (quoted: it holds commas). */
+    snprintf(stat, sizeof(stat), "%s/profiler/op_statistic_0.csv", out);
+    f = fopen(stat, "r");
+    assert_non_null(f);
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"" KERNEL_SIG "\""));
     nnpt_rm_rf(out);
     free(out);
 }
@@ -289,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_summary_output_folder_and_unanalysed_data),
         cmocka_unit_test(test_summary_self_time_when_ops_nest),
         cmocka_unit_test(test_summary_long_names_line_up),
+        cmocka_unit_test(test_summary_kernel_names_shortened),
         cmocka_unit_test(test_no_events_said_plainly),
         cmocka_unit_test(test_query_rank_and_precision),
         cmocka_unit_test(test_memory_warning_names_the_memory),

@@ -126,6 +126,31 @@ static int split_csv(char *line, char **fields, int max)
     return n;
 }
 
+/* A CUDA kernel's demangled signature shown without its return type and parameter list,
+ * in place ("void at::native::k<float>(int, float*)" -> "at::native::k<float>"): those
+ * make a GPU run's names 150 characters long, and the template arguments that stay tell
+ * a kernel's instantiations apart. The CSV files keep whole names; other names are left
+ * as they are. */
+#define KERNEL_RETURN "void "
+static void kernel_short_name(char *s)
+{
+    size_t pre = sizeof(KERNEL_RETURN) - 1, n = strlen(s);
+    int depth = 0;
+    if (n <= pre || strncmp(s, KERNEL_RETURN, pre) != 0 || s[n - 1] != ')')
+        return;
+    for (size_t i = n; i-- > pre;) {
+        if (s[i] == ')') {
+            depth++;
+        } else if (s[i] == '(' && --depth == 0) {
+            if (i == pre)
+                return; /* nothing before the parameters: keep the name whole */
+            s[i] = '\0';
+            memmove(s, s + pre, i - pre + 1);
+            return;
+        }
+    }
+}
+
 /* The first rows of one of our CSV files (its header skipped), split into fields. */
 typedef struct top_rows {
     char lines[TOP_ROWS][LINE_CAP];
@@ -150,6 +175,7 @@ static bool read_top(const char *path, int cols, int name_col, top_rows_t *t)
         int len;
         if (split_csv(t->lines[t->n], t->f[t->n], cols) < cols)
             continue;
+        kernel_short_name(t->f[t->n][name_col]);
         len = (int)strlen(t->f[t->n][name_col]);
         if (len > t->name_width)
             t->name_width = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
