@@ -66,6 +66,7 @@ static void test_summary_ranks_in_order_with_host_ranges(void **state)
     expect_in(p0, "Step phases (average of 20 steps): 0.0100 ms =\n"
                   "  iteration interval 0.0010 ms (10.00%)  waiting for data / host work\n");
     expect_in(p0, "Top op types (share of op time):\n");
+    expect_in(p0, "Per step (average, us): computing ");
     /* Rank 1 recorded ranges and steps but no op: nothing finds the forward start. */
     expect_in(p1, "Top op types: none (no op was recorded)\n");
     expect_in(p1, "Step phases (average of 20 steps): 0.0100 ms per step; the phases are "
@@ -248,6 +249,34 @@ static void test_summary_kernel_names_shortened(void **state)
     free(out);
 }
 
+/* Two ops and no step: [1, 3) and [4, 6) us. */
+static void record_no_steps(const nnpt_run_t *r, void *arg)
+{
+    nnp_op_t a = {0};
+    (void)r;
+    (void)arg;
+    a.name = a.type = nnp_intern("mm");
+    nnp_op_at(&a, NNPT_T0 + 1000, NNPT_T0 + 3000);
+    nnp_op_at(&a, NNPT_T0 + 4000, NNPT_T0 + 6000);
+}
+
+/* Without steps the overlap line is the whole run's (step_trace_time.csv's one row with an
+ * empty Step), not an average per step: 4 us of ops, the 1 us between them free. */
+static void test_summary_whole_run_without_steps(void **state)
+{
+    char *out = nnpt_mkdtemp(), text[OUT_CAP];
+    nnpt_run_t r = {.rank = 0, .record = record_no_steps};
+    (void)state;
+    nnpt_record_in_child(out, &r, NULL, 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' 2>/dev/null", out), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    expect_in(text, "Whole run (no steps, us): computing 4.000, communication 0.000 of which not "
+                    "overlapped 0.000, free 1.000\n");
+    assert_null(strstr(text, "Per step (average"));
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* A program that recorded nothing but samples (a preloaded, uninstrumented one): analyse and
  * summary say so plainly and how to record events. */
 static void test_no_events_said_plainly(void **state)
@@ -326,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_summary_self_time_when_ops_nest),
         cmocka_unit_test(test_summary_long_names_line_up),
         cmocka_unit_test(test_summary_kernel_names_shortened),
+        cmocka_unit_test(test_summary_whole_run_without_steps),
         cmocka_unit_test(test_no_events_said_plainly),
         cmocka_unit_test(test_query_rank_and_precision),
         cmocka_unit_test(test_memory_warning_names_the_memory),

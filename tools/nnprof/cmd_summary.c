@@ -331,6 +331,7 @@ static void overlap(const char *rank_dir)
     char path[PATH_CAP], line[LINE_CAP], *f[OV_COLS];
     double sum[OV_COLS] = {0};
     int rows = 0;
+    bool whole_run = false; /* the one row of a run without steps: an empty Step */
     FILE *in;
     snprintf(path, sizeof(path), "%s/step_trace_time.csv", rank_dir);
     in = fopen(path, "r");
@@ -343,13 +344,14 @@ static void overlap(const char *rank_dir)
             continue;
         for (int k = 1; k < OV_COLS; k++)
             sum[k] += strtod(f[k], NULL);
+        whole_run = f[0][0] == '\0';
         rows++;
     }
     fclose(in);
     if (rows == 0)
         return;
-    printf("Per step (average, us): computing %.3f, communication %.3f of which not "
-           "overlapped %.3f, free %.3f\n",
+    printf("%s: computing %.3f, communication %.3f of which not overlapped %.3f, free %.3f\n",
+           rows == 1 && whole_run ? "Whole run (no steps, us)" : "Per step (average, us)",
            sum[1] / rows, sum[4] / rows, sum[2] / rows, sum[5] / rows);
 }
 
