@@ -86,6 +86,16 @@ def main():
     if sizes:
         print(f"info other device allocations (CUDA's own): {sizes}")
 
+    # CUDA API calls on the thread that made them: CUPTI's threadId is the OS thread id that
+    # our recorder gives the program's own records (gpu_check launches and records its
+    # host ops from its main thread).
+    op_tids = {o.get("tid") for o in ops}
+    api_tids = {c.get("thread_id") for c in calls
+                if c.get("call_kind") in ("cuda_runtime", "cuda_driver")}
+    check(bool(api_tids) and api_tids <= op_tids,
+          "CUDA API calls on the program's own thread (CUPTI threadId = OS thread id)",
+          f"calls on {sorted(api_tids)}, host ops on {sorted(op_tids)}")
+
     # NVTX ranges, on the program's thread.
     nvtx = [c.get("name") for c in calls if c.get("call_kind") == "nvtx"]
     check(sorted(nvtx) == sorted(exp["nvtx"]), "NVTX ranges", f"{nvtx}")

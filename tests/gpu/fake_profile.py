@@ -4,7 +4,7 @@ program would write. selftest.sh feeds both to check_profile.py, so the GPU chec
 tested on every machine: it must pass this profile and fail a wrong one.
 
 Usage: fake_profile.py OUTPUT_PATH LIBNNPROF EXPECTATIONS.json"""
-import ctypes, json, os, sys
+import ctypes, json, os, sys, threading
 from ctypes import c_uint32, c_uint64, c_int32, c_int, Structure, byref, c_char_p
 out = sys.argv[1]
 os.environ.pop("NNPROF_ROOT_PID", None)  # a child of another profiled process would not start
@@ -21,9 +21,10 @@ class Op(Structure): _fields_ = [("name", c_uint32), ("type", c_uint32), ("graph
 class T(Structure): _fields_ = [("address", c_uint64), ("size", c_uint64), ("name", c_uint32), ("owner", c_uint32), ("device_id", c_uint32)]
 t = lib.nnp_clock_ns() + 1000
 TAG = 1 << 63
+TID = threading.get_native_id()  # as CUPTI gives a call's thread: the OS thread id
 corr = [1]
 def call(name, kind, c, s, e, stream=0):
-    x = Call(I(name), kind, 0, c, 99, stream, 0); lib.nnp_call_at(byref(x), c_uint64(s), c_uint64(e))
+    x = Call(I(name), kind, 0, c, TID, stream, 0); lib.nnp_call_at(byref(x), c_uint64(s), c_uint64(e))
 def kern(name, g, b, ds, c, s, e):
     lib.nnp_kernel_launch_at(byref(K(I(name), I("cuLaunchKernel"), 0, 7, c)), byref(L(g,1,1,b,1,1,16,0,ds)), c_uint64(s), c_uint64(e))
 def copy(kind, src, dst, nbytes, c, s, e):
@@ -33,7 +34,7 @@ MIB = 1 << 20
 for i, sz in enumerate((4*MIB, 4*MIB, MIB)):
     lib.nnp_mem_alloc_at(byref(T(0x1000 * (i + 1), sz, 0, 0, 0)), c_uint64(t)); t += 10
 def nvtx(name, s, e):
-    x = Call(I(name), 4, 0, 0, 99, 0, 0); lib.nnp_call_at(byref(x), c_uint64(s), c_uint64(e))
+    x = Call(I(name), 4, 0, 0, TID, 0, 0); lib.nnp_call_at(byref(x), c_uint64(s), c_uint64(e))
 def launch_then(kname, n, g, b, ds, opcorr=None):
     global t
     start = t

@@ -384,6 +384,12 @@ static int init_once(void)
         return rc;
     if (sem_init(&g.wake, 0, 0) != 0)
         return nnp__fail(NNP_EIO, "cuda: cannot create the drain semaphore");
+    /* CUPTI's thread id on Linux is pthread_self() by default (cut to 32 bits in its
+     * records), not the OS thread id our recorder and the timeline use: ask for gettid. Seen
+     * on an H200 (scripts/gpu-check): calls were on thread 3555201024, the program on 519. */
+    if (cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) != CUPTI_SUCCESS)
+        NNP_LOG_W("cuda: CUPTI gives pthread ids, not OS thread ids: CUDA calls and NVTX ranges "
+                  "will be on threads of their own in the timeline");
     /* Before any kind is enabled (CUPTI's rule): every record then carries our clock. */
     g.own_clock = cuptiActivityRegisterTimestampCallback(our_timestamp) == CUPTI_SUCCESS;
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
