@@ -90,11 +90,12 @@ def main():
     # our recorder gives the program's own records (gpu_check launches and records its
     # host ops from its main thread).
     op_tids = {o.get("tid") for o in ops}
-    api_tids = {c.get("thread_id") for c in calls
-                if c.get("call_kind") in ("cuda_runtime", "cuda_driver")}
-    check(bool(api_tids) and api_tids <= op_tids,
-          "CUDA API calls on the program's own thread (CUPTI threadId = OS thread id)",
-          f"calls on {sorted(api_tids)}, host ops on {sorted(op_tids)}")
+    for kinds, what in ((("cuda_runtime", "cuda_driver"), "CUDA API calls"),
+                        (("nvtx",), "NVTX ranges")):
+        tids = {c.get("thread_id") for c in calls if c.get("call_kind") in kinds}
+        check(bool(tids) and tids <= op_tids,
+              f"{what} on the program's own thread (CUPTI threadId = OS thread id)",
+              f"on {sorted(tids)}, host ops on {sorted(op_tids)}")
 
     # NVTX ranges, on the program's thread.
     nvtx = [c.get("name") for c in calls if c.get("call_kind") == "nvtx"]
