@@ -37,7 +37,7 @@ static void table_fini(nnp_table_t *t)
     t->n = t->cap = t->zeroed = 0;
 }
 
-size_t nnp__table_push(nnp_table_t *t)
+size_t nnp__table_push_grow(nnp_table_t *t)
 {
     if (t->n == t->cap) {
         /* Doubling while small; 1.25x once large, where the slack of doubling would be
