@@ -281,19 +281,13 @@ static NNP_ALWAYS_INLINE void get_bytes(reader_t *rd, void *dst, size_t n, bool 
 static NNP_ALWAYS_INLINE void get_field(reader_t *rd, unsigned mode, uint64_t *x, uint64_t ts,
                                         bool checked)
 {
-    switch (mode) {
-    case F_SAME:
-        break;
-    case F_DELTA:
-        *x += unzigzag(get_varint(rd, checked));
-        break;
-    case F_FROM_TS:
-        *x = ts + unzigzag(get_varint(rd, checked));
-        break;
-    default:
+    if (mode == F_SAME)
+        return;
+    if (mode == F_RAW) {
         get_bytes(rd, x, sizeof(*x), checked);
-        break;
+        return;
     }
+    *x = (mode == F_FROM_TS ? ts : *x) + unzigzag(get_varint(rd, checked));
 }
 
 /* Decodes one record (or raw slot) into out[0..), at most slots_left slots. The fields are
@@ -336,21 +330,22 @@ static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, reader_t *rd
     get_field(rd, (mode >> M_A_SHIFT) & F_MASK, &prev->a, prev->ts, checked);
     get_field(rd, (mode >> M_B_SHIFT) & F_MASK, &prev->b, prev->ts, checked);
     for (unsigned s = 1; s < ns; s++) {
-        uint64_t w[WORDS_PER_SLOT];
         unsigned ext;
         if (checked && rd->p >= rd->end)
             return 0;
         ext = *rd->p++;
-        if (ext == 0)
-            continue; /* every word as before */
-        slot_words(&prev[s], w);
-        for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
-            unsigned m = (ext >> (2 * k)) & F_MASK;
+        /* Only the words that changed (2 bits each, F_SAME = 0), in order. */
+        while (ext != 0) {
+            unsigned k = (unsigned)__builtin_ctz(ext) / 2, m = (ext >> (2 * k)) & F_MASK;
+            unsigned char *word = (unsigned char *)&prev[s] + k * sizeof(uint64_t);
+            uint64_t w;
             if (m == F_FROM_TS)
                 return 0; /* never written for extension words */
-            get_field(rd, m, &w[k], 0, checked);
+            ext &= ~(F_MASK << (2 * k));
+            memcpy(&w, word, sizeof(w));
+            get_field(rd, m, &w, 0, checked);
+            memcpy(word, &w, sizeof(w));
         }
-        memcpy(&prev[s], w, sizeof(prev[s]));
     }
     if (rd->bad)
         return 0;

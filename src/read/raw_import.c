@@ -171,7 +171,7 @@ static void on_host(import_ctx_t *c, const nnp_raw_event_t *ev, uint8_t kind)
     h->thread[i] = thread_of(c, ev->tid);
 }
 
-static void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
+static NNP_NOINLINE void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
 {
     const nnp_rec_t *r = ev->slots;
     const nnp_rec_op_ext_t *x = (const nnp_rec_op_ext_t *)&r[1];
@@ -346,7 +346,7 @@ static void on_comm_group(import_ctx_t *c, const nnp_rec_t *r)
     g->my_index[i] = (int32_t)(int64_t)r->b;
 }
 
-static void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
+static NNP_ALWAYS_INLINE void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
 {
     const nnp_rec_t *r = ev->slots;
     nnp_mem_events_t *t = &c->m->mem;
