@@ -294,8 +294,9 @@ static NNP_ALWAYS_INLINE void get_field(reader_t *rd, unsigned mode, uint64_t *x
  * decoded into the kind's previous record, in place (most stay as they were), and the
  * record is then copied out whole. Returns the slots written, 0 on damage. checked: fewer
  * than RECORD_MAX_BYTES bytes may remain. */
-static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, reader_t *rd, nnp_rec_t *out,
-                                              size_t slots_left, bool checked)
+static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *prev_ts,
+                                              reader_t *rd, nnp_rec_t *out, size_t slots_left,
+                                              bool checked)
 {
     uint8_t kind, mode;
     unsigned ns;
@@ -314,8 +315,8 @@ static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, reader_t *rd
         /* The commonest record (see the encoder): the previous one, a new time. */
         prev->kind = kind;
         prev->n_slots = 1;
-        prev->ts = st->prev_ts + unzigzag(*rd->p++);
-        st->prev_ts = prev->ts;
+        prev->ts = *prev_ts + unzigzag(*rd->p++);
+        *prev_ts = prev->ts;
         out[0] = prev[0];
         return 1;
     }
@@ -326,7 +327,7 @@ static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, reader_t *rd
         get_bytes(rd, &prev->flags, sizeof(prev->flags), checked);
     if (mode & M_NAME)
         prev->name = (uint32_t)get_varint(rd, checked);
-    prev->ts = st->prev_ts + unzigzag(get_varint(rd, checked));
+    prev->ts = *prev_ts + unzigzag(get_varint(rd, checked));
     get_field(rd, (mode >> M_A_SHIFT) & F_MASK, &prev->a, prev->ts, checked);
     get_field(rd, (mode >> M_B_SHIFT) & F_MASK, &prev->b, prev->ts, checked);
     for (unsigned s = 1; s < ns; s++) {
@@ -351,10 +352,16 @@ static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, reader_t *rd
         return 0;
     prev->kind = kind;
     prev->n_slots = (uint8_t)ns;
-    st->prev_ts = prev->ts;
-    /* Slot by slot, as keep_prev. */
-    for (unsigned s = 0; s < ns; s++)
-        out[s] = prev[s];
+    *prev_ts = prev->ts;
+    _Static_assert(NNP_REC_MAX_SLOTS == 3, "the copy below is unrolled for 3 slots");
+    /* Slot by slot, unrolled (ns is 1..NNP_REC_MAX_SLOTS): a loop or a memcpy of variable
+     * length cost more than the copies. */
+    out[0] = prev[0];
+    if (ns > 1) {
+        out[1] = prev[1];
+        if (ns > 2)
+            out[2] = prev[2];
+    }
     return ns;
 }
 
@@ -362,19 +369,17 @@ int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_
                      size_t n_slots)
 {
     reader_t rd = {in, in + n, false};
-    size_t i = 0;
+    uint64_t prev_ts = st->prev_ts; /* in a register, not stored per record */
+    size_t i = 0, got = 1;
     /* Far from the end: no bound checks. */
-    while (i < n_slots && rd.end - rd.p >= (ptrdiff_t)RECORD_MAX_BYTES) {
-        size_t got = decode_record(st, &rd, &out[i], n_slots - i, false);
-        if (got == 0)
-            return -1;
+    while (i < n_slots && rd.end - rd.p >= (ptrdiff_t)RECORD_MAX_BYTES && got != 0) {
+        got = decode_record(st, &prev_ts, &rd, &out[i], n_slots - i, false);
         i += got;
     }
-    while (i < n_slots) {
-        size_t got = decode_record(st, &rd, &out[i], n_slots - i, true);
-        if (got == 0)
-            return -1;
+    while (i < n_slots && got != 0) {
+        got = decode_record(st, &prev_ts, &rd, &out[i], n_slots - i, true);
         i += got;
     }
-    return rd.bad || rd.p != rd.end ? -1 : 0;
+    st->prev_ts = prev_ts;
+    return got == 0 || rd.bad || rd.p != rd.end ? -1 : 0;
 }
