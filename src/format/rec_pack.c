@@ -204,8 +204,8 @@ size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, 
 /* Most bytes one record can take (a raw slot: 2 + 32 is less): kind, mode, flags, then up
  * to VARINT_MAX bytes for each of name, time, a and b, and for each extension slot its mode
  * byte and four words. Where this many bytes remain, a record is decoded without a bound
- * check per field: the checks were a third of the decoder's instructions. */
-#define RECORD_MAX_BYTES \
+ * check per field (the checks were a sixth of the decoder's instructions). */
+#define RECORD_MAX_BYTES                                                                           \
     (2u + 2u + 4u * VARINT_MAX + (NNP_REC_MAX_SLOTS - 1u) * (1u + WORDS_PER_SLOT * VARINT_MAX))
 
 /* Reader of the packed bytes; bounds are checked only by the "checked" instances of the
@@ -294,9 +294,8 @@ static NNP_ALWAYS_INLINE void get_field(reader_t *rd, unsigned mode, uint64_t *x
  * decoded into the kind's previous record, in place (most stay as they were), and the
  * record is then copied out whole. Returns the slots written, 0 on damage. checked: fewer
  * than RECORD_MAX_BYTES bytes may remain. */
-static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *prev_ts,
-                                              reader_t *rd, nnp_rec_t *out, size_t slots_left,
-                                              bool checked)
+static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *prev_ts, reader_t *rd,
+                                              nnp_rec_t *out, size_t slots_left, bool checked)
 {
     uint8_t kind, mode;
     unsigned ns;
