@@ -293,7 +293,7 @@ static NNP_ALWAYS_INLINE void get_field(reader_t *rd, unsigned mode, uint64_t *x
 /* Decodes one record (or raw slot) into out[0..), at most slots_left slots. The fields are
  * decoded into the kind's previous record, in place (most stay as they were), and the
  * record is then copied out whole. Returns the slots written, 0 on damage. checked: fewer
- * than RECORD_MAX_BYTES bytes may remain. */
+ * than RECORD_MAX_BYTES bytes or NNP_REC_MAX_SLOTS slots may remain. */
 static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *prev_ts, reader_t *rd,
                                               nnp_rec_t *out, size_t slots_left, bool checked)
 {
@@ -320,7 +320,7 @@ static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *pr
         return 1;
     }
     ns = (mode & M_SLOTS_MASK) + 1u;
-    if (ns > slots_left)
+    if (checked && ns > slots_left)
         return 0;
     if (mode & M_FLAGS)
         get_bytes(rd, &prev->flags, sizeof(prev->flags), checked);
@@ -370,8 +370,9 @@ int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_
     reader_t rd = {in, in + n, false};
     uint64_t prev_ts = st->prev_ts; /* in a register, not stored per record */
     size_t i = 0, got = 1;
-    /* Far from the end: no bound checks. */
-    while (i < n_slots && rd.end - rd.p >= (ptrdiff_t)RECORD_MAX_BYTES && got != 0) {
+    /* Far from the end of the bytes and of the slots: no bound checks. */
+    while (n_slots - i >= NNP_REC_MAX_SLOTS && rd.end - rd.p >= (ptrdiff_t)RECORD_MAX_BYTES &&
+           got != 0) {
         got = decode_record(st, &prev_ts, &rd, &out[i], n_slots - i, false);
         i += got;
     }
