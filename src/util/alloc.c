@@ -74,6 +74,22 @@ void nnp__hint_huge_pages(void *p, size_t n)
         (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
 }
 
+void nnp__prefault_write(void *p, size_t n)
+{
+    /* Only the whole pages inside the range: the pages at its edges may already be in use
+     * (and are then present), and a range of no whole page is not worth a call. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(page - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (p && end > start)
+        (void)madvise((void *)start, (size_t)(end - start), MADV_POPULATE_WRITE);
+#else
+    (void)start;
+    (void)end;
+#endif
+}
+
 void *nnp__aligned_alloc(size_t align, size_t n)
 {
     void *p = NULL;

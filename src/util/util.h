@@ -52,6 +52,11 @@ void nnp__free(void *p);
  * ignored. For the analyser's big tables (one page fault per 2 MiB instead of per 4 KiB),
  * never for the recorder's memory, which lives in the profiled program. */
 void nnp__hint_huge_pages(void *p, size_t n);
+/* Makes the whole pages of [p, p + n) present and writable in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14), for a range about to be written: one system call
+ * instead of a page fault per page. Contents are unchanged. Best effort: nothing happens
+ * where the kernel or the headers lack it. */
+void nnp__prefault_write(void *p, size_t n);
 char *nnp__strdup(const char *s);
 /* Test hook: the nth allocation from now (1 = the next) fails; 0 disables. */
 void nnp__alloc_fail_at(uint64_t nth);
