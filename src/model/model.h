@@ -31,6 +31,9 @@ typedef struct nnp_table {
     unsigned n_cols;
     void **cols[NNP_TABLE_MAX_COLS];
     size_t widths[NNP_TABLE_MAX_COLS];
+    /* 0: the column is on the heap; else the size of the anonymous mapping it has to
+     * itself (columns of 2 MiB and more, model.c), whose rows past n read zero. */
+    size_t map_bytes[NNP_TABLE_MAX_COLS];
 } nnp_table_t;
 
 /* Threads seen in the run. Other tables refer to them by index (the "thread" column). */
