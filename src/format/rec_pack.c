@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "format/rec_pack.h"
+#include "util/util.h"
 
 /* Mode byte of a record: slots (2 bits), then one or two bits per slot-0 field. */
 #define M_SLOTS_MASK 0x03u /* n_slots - 1; 3 = one raw slot follows */
@@ -200,7 +201,15 @@ size_t nnp__pack_encode(nnp_pack_state_t *st, const nnp_rec_t *slots, size_t n, 
     return (size_t)(o - out);
 }
 
-/* Bounds-checked reader of the packed bytes. */
+/* Most bytes one record can take (a raw slot: 2 + 32 is less): kind, mode, flags, then up
+ * to VARINT_MAX bytes for each of name, time, a and b, and for each extension slot its mode
+ * byte and four words. Where this many bytes remain, a record is decoded without a bound
+ * check per field (the checks were a sixth of the decoder's instructions). */
+#define RECORD_MAX_BYTES                                                                           \
+    (2u + 2u + 4u * VARINT_MAX + (NNP_REC_MAX_SLOTS - 1u) * (1u + WORDS_PER_SLOT * VARINT_MAX))
+
+/* Reader of the packed bytes; bounds are checked only by the "checked" instances of the
+ * helpers below (the end of a chunk), the others rely on RECORD_MAX_BYTES. */
 typedef struct reader {
     const uint8_t *p, *end;
     bool bad;
@@ -224,23 +233,29 @@ static uint64_t get_varint_long(reader_t *rd)
     return 0;
 }
 
-/* Most varints of a chunk are one byte (deltas of a few ticks, small ids): that case
- * inline, the loop out of line. */
-static inline uint64_t get_varint(reader_t *rd)
+/* Most varints of a chunk are one or two bytes (deltas of a few ticks, small ids): those
+ * inline, longer ones in a loop. checked: the caller has not made sure VARINT_MAX bytes
+ * remain. */
+static NNP_ALWAYS_INLINE uint64_t get_varint(reader_t *rd, bool checked)
 {
     const uint8_t *p = rd->p;
-    uint64_t v;
-    if (rd->end - p < VARINT_MAX)
+    uint64_t v, b;
+    if (checked && rd->end - p < VARINT_MAX)
         return get_varint_long(rd); /* near the end: every byte checked */
-    /* Ten bytes remain, the longest varint: no bound to check per byte. */
+    /* VARINT_MAX bytes remain, the longest varint: no bound to check per byte. */
     v = p[0];
-    if (v < CONT_BIT) {
+    if (NNP_LIKELY(v < CONT_BIT)) {
         rd->p = p + 1;
         return v;
     }
-    v &= ~(uint64_t)CONT_BIT;
-    for (unsigned k = 1; k < VARINT_MAX; k++) {
-        uint64_t b = p[k];
+    b = p[1];
+    v = (v & ~(uint64_t)CONT_BIT) | (b & ~(uint64_t)CONT_BIT) << BYTE_BITS;
+    if (b < CONT_BIT) {
+        rd->p = p + 2;
+        return v;
+    }
+    for (unsigned k = 2; k < VARINT_MAX; k++) {
+        b = p[k];
         v |= (b & ~(uint64_t)CONT_BIT) << (k * BYTE_BITS);
         if (b < CONT_BIT) {
             rd->p = p + k + 1;
@@ -251,9 +266,9 @@ static inline uint64_t get_varint(reader_t *rd)
     return 0;
 }
 
-static inline void get_bytes(reader_t *rd, void *dst, size_t n)
+static NNP_ALWAYS_INLINE void get_bytes(reader_t *rd, void *dst, size_t n, bool checked)
 {
-    if ((size_t)(rd->end - rd->p) < n) {
+    if (checked && (size_t)(rd->end - rd->p) < n) {
         rd->bad = true;
         memset(dst, 0, n);
         return;
@@ -262,89 +277,109 @@ static inline void get_bytes(reader_t *rd, void *dst, size_t n)
     rd->p += n;
 }
 
-static inline uint64_t get_field(reader_t *rd, unsigned mode, uint64_t prev, uint64_t ts)
+/* A 64-bit field whose previous value is *x, written in mode (F_*), updated in place. */
+static NNP_ALWAYS_INLINE void get_field(reader_t *rd, unsigned mode, uint64_t *x, uint64_t ts,
+                                        bool checked)
 {
-    uint64_t v;
-    switch (mode) {
-    case F_SAME:
-        return prev;
-    case F_DELTA:
-        return prev + unzigzag(get_varint(rd));
-    case F_FROM_TS:
-        return ts + unzigzag(get_varint(rd));
-    default:
-        get_bytes(rd, &v, sizeof(v));
-        return v;
+    if (mode == F_SAME)
+        return;
+    if (mode == F_RAW) {
+        get_bytes(rd, x, sizeof(*x), checked);
+        return;
     }
+    *x = (mode == F_FROM_TS ? ts : *x) + unzigzag(get_varint(rd, checked));
+}
+
+/* Decodes one record (or raw slot) into out[0..), at most slots_left slots. The fields are
+ * decoded into the kind's previous record, in place (most stay as they were), and the
+ * record is then copied out whole. Returns the slots written, 0 on damage. checked: fewer
+ * than RECORD_MAX_BYTES bytes or NNP_REC_MAX_SLOTS slots may remain. */
+static NNP_ALWAYS_INLINE size_t decode_record(nnp_pack_state_t *st, uint64_t *prev_ts, reader_t *rd,
+                                              nnp_rec_t *out, size_t slots_left, bool checked)
+{
+    uint8_t kind, mode;
+    unsigned ns;
+    nnp_rec_t *prev;
+    if (checked && rd->end - rd->p < 2)
+        return 0;
+    kind = rd->p[0];
+    mode = rd->p[1];
+    rd->p += 2;
+    if ((mode & M_SLOTS_MASK) == M_SLOTS_RAW) {
+        get_bytes(rd, out, sizeof(*out), checked);
+        return rd->bad ? 0 : 1;
+    }
+    prev = prev_of(st, kind);
+    if (mode == 0 && (!checked || rd->p < rd->end) && *rd->p < CONT_BIT) {
+        /* The commonest record (see the encoder): the previous one, a new time. */
+        prev->kind = kind;
+        prev->n_slots = 1;
+        prev->ts = *prev_ts + unzigzag(*rd->p++);
+        *prev_ts = prev->ts;
+        out[0] = prev[0];
+        return 1;
+    }
+    ns = (mode & M_SLOTS_MASK) + 1u;
+    if (checked && ns > slots_left)
+        return 0;
+    if (mode & M_FLAGS)
+        get_bytes(rd, &prev->flags, sizeof(prev->flags), checked);
+    if (mode & M_NAME)
+        prev->name = (uint32_t)get_varint(rd, checked);
+    prev->ts = *prev_ts + unzigzag(get_varint(rd, checked));
+    get_field(rd, (mode >> M_A_SHIFT) & F_MASK, &prev->a, prev->ts, checked);
+    get_field(rd, (mode >> M_B_SHIFT) & F_MASK, &prev->b, prev->ts, checked);
+    for (unsigned s = 1; s < ns; s++) {
+        unsigned ext;
+        if (checked && rd->p >= rd->end)
+            return 0;
+        ext = *rd->p++;
+        /* Only the words that changed (2 bits each, F_SAME = 0), in order. */
+        while (ext != 0) {
+            unsigned k = (unsigned)__builtin_ctz(ext) / 2, m = (ext >> (2 * k)) & F_MASK;
+            unsigned char *word = (unsigned char *)&prev[s] + k * sizeof(uint64_t);
+            uint64_t w;
+            if (m == F_FROM_TS)
+                return 0; /* never written for extension words */
+            ext &= ~(F_MASK << (2 * k));
+            memcpy(&w, word, sizeof(w));
+            get_field(rd, m, &w, 0, checked);
+            memcpy(word, &w, sizeof(w));
+        }
+    }
+    if (rd->bad)
+        return 0;
+    prev->kind = kind;
+    prev->n_slots = (uint8_t)ns;
+    *prev_ts = prev->ts;
+    _Static_assert(NNP_REC_MAX_SLOTS == 3, "the copy below is unrolled for 3 slots");
+    /* Slot by slot, unrolled (ns is 1..NNP_REC_MAX_SLOTS): a loop or a memcpy of variable
+     * length cost more than the copies. */
+    out[0] = prev[0];
+    if (ns > 1) {
+        out[1] = prev[1];
+        if (ns > 2)
+            out[2] = prev[2];
+    }
+    return ns;
 }
 
 int nnp__pack_decode(nnp_pack_state_t *st, const uint8_t *in, size_t n, nnp_rec_t *out,
                      size_t n_slots)
 {
     reader_t rd = {in, in + n, false};
-    size_t i = 0;
-    while (i < n_slots && !rd.bad) {
-        uint8_t kind, mode;
-        unsigned ns;
-        nnp_rec_t *prev, *r = &out[i];
-        if (rd.end - rd.p < 2)
-            return -1;
-        kind = *rd.p++;
-        mode = *rd.p++;
-        if ((mode & M_SLOTS_MASK) == M_SLOTS_RAW) {
-            get_bytes(&rd, r, sizeof(*r));
-            i++;
-            continue;
-        }
-        if (mode == 0 && rd.p < rd.end && *rd.p < CONT_BIT) {
-            /* The commonest record (see the encoder): the previous one, a new time. */
-            prev = prev_of(st, kind);
-            memcpy(r, prev, sizeof(*r));
-            r->kind = kind;
-            r->n_slots = 1;
-            r->ts = st->prev_ts + unzigzag(*rd.p++);
-            prev->ts = r->ts;
-            st->prev_ts = r->ts;
-            i++;
-            continue;
-        }
-        ns = (mode & M_SLOTS_MASK) + 1u;
-        if (ns > n_slots - i)
-            return -1;
-        prev = prev_of(st, kind);
-        r->kind = kind;
-        r->n_slots = (uint8_t)ns;
-        r->flags = prev[0].flags;
-        if (mode & M_FLAGS)
-            get_bytes(&rd, &r->flags, sizeof(r->flags));
-        r->name = (mode & M_NAME) ? (uint32_t)get_varint(&rd) : prev[0].name;
-        r->ts = st->prev_ts + unzigzag(get_varint(&rd));
-        r->a = get_field(&rd, (mode >> M_A_SHIFT) & F_MASK, prev[0].a, r->ts);
-        r->b = get_field(&rd, (mode >> M_B_SHIFT) & F_MASK, prev[0].b, r->ts);
-        for (unsigned s = 1; s < ns; s++) {
-            uint64_t w[WORDS_PER_SLOT], p[WORDS_PER_SLOT];
-            uint8_t ext;
-            get_bytes(&rd, &ext, 1);
-            if (ext == 0) {
-                r[s] = prev[s]; /* every word as before */
-                continue;
-            }
-            slot_words(&prev[s], p);
-            for (unsigned k = 0; k < WORDS_PER_SLOT; k++) {
-                unsigned m = (ext >> (2 * k)) & F_MASK;
-                if (m == F_FROM_TS) {
-                    rd.bad = true; /* never written for extension words */
-                    break;
-                }
-                w[k] = get_field(&rd, m, p[k], 0);
-            }
-            memcpy(&r[s], w, sizeof(r[s]));
-        }
-        if (rd.bad)
-            return -1;
-        keep_prev(prev, r, ns);
-        st->prev_ts = r->ts;
-        i += ns;
+    uint64_t prev_ts = st->prev_ts; /* in a register, not stored per record */
+    size_t i = 0, got = 1;
+    /* Far from the end of the bytes and of the slots: no bound checks. */
+    while (n_slots - i >= NNP_REC_MAX_SLOTS && rd.end - rd.p >= (ptrdiff_t)RECORD_MAX_BYTES &&
+           got != 0) {
+        got = decode_record(st, &prev_ts, &rd, &out[i], n_slots - i, false);
+        i += got;
     }
-    return rd.bad || rd.p != rd.end ? -1 : 0;
+    while (i < n_slots && got != 0) {
+        got = decode_record(st, &prev_ts, &rd, &out[i], n_slots - i, true);
+        i += got;
+    }
+    st->prev_ts = prev_ts;
+    return got == 0 || rd.bad || rd.p != rd.end ? -1 : 0;
 }

@@ -31,6 +31,9 @@ typedef struct nnp_table {
     unsigned n_cols;
     void **cols[NNP_TABLE_MAX_COLS];
     size_t widths[NNP_TABLE_MAX_COLS];
+    /* 0: the column is on the heap; else the size of the anonymous mapping it has to
+     * itself (columns of 2 MiB and more, model.c), whose rows past n read zero. */
+    size_t map_bytes[NNP_TABLE_MAX_COLS];
 } nnp_table_t;
 
 /* Threads seen in the run. Other tables refer to them by index (the "thread" column). */
@@ -369,7 +372,15 @@ uint32_t nnp__model_find(const nnp_model_t *m, const char *s);
 /* Appends one zero-filled row; returns its index or SIZE_MAX when out of memory or over
  * NNP_MODEL_MAX_ROWS. Works on any table above through its nnp_table_t header:
  *   size_t i = nnp__table_push(&m->ops.t); m->ops.start_ns[i] = ...; */
-size_t nnp__table_push(nnp_table_t *t);
+size_t nnp__table_push_grow(nnp_table_t *t);
+static inline size_t nnp__table_push(nnp_table_t *t)
+{
+    /* The common case inline (a row zero-filled ahead, hence within capacity); growth and
+     * zero-filling the next batch out of line (a call per row: ~20 instructions). */
+    if (t->n < t->zeroed)
+        return t->n++;
+    return nnp__table_push_grow(t);
+}
 /* Thread index for an OS tid, adding the thread when new (name 0). SIZE_MAX on OOM. */
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */

@@ -42,7 +42,8 @@ typedef struct import_ctx {
     int err;
 } import_ctx_t;
 
-static uint32_t map_str(import_ctx_t *c, uint32_t raw_id)
+/* map_str's slow path: a raw id met for the first time (or 0 before the map exists). */
+static uint32_t map_str_new(import_ctx_t *c, uint32_t raw_id)
 {
     const char *s;
     uint32_t id;
@@ -59,11 +60,10 @@ static uint32_t map_str(import_ctx_t *c, uint32_t raw_id)
             return 0;
         }
         memset(nm + c->str_map_cap, 0, (ncap - c->str_map_cap) * sizeof(uint32_t));
+        nm[0] = 1; /* raw id 0 is model id 0 (""): mapped from the start, for map_str */
         c->str_map = nm;
         c->str_map_cap = ncap;
     }
-    if (c->str_map[raw_id])
-        return c->str_map[raw_id] - 1;
     s = nnp__raw_str(c->raw, raw_id);
     if (!s) {
         /* The meta file lost this string (damage): keep the record, name it by id. */
@@ -75,6 +75,15 @@ static uint32_t map_str(import_ctx_t *c, uint32_t raw_id)
     }
     c->str_map[raw_id] = id + 1;
     return id;
+}
+
+/* Model id of a raw string id: a lookup inline (several per record), the first use of an
+ * id out of line. */
+static inline uint32_t map_str(import_ctx_t *c, uint32_t raw_id)
+{
+    if (NNP_LIKELY(raw_id < c->str_map_cap && c->str_map[raw_id]))
+        return c->str_map[raw_id] - 1;
+    return map_str_new(c, raw_id);
 }
 
 static uint32_t thread_of(import_ctx_t *c, uint64_t tid)
@@ -162,7 +171,7 @@ static void on_host(import_ctx_t *c, const nnp_raw_event_t *ev, uint8_t kind)
     h->thread[i] = thread_of(c, ev->tid);
 }
 
-static void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
+static NNP_NOINLINE void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
 {
     const nnp_rec_t *r = ev->slots;
     const nnp_rec_op_ext_t *x = (const nnp_rec_op_ext_t *)&r[1];
@@ -337,7 +346,7 @@ static void on_comm_group(import_ctx_t *c, const nnp_rec_t *r)
     g->my_index[i] = (int32_t)(int64_t)r->b;
 }
 
-static void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
+static NNP_ALWAYS_INLINE void on_mem(import_ctx_t *c, const nnp_raw_event_t *ev, bool alloc)
 {
     const nnp_rec_t *r = ev->slots;
     nnp_mem_events_t *t = &c->m->mem;

@@ -74,6 +74,46 @@ void nnp__hint_huge_pages(void *p, size_t n)
         (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
 }
 
+size_t nnp__zmap_bytes(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
+}
+
+void *nnp__zmap_resize(void *p, size_t old_bytes, size_t new_bytes)
+{
+    void *q;
+    if (should_fail())
+        return NULL;
+    if (!p)
+        q = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    else
+        q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    return q == MAP_FAILED ? NULL : q;
+}
+
+void nnp__zmap_free(void *p, size_t bytes)
+{
+    if (p)
+        (void)munmap(p, bytes);
+}
+
+void nnp__prefault_write(void *p, size_t n)
+{
+    /* Only the whole pages inside the range: the pages at its edges may already be in use
+     * (and are then present), and a range of no whole page is not worth a call. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(page - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (p && end > start)
+        (void)madvise((void *)start, (size_t)(end - start), MADV_POPULATE_WRITE);
+#else
+    (void)start;
+    (void)end;
+#endif
+}
+
 void *nnp__aligned_alloc(size_t align, size_t n)
 {
     void *p = NULL;

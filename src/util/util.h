@@ -52,6 +52,19 @@ void nnp__free(void *p);
  * ignored. For the analyser's big tables (one page fault per 2 MiB instead of per 4 KiB),
  * never for the recorder's memory, which lives in the profiled program. */
 void nnp__hint_huge_pages(void *p, size_t n);
+/* Makes the whole pages of [p, p + n) present and writable in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14), for a range about to be written: one system call
+ * instead of a page fault per page. Contents are unchanged. Best effort: nothing happens
+ * where the kernel or the headers lack it. */
+void nnp__prefault_write(void *p, size_t n);
+/* Arrays in anonymous mappings of their own, for big arrays whose unwritten bytes must read
+ * as zero: the kernel hands out zeroed pages, so they need no memset. nnp__zmap_resize maps
+ * new_bytes (p NULL) or grows or shrinks the mapping p of old_bytes (it may move; bytes
+ * past old_bytes read zero); NULL on failure, p then unchanged. Sizes are whole pages
+ * (nnp__zmap_bytes rounds up). Free with nnp__zmap_free and the mapping's size. */
+size_t nnp__zmap_bytes(size_t n);
+void *nnp__zmap_resize(void *p, size_t old_bytes, size_t new_bytes);
+void nnp__zmap_free(void *p, size_t bytes);
 char *nnp__strdup(const char *s);
 /* Test hook: the nth allocation from now (1 = the next) fails; 0 disables. */
 void nnp__alloc_fail_at(uint64_t nth);

@@ -253,11 +253,50 @@ static void test_import_of_a_non_raw_dir_fails_cleanly(void **state)
     free(dir);
 }
 
+/* Tables past 2 MiB a column (those columns get mappings of their own, model.c): rows keep
+ * their values across growth, rows never written read zero (no memset there), a column
+ * added late (FLOPs) reads zero before it, and the final sort and shrink work on them. */
+static void test_big_tables_grow_zero_filled(void **state)
+{
+    /* 600 k rows: int64 columns of 4.8 MB, uint32 ones of 2.4 MB, past 2 MiB both. */
+    enum { ROWS = 600000, FLOPS_FROM = 400000 };
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    for (size_t i = 0; i < ROWS; i++) {
+        size_t r = nnp__table_push(&m.ops.t);
+        assert_true(r == i);
+        /* Times descending by pairs, so the final sort permutes every row. */
+        m.ops.start_ns[r] = (int64_t)(ROWS - i / 2);
+        m.ops.end_ns[r] = (int64_t)i;
+        if (i == FLOPS_FROM)
+            assert_int_equal(nnp__model_ops_want_flops(&m), NNP_OK);
+        if (i >= FLOPS_FROM)
+            m.ops.flops_matrix[r] = 1;
+    }
+    for (size_t i = 0; i < ROWS; i++) {
+        if (m.ops.end_ns[i] != (int64_t)i || m.ops.name[i] != 0 || m.ops.corr[i] != 0 ||
+            m.ops.flops_vector[i] != 0 || m.ops.flops_matrix[i] != (i >= FLOPS_FROM))
+            fail_msg("row %zu before the sort", i);
+    }
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    /* Sorted by start (stable): row k holds pair ROWS / 2 - 1 - k / 2, first then second. */
+    for (size_t k = 0; k < ROWS; k++) {
+        size_t i = (ROWS / 2 - 1 - k / 2) * 2 + k % 2;
+        if (m.ops.start_ns[k] != (int64_t)(ROWS - i / 2) || m.ops.end_ns[k] != (int64_t)i ||
+            m.ops.corr[k] != 0 || m.ops.flops_matrix[k] != (i >= FLOPS_FROM))
+            fail_msg("row %zu after the sort", k);
+    }
+    assert_int_equal(nnp__model_rows(&m), ROWS);
+    nnp__model_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_intern_and_find),
         cmocka_unit_test(test_finish_sorts_stably_by_time),
+        cmocka_unit_test(test_big_tables_grow_zero_filled),
         cmocka_unit_test(test_import_raw_run),
         cmocka_unit_test(test_clock_sync_in_info),
         cmocka_unit_test(test_import_of_a_non_raw_dir_fails_cleanly),

@@ -244,6 +244,84 @@ static void test_damage(void **state)
     free(st);
 }
 
+/* Packed bytes written by hand (docs/FORMAT.md "Packed records"), decoded once near the end
+ * of the bytes (every read bound-checked) and once with pad records after them (the decoder
+ * then reads without bound checks): the same slots, computed by hand. */
+static void test_decode_by_hand(void **state)
+{
+    enum { PAD_MAX = 60, SLOTS = 5 };
+    static const uint8_t head[] = {
+        /* OP (kind 5), mode 0xED: 2 slots, flags and name follow, a from the time, b raw. */
+        0x05, 0xED, 0x01, 0x00,                         /* flags 1 */
+        0xAC, 0x02,                                     /* name 300 */
+        0xD0, 0x0F,                                     /* time: zigzag 2000 = +1000 */
+        0xAC, 0x02,                                     /* a = time + 150 (zigzag 300) */
+        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, /* b raw */
+        /* extension slot: word 1 raw, word 3 a delta (modes 0b01'00'11'00) */
+        0x4C, 0x01, 0x00, 0x00, 0x00, 0xDD, 0xCC, 0xBB, 0xAA, 0x05, /* -3 from 0 */
+        /* OP again, mode 0x11: 2 slots, a a delta from the previous a, the rest as before. */
+        0x05, 0x11, 0x07, /* time -4 */
+        0x02,             /* a + 1 */
+        0x00,             /* extension slot as before */
+        /* RANGE_BEGIN (kind 1), mode 0: the previous one (none: zero), time + 1. */
+        0x01, 0x00, 0x02};
+    uint8_t buf[sizeof(head) + 3 * PAD_MAX + 16];
+    nnp_rec_t out[SLOTS + PAD_MAX + GUARD];
+    nnp_pack_state_t *st = malloc(sizeof(*st));
+    const uint64_t w1[4] = {0, 0xAABBCCDD00000001ull, 0, (uint64_t)-3};
+    uint64_t w[4];
+    (void)state;
+    assert_non_null(st);
+    for (size_t pad = 0; pad <= PAD_MAX; pad += PAD_MAX) {
+        size_t len = sizeof(head);
+        memcpy(buf, head, sizeof(head));
+        for (size_t j = 0; j < pad; j++, len += 3) { /* RANGE_BEGIN, time + 1 */
+            buf[len] = 0x01;
+            buf[len + 1] = 0x00;
+            buf[len + 2] = 0x02;
+        }
+        memset(out, 0xA5, sizeof(out));
+        nnp__pack_reset(st);
+        assert_int_equal(nnp__pack_decode(st, buf, len, out, SLOTS + pad), 0);
+        assert_int_equal(out[0].kind, NNP_REC_OP);
+        assert_int_equal(out[0].n_slots, 2);
+        assert_int_equal(out[0].flags, 1);
+        assert_int_equal(out[0].name, 300);
+        assert_int_equal(out[0].ts, 1000);
+        assert_int_equal(out[0].a, 1150);
+        assert_int_equal(out[0].b, 0x1122334455667788ull);
+        memcpy(w, &out[1], sizeof(w));
+        assert_memory_equal(w, w1, sizeof(w));
+        assert_int_equal(out[2].kind, NNP_REC_OP);
+        assert_int_equal(out[2].n_slots, 2);
+        assert_int_equal(out[2].flags, 1);
+        assert_int_equal(out[2].name, 300);
+        assert_int_equal(out[2].ts, 996);
+        assert_int_equal(out[2].a, 1151);
+        assert_int_equal(out[2].b, 0x1122334455667788ull);
+        memcpy(w, &out[3], sizeof(w));
+        assert_memory_equal(w, w1, sizeof(w));
+        for (size_t j = 0; j <= pad; j++) {
+            const nnp_rec_t want = {.kind = NNP_REC_RANGE_BEGIN, .n_slots = 1, .ts = 997 + j};
+            assert_memory_equal(&out[4 + j], &want, sizeof(want));
+        }
+        for (size_t g = 0; g < GUARD * sizeof(nnp_rec_t); g++)
+            assert_int_equal(((uint8_t *)&out[SLOTS + pad])[g], 0xA5);
+        /* A time of 11 varint bytes (RANGE_BEGIN, mode 0), and an extension word "from the
+         * time": damage, whether bound-checked or not. */
+        memcpy(buf,
+               (const uint8_t[]){0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                 0x80, 0x00},
+               13);
+        nnp__pack_reset(st);
+        assert_int_equal(nnp__pack_decode(st, buf, len, out, SLOTS + pad), -1);
+        memcpy(buf, (const uint8_t[]){0x05, 0x01, 0x02, 0x08}, 4); /* word 1 mode 2 */
+        nnp__pack_reset(st);
+        assert_int_equal(nnp__pack_decode(st, buf, len, out, SLOTS + pad), -1);
+    }
+    free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_random_slots),
         cmocka_unit_test(test_damage),
         cmocka_unit_test(test_cut_at_record_boundary),
+        cmocka_unit_test(test_decode_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
