@@ -218,10 +218,9 @@ bool NameCache::grow()
     return true;
 }
 
-NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stable_key,
-                                 NameEntry *tmp)
+NameIds NameCache::get_cstr_miss(const char *s, size_t len, uint32_t scope,
+                                 const void *stable_key, NameEntry *tmp)
 {
-    size_t len = std::strlen(s);
     const NameEntry *e = get(s, len, scope, tmp);
     if (e != tmp && stable_key) {
         size_t b = bucket_index(stable_key);
@@ -229,11 +228,12 @@ NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stab
         next_way_[b] = uint8_t((w + 1) % kWays);
         ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind, true};
     } else if (e != tmp) {
-        size_t b = bucket_index(s);
+        uint64_t tail = tail_word(s, len);
+        size_t b = owned_bucket(s, len, tail);
         size_t w = next_owned_[b];
         next_owned_[b] = uint8_t((w + 1) % kOwnedWays);
         owned_[b * kOwnedWays + w] =
-            OwnedSlot{s, e->str, tail_word(s, len), uint32_t(len), scope, e->id, e->type, e->kind};
+            OwnedSlot{e->str, tail, uint32_t(len), scope, e->id, e->type, e->kind};
     }
     return NameIds{e->id, e->type, e->kind};
 }

@@ -61,16 +61,22 @@ __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t 
 // RecordFunctions without callbacks given a long (heap) and a short (in-place) name, the
 // one word equal to name() must be at the same offset for both. A schema name is never at
 // that word (the word then points to the schema object, not into it). If the probe finds
-// no single offset, every name is compared (kNoOffset).
+// no single offset, every name is compared (kNoOffset). The name a RecordFunction owns is
+// a std::string, whose length the word after its data pointer holds (libstdc++): when the
+// probe finds it there too for both names, the length of an owned name is read from that
+// word instead of strlen() (g_name_len_word).
 constexpr long kNoOffset = -1;
 std::atomic<long> g_name_word{kNoOffset};
+std::atomic<bool> g_name_len_word{false};
 std::once_flag g_probe_once;
 
 // The RecordFunction is built in zeroed memory: words it leaves uninitialised (padding,
 // inline storage of its small vectors) then never hold a stale copy of the name's address
 // from an earlier probe on the same stack, which made the probe fail at random (it found
 // two words) and every name be compared on every op.
-long probe_name_word(const std::string &text)
+// The offset of the word of text in a RecordFunction named text, or kNoOffset;
+// *len_next: the word after it holds text's length.
+long probe_name_word(const std::string &text, bool *len_next)
 {
     struct Probe {
         alignas(at::RecordFunction) unsigned char mem[sizeof(at::RecordFunction)];
@@ -87,6 +93,7 @@ long probe_name_word(const std::string &text)
         Probe(const Probe &) = delete;
         Probe &operator=(const Probe &) = delete;
     } p;
+    *len_next = false;
     p.rf->before(std::string(text));
     const char *s = p.rf->name();
     if (!s || text != s)
@@ -101,18 +108,28 @@ long probe_name_word(const std::string &text)
             hits++;
         }
     }
-    return hits == 1 ? found : kNoOffset;
+    if (hits != 1)
+        return kNoOffset;
+    size_t n;
+    if (size_t(found) + sizeof(s) + sizeof(n) <= sizeof(p.mem)) {
+        std::memcpy(&n, p.mem + found + sizeof(s), sizeof(n));
+        *len_next = n == text.size();
+    }
+    return found;
 }
 
 void probe_names()
 {
     constexpr size_t kHeapName = 48; // past any small-string buffer
     try {
-        long heap = probe_name_word(std::string(kHeapName, 'n'));
-        long in_place = probe_name_word("n");
+        bool heap_len = false, in_place_len = false;
+        long heap = probe_name_word(std::string(kHeapName, 'n'), &heap_len);
+        long in_place = probe_name_word("n", &in_place_len);
         g_name_word.store(heap == in_place ? heap : kNoOffset);
+        g_name_len_word.store(heap == in_place && heap != kNoOffset && heap_len && in_place_len);
     } catch (const std::exception &) {
         g_name_word.store(kNoOffset);
+        g_name_len_word.store(false);
     }
 }
 
@@ -142,7 +159,18 @@ op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope, bool 
         return ids;
     const char *name = fn.name();
     NameEntry tmp;
-    return ts->names.get_cstr(name, scope, w && w != name ? w : nullptr, &tmp);
+    if (w && w != name)
+        return ts->names.get_cstr(name, std::strlen(name), scope, w, &tmp);
+    // An owned name (w == name) has its length in the word after w (see above).
+    size_t len;
+    if (w && g_name_len_word.load(std::memory_order_relaxed))
+        std::memcpy(&len,
+                    reinterpret_cast<const unsigned char *>(&fn) +
+                        g_name_word.load(std::memory_order_relaxed) + sizeof(w),
+                    sizeof(len));
+    else
+        len = std::strlen(name);
+    return ts->names.get_cstr(name, len, scope, nullptr, &tmp);
 }
 
 // ---- user scopes ----
