@@ -105,7 +105,7 @@ class NameCache
     {
         const PtrSlot *b = &ptrs_[bucket(key)];
         for (size_t w = 0; w < kWays; w++) {
-            if (b[w].p == key && b[w].scope == scope && b[w].is_stable) {
+            if (b[w].p == key && b[w].scope == scope) {
                 *out = NameIds{b[w].id, b[w].type, b[w].kind};
                 return true;
             }
@@ -156,16 +156,15 @@ class NameCache
     }
     // Copies the key and adds the filled entry; NULL when full or out of memory.
     const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
-    // One address of the small cache: the entry's text (its own copy, which stays where
-    // it is when the table grows) and ids. 32 bytes.
+    // One schema address of the small cache: the entry's text (its own copy, which stays
+    // where it is when the table grows) and ids. 32 bytes.
     struct PtrSlot {
-        const void *p;   // the key address (schema or text), NULL = empty
+        const void *p;   // the schema's address, NULL = empty
         const char *str; // the cached entry's text
         uint32_t scope;
         nnp_str_t id;
         nnp_str_t type;
         uint8_t kind;
-        bool is_stable; // p is a schema's address (find_stable)
     };
     // A name the RecordFunction owns, by its text (get_cstr). 40 bytes.
     struct OwnedSlot {
@@ -189,8 +188,8 @@ class NameCache
             t |= uint64_t(uint8_t(s[i])) << (8 * i);
         return t;
     }
-    // Buckets of kWays slots (kOwnedWays for owned names), by address: a model has
-    // ~100-300 op names.
+    // Buckets of kWays slots (by schema address; kOwnedWays for owned names, by text): a
+    // model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kOwnedWays = 8;
     static constexpr size_t kBuckets = 128;

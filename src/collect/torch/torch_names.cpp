@@ -226,7 +226,7 @@ NameIds NameCache::get_cstr_miss(const char *s, size_t len, uint32_t scope,
         size_t b = bucket_index(stable_key);
         size_t w = next_way_[b];
         next_way_[b] = uint8_t((w + 1) % kWays);
-        ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind, true};
+        ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind};
     } else if (e != tmp) {
         uint64_t tail = tail_word(s, len);
         size_t b = owned_bucket(s, len, tail);
