@@ -100,6 +100,18 @@ inline bool mem_put(struct nnp_tbuf *b, uint64_t addr, uint64_t bytes, uint64_t 
     return true;
 }
 
+// A report not written inline: through libnnprof's calls (out of line, so that the inline
+// path saves no registers).
+__attribute__((noinline)) void mem_alloc_call(uint64_t addr, uint64_t bytes, uint32_t dev)
+{
+    nnp_tensor_t t{};
+    t.address = addr;
+    t.size_bytes = bytes;
+    t.owner_op = current_op_name();
+    t.device_id = dev;
+    nnp_mem_alloc(&t);
+}
+
 class Reporter final : public c10::MemoryReportingInfoBase
 {
   public:
@@ -119,20 +131,16 @@ class Reporter final : public c10::MemoryReportingInfoBase
                 if (__builtin_expect(mem_put<kAllocSlots>(b, addr, uint64_t(alloc_size), ext0), 1))
                     return;
             }
-            nnp_tensor_t t{};
-            t.address = addr;
-            t.size_bytes = uint64_t(alloc_size);
-            t.owner_op = current_op_name();
-            t.device_id = dev;
-            nnp_mem_alloc(&t);
-        } else if (alloc_size < 0) {
+            return mem_alloc_call(addr, uint64_t(alloc_size), dev);
+        }
+        if (alloc_size < 0) {
             if (__builtin_expect(b != nullptr, 1)) {
                 if (!(gate_bits() & NNP_GATE_MEMORY))
                     return;
                 if (__builtin_expect(mem_put<1>(b, addr, uint64_t(-alloc_size), 0), 1))
                     return;
             }
-            nnp_mem_free(addr, uint64_t(-alloc_size));
+            return nnp_mem_free(addr, uint64_t(-alloc_size));
         }
     }
     // c10 asks before each report. A window open that lets memory through: what
