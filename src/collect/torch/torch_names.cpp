@@ -218,8 +218,8 @@ bool NameCache::grow()
     return true;
 }
 
-NameIds NameCache::get_cstr_miss(const char *s, size_t len, uint32_t scope,
-                                 const void *stable_key, NameEntry *tmp)
+NameIds NameCache::get_cstr_miss(const char *s, size_t len, uint32_t scope, const void *stable_key,
+                                 NameEntry *tmp)
 {
     const NameEntry *e = get(s, len, scope, tmp);
     if (e != tmp && stable_key) {

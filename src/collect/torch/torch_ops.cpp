@@ -146,6 +146,17 @@ inline const void *name_word(const at::RecordFunction &fn)
     return w;
 }
 
+// name_word() where the probe found the word (on_op_start is installed only then).
+inline const void *name_word_probed(const at::RecordFunction &fn)
+{
+    const void *w;
+    std::memcpy(&w,
+                reinterpret_cast<const unsigned char *>(&fn) +
+                    g_name_word.load(std::memory_order_relaxed),
+                sizeof(w));
+    return w;
+}
+
 // The ids of fn's name. A schema name found under its schema's address costs no call into
 // torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
 // stable when it is not the word itself (see above).
@@ -419,10 +430,11 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         fwd = fn.forwardThreadId();
         thread = fwd > 0 ? fwd : fn.threadId();
     }
-    // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), and the
-    // link fits OP_BRIEF's word.
+    // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), the link
+    // fits OP_BRIEF's word, and the thread has a ring (on_op_end writes a brief op only
+    // there, without testing for one; a full op gives nnp_op_since() the same record).
     bool is_full =
-        e.id != e.type || fn.needsInputs() ||
+        e.id != e.type || fn.needsInputs() || !ts->ring ||
         (seq >= 0 && (uint64_t(seq) > NNP_REC_BRIEF_SEQ_MAX || thread > NNP_REC_BRIEF_THREAD_MAX));
     if (!is_full) {
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
@@ -511,8 +523,8 @@ std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction
 // The rest of a brief op's start (on_op_start's and op_start_owned's) at depth, of name id
 // (no module scope: the id is the type): its autograd link, the frame, the ticks. False,
 // nothing done, when the link does not fit OP_BRIEF's word.
-__attribute__((always_inline)) inline bool brief_start(ThreadState *ts, const at::RecordFunction &fn,
-                                                       int depth, nnp_str_t id)
+__attribute__((always_inline)) inline bool
+brief_start(ThreadState *ts, const at::RecordFunction &fn, int depth, nnp_str_t id)
 {
     int64_t seq = fn.seqNr();
     uint64_t flags = 0, link = 0;
@@ -576,7 +588,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     // With no scope (0) a cached name's id is its type: the op is brief unless its link
     // does not fit. A thread has a ring (ts->ring) only when the ticks are the TSC.
     if (__builtin_expect(!ts || (depth = ts->depth) >= kMaxDepth || ts->scope_depth > 0 ||
-                             fn.needsInputs() || !ts->ring || !(w = name_word(fn)),
+                             fn.needsInputs() || !ts->ring || !(w = name_word_probed(fn)),
                          0)) {
         op_start_slow(fn, false);
         return nullptr;
@@ -591,9 +603,20 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     return nullptr;
 }
 
-// The end of an op not written inline: a full op; a brief or shaped op of a thread without
-// a ring (its first event creates it; none when the ticks are not the TSC), through
-// nnp_op_since() as the equal full op.
+// The start callback when the probe found no word of the name (kNoOffset): every op is
+// started by op_start_slow, which compares every name.
+std::unique_ptr<at::ObserverContext> on_op_start_unprobed(const at::RecordFunction &fn)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_start(fn);
+    op_start_slow(fn, false);
+    return nullptr;
+}
+
+// The end of an op not written inline: a full op; a shaped op of a thread without a ring
+// (its first event creates it; none when the ticks are not the TSC), or a brief op ending
+// in on_op_end_inputs (the callbacks were re-installed), through nnp_op_since() as the
+// equal full op.
 __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
 {
     const Frame &f = ts->frames[depth];
@@ -673,7 +696,9 @@ __attribute__((always_inline)) inline void op_end(const at::RecordFunction &fn,
         return;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect((f.word0 & kWordKindMask) != kKind || !b, 0))
+    // A brief op started only on a thread with a ring (op_start_any), which keeps it; a
+    // shaped one may have started without.
+    if (__builtin_expect((f.word0 & kWordKindMask) != kKind || (kShaped && !b), 0))
         return op_end_call(ts, k);
     uint64_t end = tsc_ticks();
     if (__builtin_expect(!ops_gate_open(), 0))
@@ -728,13 +753,16 @@ void ops_install()
     g_gate.store(nnp__ring_gate(), std::memory_order_relaxed);
     g_tsc.store(nnp__ring_ticks_are_tsc(), std::memory_order_relaxed);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
+    at::RecordFunctionCallback::StartCallback start = inputs ? on_op_start_inputs
+                                                      : g_name_word.load() != kNoOffset
+                                                          ? on_op_start
+                                                          : on_op_start_unprobed;
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
     // Collectives' inputs (their byte counts) come without it (on_user_start).
-    g_ops_handle =
-        at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start,
-                                                         inputs ? on_op_end_inputs : on_op_end)
-                                  .needsInputs(inputs));
+    g_ops_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(start, inputs ? on_op_end_inputs : on_op_end)
+            .needsInputs(inputs));
 }
 
 void ops_remove()
