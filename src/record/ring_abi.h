@@ -1,6 +1,7 @@
 /* ring_abi.h - the calling thread's ring as a back end in another shared object writes it
- * inline: the PyTorch shim records every op of a training step this way, where a call into
- * libnnprof per op cost about as much as the record itself (bench_torch_ir). C and C++.
+ * inline: the PyTorch shim records every op of a training step (and, with profile_memory,
+ * every allocation and free) this way, where a call into libnnprof per op cost about as much
+ * as the record itself (bench_torch_ir). C and C++.
  * It gives the gate bits every recording call tests, the producer's fields of nnp_tbuf_t
  * by offset (tbuf.c checks them against the struct), and the three functions libnnprof
  * exports for it. The protocol is tbuf.h's: read head (relaxed); if head + n > limit, take

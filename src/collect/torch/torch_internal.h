@@ -89,46 +89,47 @@ class NameCache
     // The entry of (s, len, scope), created on first use. Never NULL: when the table is
     // full or out of memory, *tmp is filled and returned.
     const NameEntry *get(const char *s, size_t len, uint32_t scope, NameEntry *tmp);
-    // The ids of an op name through a small cache keyed by an address first, so that a hit
-    // costs neither strlen nor hashing. A name that lives in an operator's schema (stable,
-    // see torch_ops.cpp) is cached under the schema's address, which the caller reads from
-    // the RecordFunction without asking torch for the name: find_stable() is then exact
-    // without reading any text. Other names (built for one call: autograd nodes,
-    // "autograd::engine::evaluate_function: MmBackward0") are cached under the text's
-    // address, in a table of their own, and compared on each hit (an address can be reused
-    // by another string); they come back at the few addresses the allocator reuses, one
-    // address holding many names in turn (the same heap chunk for every node's name of one
-    // length class): a bucket keeps kOwnedWays of them, and the length and last 8 bytes
-    // tell most apart before the text is compared. A slot holds a copy of the ids (no
-    // second lookup in the table on a hit). Inline: they run for every op.
+    // The ids of an op name through a small cache, so that a hit costs no hashing of the
+    // text. A name that lives in an operator's schema (stable, see torch_ops.cpp) is cached
+    // under the schema's address, which the caller reads from the RecordFunction without
+    // asking torch for the name: find_stable() is then exact without reading any text.
+    // Other names (built for one call: autograd nodes, "autograd::engine::evaluate_function:
+    // MmBackward0") are cached in a table of their own by what they hold, not where: the
+    // allocator gives the next call's copy of a name another address often enough (each a
+    // miss: a hash and a table lookup, ~15 misses a step of the small-op model when they
+    // were cached by address), so a bucket is chosen by the length and last 16 bytes,
+    // which tell most names apart, and the text is compared on each hit. A slot holds a
+    // copy of the ids (no second lookup in the table on a hit). Inline: they run for every
+    // op.
     bool find_stable(const void *key, uint32_t scope, NameIds *out) const
     {
         const PtrSlot *b = &ptrs_[bucket(key)];
         for (size_t w = 0; w < kWays; w++) {
-            if (b[w].p == key && b[w].scope == scope && b[w].is_stable) {
+            if (b[w].p == key && b[w].scope == scope) {
                 *out = NameIds{b[w].id, b[w].type, b[w].kind};
                 return true;
             }
         }
         return false;
     }
-    // The ids of NUL-terminated s, created on first use. stable_key: the schema address of a
-    // stable name that find_stable() did not find (it is cached under it), else NULL.
-    NameIds get_cstr(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp)
+    // The ids of NUL-terminated s of len bytes, created on first use. stable_key: the schema
+    // address of a stable name that find_stable() did not find (it is cached under it),
+    // else NULL.
+    NameIds get_cstr(const char *s, size_t len, uint32_t scope, const void *stable_key,
+                     NameEntry *tmp)
     {
         if (stable_key)
-            return get_cstr_miss(s, scope, stable_key, tmp);
-        size_t len = std::strlen(s);
+            return get_cstr_miss(s, len, scope, stable_key, tmp);
         uint64_t tail = tail_word(s, len);
-        const OwnedSlot *b = &owned_[bucket_index(s) * kOwnedWays];
+        const OwnedSlot *b = &owned_[owned_bucket(s, len, tail) * kOwnedWays];
         for (size_t w = 0; w < kOwnedWays; w++) {
-            // An empty slot has p NULL, never a name's address. Equal lengths: memcmp reads
+            // An empty slot has str NULL (and len 0, tail 0). Equal lengths: memcmp reads
             // neither text past its end.
-            if (b[w].p == s && b[w].len == len && b[w].tail == tail && b[w].scope == scope &&
+            if (b[w].len == len && b[w].tail == tail && b[w].scope == scope && b[w].str &&
                 std::memcmp(b[w].str, s, len) == 0)
                 return NameIds{b[w].id, b[w].type, b[w].kind};
         }
-        return get_cstr_miss(s, scope, nullptr, tmp);
+        return get_cstr_miss(s, len, scope, nullptr, tmp);
     }
 
     // A cache whose entries the caller fills (not names): the entry of a key of n words,
@@ -155,21 +156,19 @@ class NameCache
     }
     // Copies the key and adds the filled entry; NULL when full or out of memory.
     const NameEntry *keep(const char *s, size_t len, const NameEntry &filled);
-    // One address of the small cache: the entry's text (its own copy, which stays where
-    // it is when the table grows) and ids. 32 bytes.
+    // One schema address of the small cache: the entry's text (its own copy, which stays
+    // where it is when the table grows) and ids. 32 bytes.
     struct PtrSlot {
-        const void *p;   // the key address (schema or text), NULL = empty
+        const void *p;   // the schema's address, NULL = empty
         const char *str; // the cached entry's text
         uint32_t scope;
         nnp_str_t id;
         nnp_str_t type;
         uint8_t kind;
-        bool is_stable; // p is a schema's address (find_stable)
     };
-    // A name the RecordFunction owns, under its text's address (get_cstr). 48 bytes.
+    // A name the RecordFunction owns, by its text (get_cstr). 40 bytes.
     struct OwnedSlot {
-        const char *p;   // the text's address, NULL = empty
-        const char *str; // the cached entry's text
+        const char *str; // the cached entry's text, NULL = empty
         uint64_t tail;   // tail_word() of the text
         uint32_t len;
         uint32_t scope;
@@ -189,8 +188,8 @@ class NameCache
             t |= uint64_t(uint8_t(s[i])) << (8 * i);
         return t;
     }
-    // Buckets of kWays slots (kOwnedWays for owned names), by address: a model has
-    // ~100-300 op names.
+    // Buckets of kWays slots (by schema address; kOwnedWays for owned names, by text): a
+    // model has ~100-300 op names.
     static constexpr size_t kWays = 4;
     static constexpr size_t kOwnedWays = 8;
     static constexpr size_t kBuckets = 128;
@@ -198,18 +197,31 @@ class NameCache
     {
         return bucket_index(p) * kWays;
     }
+    // The bucket of an owned name of len bytes whose tail_word() is tail: by its length and
+    // its last 16 bytes (the names of autograd nodes share their first bytes and often
+    // their last 8, "Backward0").
+    static size_t owned_bucket(const char *s, size_t len, uint64_t tail)
+    {
+        uint64_t before = 0; // the 8 bytes before the tail
+        if (len >= 2 * sizeof(before))
+            std::memcpy(&before, s + len - 2 * sizeof(before), sizeof(before));
+        return bucket_of(tail ^ (before + len));
+    }
     static size_t bucket_index(const void *p)
     {
-        // Fibonacci hashing: the top bits of the address times 2^64 / phi. Every bit of
-        // the address counts: the per-call names of autograd nodes sit in same-size heap
-        // chunks (64 bytes apart), which the low address bits alone spread over a quarter
-        // of the buckets (misses, each a hash and a table lookup).
+        return bucket_of(uint64_t(reinterpret_cast<uintptr_t>(p)));
+    }
+    static size_t bucket_of(uint64_t k)
+    {
+        // Fibonacci hashing: the top bits of k times 2^64 / phi. Every bit of k counts: the
+        // schemas' addresses differ in their middle bits, names in their last bytes.
         constexpr uint64_t kPhi = 0x9e3779b97f4a7c15ull;
         constexpr int kBucketBits = 7; // log2(kBuckets)
         static_assert(size_t(1) << kBucketBits == kBuckets, "kBucketBits");
-        return size_t((uint64_t(reinterpret_cast<uintptr_t>(p)) * kPhi) >> (64 - kBucketBits));
+        return size_t((k * kPhi) >> (64 - kBucketBits));
     }
-    NameIds get_cstr_miss(const char *s, uint32_t scope, const void *stable_key, NameEntry *tmp);
+    NameIds get_cstr_miss(const char *s, size_t len, uint32_t scope, const void *stable_key,
+                          NameEntry *tmp);
     bool grow();
     NameEntry *tab_ = nullptr;
     size_t cap_ = 0, n_ = 0;

@@ -218,22 +218,22 @@ bool NameCache::grow()
     return true;
 }
 
-NameIds NameCache::get_cstr_miss(const char *s, uint32_t scope, const void *stable_key,
+NameIds NameCache::get_cstr_miss(const char *s, size_t len, uint32_t scope, const void *stable_key,
                                  NameEntry *tmp)
 {
-    size_t len = std::strlen(s);
     const NameEntry *e = get(s, len, scope, tmp);
     if (e != tmp && stable_key) {
         size_t b = bucket_index(stable_key);
         size_t w = next_way_[b];
         next_way_[b] = uint8_t((w + 1) % kWays);
-        ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind, true};
+        ptrs_[b * kWays + w] = PtrSlot{stable_key, e->str, scope, e->id, e->type, e->kind};
     } else if (e != tmp) {
-        size_t b = bucket_index(s);
+        uint64_t tail = tail_word(s, len);
+        size_t b = owned_bucket(s, len, tail);
         size_t w = next_owned_[b];
         next_owned_[b] = uint8_t((w + 1) % kOwnedWays);
         owned_[b * kOwnedWays + w] =
-            OwnedSlot{s, e->str, tail_word(s, len), uint32_t(len), scope, e->id, e->type, e->kind};
+            OwnedSlot{e->str, tail, uint32_t(len), scope, e->id, e->type, e->kind};
     }
     return NameIds{e->id, e->type, e->kind};
 }

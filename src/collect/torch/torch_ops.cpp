@@ -61,16 +61,22 @@ __attribute__((noinline)) void fill_flops(const at::RecordFunction &fn, uint8_t 
 // RecordFunctions without callbacks given a long (heap) and a short (in-place) name, the
 // one word equal to name() must be at the same offset for both. A schema name is never at
 // that word (the word then points to the schema object, not into it). If the probe finds
-// no single offset, every name is compared (kNoOffset).
+// no single offset, every name is compared (kNoOffset). The name a RecordFunction owns is
+// a std::string, whose length the word after its data pointer holds (libstdc++): when the
+// probe finds it there too for both names, the length of an owned name is read from that
+// word instead of strlen() (g_name_len_word).
 constexpr long kNoOffset = -1;
 std::atomic<long> g_name_word{kNoOffset};
+std::atomic<bool> g_name_len_word{false};
 std::once_flag g_probe_once;
 
 // The RecordFunction is built in zeroed memory: words it leaves uninitialised (padding,
 // inline storage of its small vectors) then never hold a stale copy of the name's address
 // from an earlier probe on the same stack, which made the probe fail at random (it found
 // two words) and every name be compared on every op.
-long probe_name_word(const std::string &text)
+// The offset of the word of text in a RecordFunction named text, or kNoOffset;
+// *len_next: the word after it holds text's length.
+long probe_name_word(const std::string &text, bool *len_next)
 {
     struct Probe {
         alignas(at::RecordFunction) unsigned char mem[sizeof(at::RecordFunction)];
@@ -87,6 +93,7 @@ long probe_name_word(const std::string &text)
         Probe(const Probe &) = delete;
         Probe &operator=(const Probe &) = delete;
     } p;
+    *len_next = false;
     p.rf->before(std::string(text));
     const char *s = p.rf->name();
     if (!s || text != s)
@@ -101,18 +108,28 @@ long probe_name_word(const std::string &text)
             hits++;
         }
     }
-    return hits == 1 ? found : kNoOffset;
+    if (hits != 1)
+        return kNoOffset;
+    size_t n;
+    if (size_t(found) + sizeof(s) + sizeof(n) <= sizeof(p.mem)) {
+        std::memcpy(&n, p.mem + found + sizeof(s), sizeof(n));
+        *len_next = n == text.size();
+    }
+    return found;
 }
 
 void probe_names()
 {
     constexpr size_t kHeapName = 48; // past any small-string buffer
     try {
-        long heap = probe_name_word(std::string(kHeapName, 'n'));
-        long in_place = probe_name_word("n");
+        bool heap_len = false, in_place_len = false;
+        long heap = probe_name_word(std::string(kHeapName, 'n'), &heap_len);
+        long in_place = probe_name_word("n", &in_place_len);
         g_name_word.store(heap == in_place ? heap : kNoOffset);
+        g_name_len_word.store(heap == in_place && heap != kNoOffset && heap_len && in_place_len);
     } catch (const std::exception &) {
         g_name_word.store(kNoOffset);
+        g_name_len_word.store(false);
     }
 }
 
@@ -129,6 +146,17 @@ inline const void *name_word(const at::RecordFunction &fn)
     return w;
 }
 
+// name_word() where the probe found the word (on_op_start is installed only then).
+inline const void *name_word_probed(const at::RecordFunction &fn)
+{
+    const void *w;
+    std::memcpy(&w,
+                reinterpret_cast<const unsigned char *>(&fn) +
+                    g_name_word.load(std::memory_order_relaxed),
+                sizeof(w));
+    return w;
+}
+
 // The ids of fn's name. A schema name found under its schema's address costs no call into
 // torch (RecordFunction::name() is not inline); otherwise the name is read, and it is
 // stable when it is not the word itself (see above).
@@ -142,7 +170,18 @@ op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope, bool 
         return ids;
     const char *name = fn.name();
     NameEntry tmp;
-    return ts->names.get_cstr(name, scope, w && w != name ? w : nullptr, &tmp);
+    if (w && w != name)
+        return ts->names.get_cstr(name, std::strlen(name), scope, w, &tmp);
+    // An owned name (w == name) has its length in the word after w (see above).
+    size_t len;
+    if (w && g_name_len_word.load(std::memory_order_relaxed))
+        std::memcpy(&len,
+                    reinterpret_cast<const unsigned char *>(&fn) +
+                        g_name_word.load(std::memory_order_relaxed) + sizeof(w),
+                    sizeof(len));
+    else
+        len = std::strlen(name);
+    return ts->names.get_cstr(name, len, scope, nullptr, &tmp);
 }
 
 // ---- user scopes ----
@@ -391,10 +430,11 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         fwd = fn.forwardThreadId();
         thread = fwd > 0 ? fwd : fn.threadId();
     }
-    // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), and the
-    // link fits OP_BRIEF's word.
+    // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), the link
+    // fits OP_BRIEF's word, and the thread has a ring (on_op_end writes a brief op only
+    // there, without testing for one; a full op gives nnp_op_since() the same record).
     bool is_full =
-        e.id != e.type || fn.needsInputs() ||
+        e.id != e.type || fn.needsInputs() || !ts->ring ||
         (seq >= 0 && (uint64_t(seq) > NNP_REC_BRIEF_SEQ_MAX || thread > NNP_REC_BRIEF_THREAD_MAX));
     if (!is_full) {
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
@@ -480,6 +520,57 @@ std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction
     return nullptr;
 }
 
+// The rest of a brief op's start (on_op_start's and op_start_owned's) at depth, of name id
+// (no module scope: the id is the type): its autograd link, the frame, the ticks. False,
+// nothing done, when the link does not fit OP_BRIEF's word.
+__attribute__((always_inline)) inline bool
+brief_start(ThreadState *ts, const at::RecordFunction &fn, int depth, nnp_str_t id)
+{
+    int64_t seq = fn.seqNr();
+    uint64_t flags = 0, link = 0;
+    if (seq >= 0) {
+        uint64_t fwd = fn.forwardThreadId();
+        uint64_t thread = fwd > 0 ? fwd : fn.threadId();
+        // The link fits OP_BRIEF's word: seq below 2^48, thread below 2^16.
+        if (__builtin_expect(((uint64_t(seq) >> NNP_REC_BRIEF_THREAD_SHIFT) |
+                              (thread >> (64 - NNP_REC_BRIEF_THREAD_SHIFT))) != 0,
+                             0))
+            return false;
+        flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+        link = uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
+    }
+    ts->depth = depth + 1;
+    Frame &f = ts->frames[depth];
+    f.fn = &fn;
+    f.word0 = brief_word0(flags, id);
+    f.link = link;
+    // Last, so that the shim's own work above is not counted in the op's time.
+    f.t0 = tsc_ticks();
+    return true;
+}
+
+// on_op_start's path for a name not cached under the word w of fn (at scope 0): mostly a
+// name fn owns (autograd nodes, ~20 % of the ops), started here as a brief op without
+// op_start_slow's tests again (on_op_start made them) and with its length read from fn
+// (g_name_len_word); a schema's first call, a table full, or a link too large go on to
+// op_start_slow.
+__attribute__((noinline)) void op_start_owned(const at::RecordFunction &fn, ThreadState *ts,
+                                              int depth, const void *w)
+{
+    const char *name = fn.name();
+    if (__builtin_expect(name != w || !g_name_len_word.load(std::memory_order_relaxed), 0))
+        return op_start_slow(fn, true);
+    size_t len;
+    std::memcpy(&len,
+                reinterpret_cast<const unsigned char *>(&fn) +
+                    g_name_word.load(std::memory_order_relaxed) + sizeof(w),
+                sizeof(len));
+    NameEntry tmp;
+    NameIds e = ts->names.get_cstr(name, len, 0, nullptr, &tmp);
+    if (__builtin_expect(e.id != e.type || !brief_start(ts, fn, depth, e.id), 0))
+        op_start_slow(fn, false);
+}
+
 // The start of an op. The commonest one (a name cached under its schema's address, no
 // module scope, no inputs wanted, a link that fits, TSC ticks) is written here without a
 // call, so that this costs few register saves; any other goes to op_start_slow, which does
@@ -497,44 +588,35 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
     // With no scope (0) a cached name's id is its type: the op is brief unless its link
     // does not fit. A thread has a ring (ts->ring) only when the ticks are the TSC.
     if (__builtin_expect(!ts || (depth = ts->depth) >= kMaxDepth || ts->scope_depth > 0 ||
-                             fn.needsInputs() || !ts->ring || !(w = name_word(fn)),
+                             fn.needsInputs() || !ts->ring || !(w = name_word_probed(fn)),
                          0)) {
         op_start_slow(fn, false);
         return nullptr;
     }
     // Not found: a name the RecordFunction owns (autograd nodes), or a schema's first call.
     if (__builtin_expect(!ts->names.find_stable(w, 0, &e), 0)) {
-        op_start_slow(fn, true);
+        op_start_owned(fn, ts, depth, w);
         return nullptr;
     }
-    int64_t seq = fn.seqNr();
-    uint64_t flags = 0, link = 0;
-    if (seq >= 0) {
-        uint64_t fwd = fn.forwardThreadId();
-        uint64_t thread = fwd > 0 ? fwd : fn.threadId();
-        // The link fits OP_BRIEF's word: seq below 2^48, thread below 2^16.
-        if (__builtin_expect(((uint64_t(seq) >> NNP_REC_BRIEF_THREAD_SHIFT) |
-                              (thread >> (64 - NNP_REC_BRIEF_THREAD_SHIFT))) != 0,
-                             0)) {
-            op_start_slow(fn, false);
-            return nullptr;
-        }
-        flags = fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
-        link = uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
-    }
-    ts->depth = depth + 1;
-    Frame &f = ts->frames[depth];
-    f.fn = &fn;
-    f.word0 = brief_word0(flags, e.id);
-    f.link = link;
-    // Last, so that the shim's own work above is not counted in the op's time.
-    f.t0 = tsc_ticks();
+    if (__builtin_expect(!brief_start(ts, fn, depth, e.id), 0))
+        op_start_slow(fn, false);
     return nullptr;
 }
 
-// The end of an op not written inline: a full op; a brief or shaped op of a thread without
-// a ring (its first event creates it; none when the ticks are not the TSC), through
-// nnp_op_since() as the equal full op.
+// The start callback when the probe found no word of the name (kNoOffset): every op is
+// started by op_start_slow, which compares every name.
+std::unique_ptr<at::ObserverContext> on_op_start_unprobed(const at::RecordFunction &fn)
+{
+    if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
+        return on_user_start(fn);
+    op_start_slow(fn, false);
+    return nullptr;
+}
+
+// The end of an op not written inline: a full op; a shaped op of a thread without a ring
+// (its first event creates it; none when the ticks are not the TSC), or a brief op ending
+// in on_op_end_inputs (the callbacks were re-installed), through nnp_op_since() as the
+// equal full op.
 __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
 {
     const Frame &f = ts->frames[depth];
@@ -614,7 +696,9 @@ __attribute__((always_inline)) inline void op_end(const at::RecordFunction &fn,
         return;
     const Frame &f = ts->frames[k];
     struct nnp_tbuf *b = ts->ring;
-    if (__builtin_expect((f.word0 & kWordKindMask) != kKind || !b, 0))
+    // A brief op started only on a thread with a ring (op_start_any), which keeps it; a
+    // shaped one may have started without.
+    if (__builtin_expect((f.word0 & kWordKindMask) != kKind || (kShaped && !b), 0))
         return op_end_call(ts, k);
     uint64_t end = tsc_ticks();
     if (__builtin_expect(!ops_gate_open(), 0))
@@ -669,13 +753,16 @@ void ops_install()
     g_gate.store(nnp__ring_gate(), std::memory_order_relaxed);
     g_tsc.store(nnp__ring_ticks_are_tsc(), std::memory_order_relaxed);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
+    at::RecordFunctionCallback::StartCallback start = inputs ? on_op_start_inputs
+                                                      : g_name_word.load() != kNoOffset
+                                                          ? on_op_start
+                                                          : on_op_start_unprobed;
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
     // Collectives' inputs (their byte counts) come without it (on_user_start).
-    g_ops_handle =
-        at::addGlobalCallback(at::RecordFunctionCallback(inputs ? on_op_start_inputs : on_op_start,
-                                                         inputs ? on_op_end_inputs : on_op_end)
-                                  .needsInputs(inputs));
+    g_ops_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(start, inputs ? on_op_end_inputs : on_op_end)
+            .needsInputs(inputs));
 }
 
 void ops_remove()
