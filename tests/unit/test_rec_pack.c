@@ -247,6 +247,22 @@ static void test_damage(void **state)
 /* Packed bytes written by hand (docs/FORMAT.md "Packed records"), decoded once near the end
  * of the bytes (every read bound-checked) and once with pad records after them (the decoder
  * then reads without bound checks): the same slots, computed by hand. */
+
+/* An OP record of 2 slots as the hand-written bytes below give it (flags 1, name 300, b
+ * 0x1122334455667788), its time ts and a, its extension slot's words ext. */
+static void expect_op_2slots(const nnp_rec_t *r, uint64_t ts, uint64_t a, const uint64_t ext[4])
+{
+    uint64_t w[4];
+    assert_int_equal(r[0].kind, NNP_REC_OP);
+    assert_int_equal(r[0].n_slots, 2);
+    assert_int_equal(r[0].flags, 1);
+    assert_int_equal(r[0].name, 300);
+    assert_int_equal(r[0].ts, ts);
+    assert_int_equal(r[0].a, a);
+    assert_int_equal(r[0].b, 0x1122334455667788ull);
+    memcpy(w, &r[1], sizeof(w));
+    assert_memory_equal(w, ext, sizeof(w));
+}
 static void test_decode_by_hand(void **state)
 {
     enum { PAD_MAX = 60, SLOTS = 5 };
@@ -269,7 +285,6 @@ static void test_decode_by_hand(void **state)
     nnp_rec_t out[SLOTS + PAD_MAX + GUARD];
     nnp_pack_state_t *st = malloc(sizeof(*st));
     const uint64_t w1[4] = {0, 0xAABBCCDD00000001ull, 0, (uint64_t)-3};
-    uint64_t w[4];
     (void)state;
     assert_non_null(st);
     for (size_t pad = 0; pad <= PAD_MAX; pad += PAD_MAX) {
@@ -283,24 +298,8 @@ static void test_decode_by_hand(void **state)
         memset(out, 0xA5, sizeof(out));
         nnp__pack_reset(st);
         assert_int_equal(nnp__pack_decode(st, buf, len, out, SLOTS + pad), 0);
-        assert_int_equal(out[0].kind, NNP_REC_OP);
-        assert_int_equal(out[0].n_slots, 2);
-        assert_int_equal(out[0].flags, 1);
-        assert_int_equal(out[0].name, 300);
-        assert_int_equal(out[0].ts, 1000);
-        assert_int_equal(out[0].a, 1150);
-        assert_int_equal(out[0].b, 0x1122334455667788ull);
-        memcpy(w, &out[1], sizeof(w));
-        assert_memory_equal(w, w1, sizeof(w));
-        assert_int_equal(out[2].kind, NNP_REC_OP);
-        assert_int_equal(out[2].n_slots, 2);
-        assert_int_equal(out[2].flags, 1);
-        assert_int_equal(out[2].name, 300);
-        assert_int_equal(out[2].ts, 996);
-        assert_int_equal(out[2].a, 1151);
-        assert_int_equal(out[2].b, 0x1122334455667788ull);
-        memcpy(w, &out[3], sizeof(w));
-        assert_memory_equal(w, w1, sizeof(w));
+        expect_op_2slots(&out[0], 1000, 1150, w1);
+        expect_op_2slots(&out[2], 996, 1151, w1);
         for (size_t j = 0; j <= pad; j++) {
             const nnp_rec_t want = {.kind = NNP_REC_RANGE_BEGIN, .n_slots = 1, .ts = 997 + j};
             assert_memory_equal(&out[4 + j], &want, sizeof(want));
