@@ -334,7 +334,51 @@ void steps_on_optimizer_end();
 // through the memo of the op's name id and the thread's caches (torch_shapes.cpp).
 InputIds fill_shapes(ThreadState *ts, const at::RecordFunction &fn, nnp_str_t name);
 
-// The op running on this thread (top of the stack), 0 when none: owner of allocations.
+// ---- records written into the thread's ring inline (ring_abi.h), by the ops callbacks
+// (torch_ops.cpp) and the memory reporter (torch_memory.cpp) ----
+
+// libnnprof's gate word, set by ops_install() and memory_install() before their callbacks
+// are added (defined in torch_ops.cpp).
+extern std::atomic<const int *> g_gate;
+
+// The gate bits every recording call tests (NNP_GATE_OPS, NNP_GATE_MEMORY, ...).
+inline int gate_bits()
+{
+    return __atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
+}
+
+// The time-stamp counter, which nnp_now() returns where a thread has a ring: read inline,
+// a call into libnnprof twice per op cost about 14 instructions.
+inline uint64_t tsc_ticks()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0; // not reached: a thread has a ring only with TSC ticks
+#endif
+}
+
+// The first 8 bytes of a record slot: kind, n_slots, flags, name (raw_format.h's nnp_rec_t,
+// little-endian as every raw file is), stored as one word.
+static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
+                  offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
+                  offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
+                  offsetof(nnp_rec_t, b) == 24,
+              "nnp_rec_t as the shim's ring writes write it");
+constexpr int kWordFlagsShift = 16, kWordNameShift = 32, kWordSlotsShift = 8;
+constexpr uint64_t kWordKindMask = 0xFF;
+
+// The op on top of ts's stack, 0 when none: owner of allocations.
+inline nnp_str_t top_op_name(const ThreadState *ts)
+{
+    int d = ts->depth;
+    if (d <= 0)
+        return 0;
+    uint64_t w = ts->frames[d - 1].word0;
+    return w ? nnp_str_t(w >> kWordNameShift) : ts->ops[d - 1].name;
+}
+
+// The op running on this thread (top_op_name of its state), 0 when none.
 nnp_str_t current_op_name();
 
 } // namespace nnp_torch

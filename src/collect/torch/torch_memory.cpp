@@ -23,40 +23,14 @@ namespace nnp_torch
 namespace
 {
 
-// libnnprof's gate word (ring_abi.h), set by memory_install() before the reporter is pushed.
-std::atomic<const int *> g_gate{nullptr};
-
-inline int gate_bits()
-{
-    return __atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
-}
-
-// The owner of an allocation: the op on top of ts's stack (current_op_name()), 0 when none.
-inline nnp_str_t top_op_name(const ThreadState *ts)
-{
-    int d = ts->depth;
-    if (d <= 0)
-        return 0;
-    uint64_t w = ts->frames[d - 1].word0;
-    constexpr int kWordNameShift = 32; // the name in OP_BRIEF's and OP's first word
-    return w ? nnp_str_t(w >> kWordNameShift) : ts->ops[d - 1].name;
-}
-
-// The first word of a record slot: kind, n_slots, flags 0 (ticks), name 0 (raw_format.h's
-// nnp_rec_t, little-endian as every raw file is).
-static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
-                  offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
-                  offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
-                  offsetof(nnp_rec_t, b) == 24,
-              "nnp_rec_t as the ring writes below write it");
 static_assert(offsetof(nnp_rec_alloc_ext_t, owner_op) == 0 &&
                   offsetof(nnp_rec_alloc_ext_t, device_id) == 4 &&
                   sizeof(nnp_rec_alloc_ext_t) == sizeof(nnp_rec_t),
               "nnp_rec_alloc_ext_t as mem_put writes it");
-constexpr int kSlotsShift = 8;
+// First words of the records (torch_internal.h's kWord*): flags 0 (ticks), name 0.
 constexpr uint64_t kAllocSlots = 2;
-constexpr uint64_t kAllocWord0 = uint64_t(NNP_REC_MEM_ALLOC) | kAllocSlots << kSlotsShift;
-constexpr uint64_t kFreeWord0 = uint64_t(NNP_REC_MEM_FREE) | uint64_t(1) << kSlotsShift;
+constexpr uint64_t kAllocWord0 = uint64_t(NNP_REC_MEM_ALLOC) | kAllocSlots << kWordSlotsShift;
+constexpr uint64_t kFreeWord0 = uint64_t(NNP_REC_MEM_FREE) | uint64_t(1) << kWordSlotsShift;
 
 // Writes a MEM_ALLOC (n = 2, slot 1 owner and device) or MEM_FREE (n = 1) record into ring
 // b inline: the bytes alloc_put()/put1() (record.c) write for the same call, with ticks
@@ -78,11 +52,7 @@ inline bool mem_put(struct nnp_tbuf *b, uint64_t addr, uint64_t bytes, uint64_t 
     std::memcpy(&mask, p + NNP_RING_OFF_MASK, sizeof(mask));
     unsigned char *r = slots + (h & mask) * sizeof(nnp_rec_t);
     const uint64_t word0 = kSlots == kAllocSlots ? kAllocWord0 : kFreeWord0;
-#if defined(__x86_64__) || defined(__i386__)
-    const uint64_t ts = __builtin_ia32_rdtsc();
-#else
-    const uint64_t ts = nnp_now(); // not reached: a thread has a ring only with TSC ticks
-#endif
+    const uint64_t ts = tsc_ticks();
     std::memcpy(r, &word0, sizeof(word0));
     std::memcpy(r + offsetof(nnp_rec_t, ts), &ts, sizeof(ts));
     std::memcpy(r + offsetof(nnp_rec_t, a), &addr, sizeof(addr));

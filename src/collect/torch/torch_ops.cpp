@@ -136,16 +136,6 @@ void probe_names()
 // The word of fn where a name it owns is (see above), or NULL when the probe found none.
 // For a name in a schema the word is the schema's address (fn holds a reference to it
 // there): stable for as long as the operator is registered.
-inline const void *name_word(const at::RecordFunction &fn)
-{
-    long off = g_name_word.load(std::memory_order_relaxed);
-    if (off < 0)
-        return nullptr;
-    const void *w;
-    std::memcpy(&w, reinterpret_cast<const unsigned char *>(&fn) + off, sizeof(w));
-    return w;
-}
-
 // name_word() where the probe found the word (on_op_start is installed only then).
 inline const void *name_word_probed(const at::RecordFunction &fn)
 {
@@ -155,6 +145,23 @@ inline const void *name_word_probed(const at::RecordFunction &fn)
                     g_name_word.load(std::memory_order_relaxed),
                 sizeof(w));
     return w;
+}
+
+inline const void *name_word(const at::RecordFunction &fn)
+{
+    return g_name_word.load(std::memory_order_relaxed) < 0 ? nullptr : name_word_probed(fn);
+}
+
+// The length of the name fn owns, from the word after name_word() (where the probe found
+// it there: g_name_len_word).
+inline size_t owned_name_len(const at::RecordFunction &fn)
+{
+    size_t len;
+    std::memcpy(&len,
+                reinterpret_cast<const unsigned char *>(&fn) +
+                    g_name_word.load(std::memory_order_relaxed) + sizeof(const void *),
+                sizeof(len));
+    return len;
 }
 
 // The ids of fn's name. A schema name found under its schema's address costs no call into
@@ -173,14 +180,8 @@ op_name_ids(ThreadState *ts, const at::RecordFunction &fn, uint32_t scope, bool 
     if (w && w != name)
         return ts->names.get_cstr(name, std::strlen(name), scope, w, &tmp);
     // An owned name (w == name) has its length in the word after w (see above).
-    size_t len;
-    if (w && g_name_len_word.load(std::memory_order_relaxed))
-        std::memcpy(&len,
-                    reinterpret_cast<const unsigned char *>(&fn) +
-                        g_name_word.load(std::memory_order_relaxed) + sizeof(w),
-                    sizeof(len));
-    else
-        len = std::strlen(name);
+    size_t len = w && g_name_len_word.load(std::memory_order_relaxed) ? owned_name_len(fn)
+                                                                      : std::strlen(name);
     return ts->names.get_cstr(name, len, scope, nullptr, &tmp);
 }
 
@@ -270,35 +271,16 @@ __attribute__((noinline)) void on_user_end(at::ObserverContext *ctx)
 
 // ---- the ops callback ----
 
-// Set by ops_install() before the callback is added: libnnprof's gate word and whether its
-// ticks are the TSC (ring_abi.h).
-std::atomic<const int *> g_gate{nullptr};
+// Set by ops_install() before the callback is added: whether libnnprof's ticks are the TSC
+// (ring_abi.h). Elsewhere it stays false.
 std::atomic<bool> g_tsc{false};
-
-// The time-stamp counter, which nnp_now() returns when g_tsc: read inline, a call into
-// libnnprof twice per op cost about 14 instructions. Elsewhere g_tsc stays false.
-inline uint64_t tsc_ticks()
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return 0;
-#endif
-}
 
 inline uint64_t now_ticks()
 {
     return g_tsc.load(std::memory_order_relaxed) ? tsc_ticks() : nnp_now();
 }
 
-// The first 8 bytes of an OP_BRIEF or OP slot: kind, n_slots, flags, name (raw_format.h's
-// nnp_rec_t, little-endian as every raw file is), stored as one word.
-static_assert(offsetof(nnp_rec_t, kind) == 0 && offsetof(nnp_rec_t, n_slots) == 1 &&
-                  offsetof(nnp_rec_t, flags) == 2 && offsetof(nnp_rec_t, name) == 4 &&
-                  offsetof(nnp_rec_t, ts) == 8 && offsetof(nnp_rec_t, a) == 16 &&
-                  offsetof(nnp_rec_t, b) == 24,
-              "nnp_rec_t as brief_word0, op_word0 and the ring writes write it");
-constexpr int kWordFlagsShift = 16, kWordNameShift = 32, kWordSlotsShift = 8;
+// The first word of an OP_BRIEF slot (kWord* in torch_internal.h).
 inline uint64_t brief_word0(uint64_t flags, nnp_str_t name)
 {
     return uint64_t(NNP_REC_OP_BRIEF) | uint64_t(1) << kWordSlotsShift | flags << kWordFlagsShift |
@@ -312,7 +294,6 @@ inline uint64_t op_word0(uint64_t flags, nnp_str_t name)
     return uint64_t(NNP_REC_OP) | uint64_t(kOpSlots) << kWordSlotsShift | flags << kWordFlagsShift |
            uint64_t(name) << kWordNameShift;
 }
-constexpr uint64_t kWordKindMask = 0xFF;
 
 // Writes f as an OP_BRIEF record at sequence h of ring b (the protocol of ring_abi.h).
 inline void ring_write_brief(unsigned char *p, uint64_t h, const Frame &f, uint64_t end)
@@ -560,13 +541,8 @@ __attribute__((noinline)) void op_start_owned(const at::RecordFunction &fn, Thre
     const char *name = fn.name();
     if (__builtin_expect(name != w || !g_name_len_word.load(std::memory_order_relaxed), 0))
         return op_start_slow(fn, true);
-    size_t len;
-    std::memcpy(&len,
-                reinterpret_cast<const unsigned char *>(&fn) +
-                    g_name_word.load(std::memory_order_relaxed) + sizeof(w),
-                sizeof(len));
     NameEntry tmp;
-    NameIds e = ts->names.get_cstr(name, len, 0, nullptr, &tmp);
+    NameIds e = ts->names.get_cstr(name, owned_name_len(fn), 0, nullptr, &tmp);
     if (__builtin_expect(e.id != e.type || !brief_start(ts, fn, depth, e.id), 0))
         op_start_slow(fn, false);
 }
@@ -674,8 +650,7 @@ __attribute__((always_inline)) inline bool pop_frame(ThreadState *ts, const at::
 // The test nnp_op_since() makes: a window open that lets ops through.
 inline bool ops_gate_open()
 {
-    return (__atomic_load_n(g_gate.load(std::memory_order_relaxed), __ATOMIC_RELAXED) &
-            NNP_GATE_OPS) != 0;
+    return (gate_bits() & NNP_GATE_OPS) != 0;
 }
 
 // The end of an op. kShaped false (on_op_end): a brief op of a thread with a ring is written
@@ -731,13 +706,12 @@ void on_op_end_inputs(const at::RecordFunction &fn, at::ObserverContext *ctx)
 
 } // namespace
 
+std::atomic<const int *> g_gate{nullptr};
+
 nnp_str_t current_op_name()
 {
     ThreadState *ts = thread_state();
-    if (!ts || ts->depth == 0)
-        return 0;
-    const Frame &f = ts->frames[ts->depth - 1];
-    return f.word0 ? nnp_str_t(f.word0 >> kWordNameShift) : ts->ops[ts->depth - 1].name;
+    return ts ? top_op_name(ts) : 0;
 }
 
 void ops_install()
