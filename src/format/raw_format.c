@@ -2,25 +2,21 @@
  * codecs, generated from the X-macro lists in raw_format.h so they cannot drift. */
 #include "format/raw_format.h"
 
-typedef struct kind_info {
-    const char *name;
-    unsigned slots;
-} kind_info_t;
+static const char *const kind_names[NNP_REC_KIND_COUNT] = {
+#define NNP_REC_NAME_(k, num, slots, text) [num] = text,
+    NNP_REC_KIND_MAP(NNP_REC_NAME_)
+#undef NNP_REC_NAME_
+};
 
-static const kind_info_t kinds[NNP_REC_KIND_COUNT] = {
-#define NNP_REC_INFO_(k, num, slots, text) [num] = {text, slots},
-    NNP_REC_KIND_MAP(NNP_REC_INFO_)
-#undef NNP_REC_INFO_
+const uint8_t nnp__rec_kind_slots_by_byte[UINT8_MAX + 1] = {
+#define NNP_REC_SLOTS_(k, num, slots, text) [num] = slots,
+    NNP_REC_KIND_MAP(NNP_REC_SLOTS_)
+#undef NNP_REC_SLOTS_
 };
 
 const char *nnp__rec_kind_name(unsigned kind)
 {
-    return kind < NNP_REC_KIND_COUNT ? kinds[kind].name : NULL;
-}
-
-unsigned nnp__rec_kind_slots(unsigned kind)
-{
-    return kind < NNP_REC_KIND_COUNT ? kinds[kind].slots : 0;
+    return kind < NNP_REC_KIND_COUNT ? kind_names[kind] : NULL;
 }
 
 static const char *const codecs[NNP_CODEC_COUNT] = {

@@ -180,8 +180,13 @@ typedef enum nnp_rec_kind {
 
 /* Name of a kind ("op") or NULL when unknown. */
 const char *nnp__rec_kind_name(unsigned kind);
-/* Base number of slots of a kind (OP may add one with NNP_REC_F_FLOPS), 0 when unknown. */
-unsigned nnp__rec_kind_slots(unsigned kind);
+/* Base number of slots of a kind (OP may add one with NNP_REC_F_FLOPS), 0 when unknown:
+ * indexed by the kind byte itself, so a reader pays no bound check and no call per record. */
+extern const uint8_t nnp__rec_kind_slots_by_byte[UINT8_MAX + 1];
+static inline unsigned nnp__rec_kind_slots(unsigned kind)
+{
+    return kind <= UINT8_MAX ? nnp__rec_kind_slots_by_byte[kind] : 0;
+}
 
 /* Field layout per kind (slot 0 uses nnp_rec_t's names):
  *

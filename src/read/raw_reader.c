@@ -696,17 +696,9 @@ static uint64_t ticks_to_ns_cached(const nnp_raw_t *r, struct data_ctx *c, uint6
     return segment_ns(r, s, ticks);
 }
 
-/* Slots of each record kind, 0 for a kind this reader does not know: indexed by the kind
- * byte itself, so no bound check and no call per record (nnp__rec_kind_slots). */
-static const uint8_t kind_slots[UINT8_MAX + 1] = {
-#define KIND_SLOTS_(k, num, slots, text) [num] = slots,
-    NNP_REC_KIND_MAP(KIND_SLOTS_)
-#undef KIND_SLOTS_
-};
-
 static unsigned expected_slots(const nnp_rec_t *rec)
 {
-    unsigned n = kind_slots[rec->kind];
+    unsigned n = nnp__rec_kind_slots(rec->kind);
     if (rec->kind == NNP_REC_OP && (rec->flags & NNP_REC_F_FLOPS))
         n++;
     if (rec->kind == NNP_REC_KERNEL) {
