@@ -86,12 +86,19 @@ static size_t sorted_lower(const sorted_t *s, const char *key)
     return lo;
 }
 
+/* The numbers of row of t: key keys[k] for column cols[k], n of them. */
+static void write_nums(nnp_jw_t *w, const nnp_svt_t *t, size_t row, const char *const *cols,
+                       const char *const *keys, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        nnp__jw_key(w, keys[k]);
+        nnp__api_cell_num(w, t, row, nnp__svt_col(t, cols[k]));
+    }
+}
+
 static void write_stats(nnp_jw_t *w, const nnp_svt_t *t, size_t row)
 {
-    for (size_t k = 0; k < NNP_ARRAY_LEN(stat_cols); k++) {
-        nnp__jw_key(w, stat_keys[k]);
-        nnp__api_cell_num(w, t, row, nnp__svt_col(t, stat_cols[k]));
-    }
+    write_nums(w, t, row, stat_cols, stat_keys, NNP_ARRAY_LEN(stat_cols));
 }
 
 static void write_types(nnp_jw_t *w, const nnp_svt_t *t)
@@ -127,10 +134,7 @@ static void write_self_times(nnp_jw_t *w, const nnp_svt_t *t)
         nnp__jw_obj_begin(w);
         nnp__jw_key(w, "name");
         nnp__jw_str(w, nnp__svt_cell(t, i, c_name));
-        for (size_t k = 0; k < NNP_ARRAY_LEN(self_cols); k++) {
-            nnp__jw_key(w, self_keys[k]);
-            nnp__api_cell_num(w, t, i, nnp__svt_col(t, self_cols[k]));
-        }
+        write_nums(w, t, i, self_cols, self_keys, NNP_ARRAY_LEN(self_cols));
         nnp__jw_obj_end(w);
     }
     nnp__jw_arr_end(w);
@@ -163,10 +167,7 @@ static void write_op_extras(nnp_jw_t *w, const char *name, const sorted_t *shape
     nnp__jw_key(w, "flops");
     if (p < flops->n && strcmp(nnp__svt_cell(flops->t, flops->idx[p], flops->col), name) == 0) {
         nnp__jw_obj_begin(w);
-        for (size_t k = 0; k < NNP_ARRAY_LEN(flops_cols); k++) {
-            nnp__jw_key(w, flops_keys[k]);
-            nnp__api_cell_num(w, flops->t, flops->idx[p], nnp__svt_col(flops->t, flops_cols[k]));
-        }
+        write_nums(w, flops->t, flops->idx[p], flops_cols, flops_keys, NNP_ARRAY_LEN(flops_cols));
         nnp__jw_obj_end(w);
     } else {
         nnp__jw_null(w);
