@@ -78,6 +78,12 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / NS_PER_SEC;
 }
 
+/* A struct timeval (rusage's times) in seconds. */
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / US_PER_SEC;
+}
+
 static uint64_t events_per_step(void)
 {
     return nnp_bench_synth_events_per_step();
@@ -257,8 +263,7 @@ static int run_prog(char *const argv[], int cpu, char *log, size_t log_cap, run_
     if (wait4(pid, &r->status, 0, &ru) != pid)
         return -1;
     r->wall_s = now_s() - t0;
-    r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / PER_MILLION +
-               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / PER_MILLION;
+    r->cpu_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
     r->maxrss_mb = (double)ru.ru_maxrss * KB / BYTES_PER_MB;
     return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 ? 0 : -1;
 }
@@ -325,7 +330,7 @@ static double sys_cpu_s(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / US_PER_SEC;
+    return tv_s(ru.ru_stime);
 }
 
 /* A fact of the machine that the CLI's system time depends on: the kernel CPU-ms to
@@ -380,8 +385,7 @@ static double self_cpu_s(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / US_PER_SEC +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / US_PER_SEC;
+    return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
 }
 
 /* The timeline's bytes, read into memory first (not timed), written with write() to a
