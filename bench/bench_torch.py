@@ -142,15 +142,19 @@ def run_config(trainer, kind, kwargs, steps, out_dir):
     return times, time.perf_counter() - t0
 
 
-def raw_counts(raw_dir):
-    """Calls per name as nnprof recorded them (`nnprof dump`): op types, host ranges,
-    collectives."""
+def raw_records(raw_dir):
+    """nnprof's records of a raw directory (`nnprof dump`), as dicts."""
     cli = os.environ.get("NNPROF_CLI") or os.path.join(HERE, os.pardir, "build", "nnprof")
     out = subprocess.run([cli, "dump", raw_dir], check=True, capture_output=True, text=True,
                          timeout=300).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def raw_counts(raw_dir):
+    """Calls per name as nnprof recorded them (`nnprof dump`): op types, host ranges,
+    collectives."""
     counts = collections.Counter()
-    for line in out.splitlines():
-        r = json.loads(line)
+    for r in raw_records(raw_dir):
         key = {"op": "type", "range_begin": "event", "comm": "name"}.get(r["kind"])
         if key:
             counts[r[key]] += 1
@@ -160,12 +164,8 @@ def raw_counts(raw_dir):
 def raw_calls(raw_dir):
     """nnprof's calls (`nnprof dump`): ops and user scopes (host ranges, their begin and
     end paired per thread and name), as (thread, start ns, end ns, name)."""
-    cli = os.environ.get("NNPROF_CLI") or os.path.join(HERE, os.pardir, "build", "nnprof")
-    out = subprocess.run([cli, "dump", raw_dir], check=True, capture_output=True, text=True,
-                         timeout=300).stdout
     calls, open_ranges = [], collections.defaultdict(list)
-    for line in out.splitlines():
-        r = json.loads(line)
+    for r in raw_records(raw_dir):
         if r["kind"] == "op":
             calls.append((r["tid"], r["ts_ns"], r["end_ns"], r["type"]))
         elif r["kind"] == "range_begin":

@@ -24,9 +24,8 @@ it stops) is not counted.
 
 Printed per configuration: Ir per op on the training thread and the part above "noop"
 (above "noop+inputs" for record_shapes, "noop+memory" for profile_memory): the profiler's
-own work; and the goal "nnprof's
-own <= 1/5 of torch.profiler's own"; with "none", each configuration's added instructions
-per step. nnprof's writer thread is not counted here (see bench_writer). With --annotate,
+own work; and the goal "nnprof's own <= 1/5 of torch.profiler's own"; with "none", each
+configuration's added instructions per step. nnprof's writer thread is not counted here (see bench_writer). With --annotate,
 the inclusive Ir per op of the shim's and libnnprof's functions in the nnprof run.
 
 On AMD CPUs the valgrind runs load a patched copy of libhwy (valgrind_env below).
