@@ -1,9 +1,8 @@
 // operators.js - the Operators page: pie/bar switch of the top-20 op types (% and us; the
-// top-20 ops by self time when ops nest),
-// the tables of every op and of op types (sortable, fuzzy search on name and type), and
-// when ops nest (PyTorch) the ops by self time first, with a notice why,
-// clicking a type lists its ops, an op's detail with shapes, dtypes and FLOPs, and the
-// model's FLOPs.
+// top-20 ops by self time when ops nest), the tables of every op and of op types (sortable,
+// fuzzy search on name and type), and when ops nest (PyTorch) the ops by self time first,
+// with a notice why; clicking a type lists its ops, an op's detail with shapes, dtypes and
+// FLOPs, and the model's FLOPs.
 import { h, card, fix, int, notice, kv, tabs } from '../ui.js';
 import { chart, pieLegend, shortName } from '../charts.js';
 import { table } from '../table.js';
@@ -11,24 +10,24 @@ import { table } from '../table.js';
 // Entries of the top chart (op_statistic's top 20 types, or the ops with the most self time).
 const TOP_N = 20;
 
+// Numeric columns: times in us (3 decimals), shares in % (2).
+const usCol = (key, label) => ({ key, label, num: true, fmt: (v) => fix(v, 3) });
+const pctCol = (key, label) => ({ key, label, num: true, fmt: (v) => fix(v, 2) });
+const TIME_COLS = [usCol('total_us', 'Total (us)'), usCol('avg_us', 'Avg (us)'),
+  usCol('min_us', 'Min (us)'), usCol('max_us', 'Max (us)')];
+
 // op_self_time_{rank}.csv's columns (torch's key_averages by self time).
 const SELF_COLS = [
   { key: 'count', label: 'Calls', num: true, fmt: int },
-  { key: 'self_us', label: 'Self (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'self_pct', label: 'Self (%)', num: true, fmt: (v) => fix(v, 2) },
-  { key: 'total_us', label: 'Total (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'avg_us', label: 'Avg (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'min_us', label: 'Min (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'max_us', label: 'Max (us)', num: true, fmt: (v) => fix(v, 3) },
+  usCol('self_us', 'Self (us)'),
+  pctCol('self_pct', 'Self (%)'),
+  ...TIME_COLS,
 ];
 
 const STAT_COLS = [
   { key: 'count', label: 'Count', num: true, fmt: int },
-  { key: 'total_us', label: 'Total (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'avg_us', label: 'Avg (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'min_us', label: 'Min (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'max_us', label: 'Max (us)', num: true, fmt: (v) => fix(v, 3) },
-  { key: 'ratio_pct', label: 'Ratio (%)', num: true, fmt: (v) => fix(v, 2) },
+  ...TIME_COLS,
+  pctCol('ratio_pct', 'Ratio (%)'),
 ];
 
 // The top-20 chart: items are { name, value (us), ratio (%) }.
