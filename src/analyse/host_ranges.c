@@ -12,10 +12,6 @@
 
 #include "analyse/analyse.h"
 
-/* Host row kinds (model.h nnp_host_rows_t). */
-#define ROW_BEGIN 0
-#define ROW_END   1
-
 typedef struct open_range {
     size_t row;       /* the begin row */
     int64_t child_ns; /* time of the ranges directly inside, so far */
@@ -129,9 +125,9 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
     for (size_t i = 0; rc == NNP_OK && i < h->t.n; i++) {
         if (h->thread[i] >= m->threads.t.n)
             continue;
-        if (h->kind[i] == ROW_BEGIN)
+        if (h->kind[i] == NNP_HOST_ROW_BEGIN)
             rc = push(&r.stacks[h->thread[i]], i);
-        else if (h->kind[i] == ROW_END)
+        else if (h->kind[i] == NNP_HOST_ROW_END)
             rc = on_end(&r, i);
     }
     for (size_t t = 0; r.stacks && t <= m->threads.t.n; t++) {

@@ -318,7 +318,7 @@ static int write_ranges(kx_t *x)
     for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
         uint32_t th = h->thread[i] < n_threads ? h->thread[i] : 0;
         open_ranges_t *s = &open[th];
-        if (h->kind[i] == 0) {
+        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
             if (s->n == s->cap) {
                 size_t ncap = s->cap ? s->cap * 2 : 16;
                 size_t *p = nnp__realloc(s->rows, ncap * sizeof(size_t));
@@ -330,7 +330,7 @@ static int write_ranges(kx_t *x)
                 s->cap = ncap;
             }
             s->rows[s->n++] = i;
-        } else if (h->kind[i] == 1) {
+        } else if (h->kind[i] == NNP_HOST_ROW_END) {
             /* The innermost open range of the same event and module; ranges that were
              * never closed stay out, as torch drops unfinished ones. */
             size_t k = s->n;

@@ -377,7 +377,7 @@ static int write_api_statistic(msprof_ex_t *x)
         return nnp__fail(NNP_ENOMEM, "export: out of memory");
     }
     for (size_t i = 0; i < h->t.n; i++) {
-        if (h->kind[i] == 0) {
+        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
             open[n_open++] = i;
             continue;
         }

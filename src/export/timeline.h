@@ -57,8 +57,6 @@ enum lane_kind {
     LANE_GROUP,
 };
 
-/* host_rows.kind values (model.h: the CSV's start_end column). */
-enum { HOST_BEGIN = 0, HOST_END = 1, HOST_INSTANT = 2 };
 /* host_rows.level of framework-developer rows, hidden unless is_developer (host_info). */
 #define HOST_LEVEL_DEVELOPER 0
 

@@ -237,10 +237,10 @@ static void emit_host(tl_t *tl, bool emit)
     for (; tl->c_host < h->t.n && h->ts_ns[tl->c_host] < tl->limit; tl->c_host++) {
         size_t i = tl->c_host;
         uint32_t t;
-        if (!emit || !nnp__tl_host_row_wanted(tl, i) || h->kind[i] == HOST_END)
+        if (!emit || !nnp__tl_host_row_wanted(tl, i) || h->kind[i] == NNP_HOST_ROW_END)
             continue; /* ends are written with their begin */
         host_name(tl, i, name, sizeof(name));
-        if (h->kind[i] == HOST_INSTANT) {
+        if (h->kind[i] == NNP_HOST_ROW_INSTANT) {
             t = nnp__tl_host_base(tl, h->thread[i], LANE_RANGES);
             if (t == NONE)
                 return;

@@ -375,12 +375,12 @@ int nnp__tl_prepare_host(tl_t *tl)
     for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
         uint64_t a = (uint64_t)h->thread[i] << 32 | h->event[i], b = h->stage[i];
         uint32_t top;
-        if (!nnp__tl_host_row_wanted(tl, i) || h->kind[i] == HOST_INSTANT)
+        if (!nnp__tl_host_row_wanted(tl, i) || h->kind[i] == NNP_HOST_ROW_INSTANT)
             continue;
         top = hmap_get(&tops, a, b);
         if (top >= h->t.n)
             top = NONE; /* no entry, or the "emptied stack" sentinel below */
-        if (h->kind[i] == HOST_BEGIN) {
+        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
             prev[i] = top;
             rc = hmap_set(&tops, a, b, (uint32_t)i);
         } else if (top != NONE) {

@@ -160,9 +160,10 @@ typedef struct nnp_comm_links {
 
 /* Host ranges and instants as recorded rows, in the semantics of MindSpore's host_info
  * CSV (one row per begin, end or instant), so host_info analysis can follow the seed
- * exactly. kind: 0 begin, 1 end, 2 instant (the CSV's start_end column). The final sort
- * is stable, so rows of one thread keep their recorded order whenever that thread's
- * timestamps do not go backwards (true of MindSpore's files and of our recorder). */
+ * exactly. kind: NNP_HOST_ROW_* (the CSV's start_end column: 0 begin, 1 end, 2 instant).
+ * The final sort is stable, so rows of one thread keep their recorded order whenever that
+ * thread's timestamps do not go backwards (true of MindSpore's files and of our recorder). */
+enum { NNP_HOST_ROW_BEGIN = 0, NNP_HOST_ROW_END = 1, NNP_HOST_ROW_INSTANT = 2 };
 typedef struct nnp_host_rows {
     nnp_table_t t;
     int64_t *ts_ns;

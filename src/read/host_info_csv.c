@@ -462,7 +462,8 @@ static int import_row(import_t *im)
     /* Times and sizes must fit the model's ns and bytes after scaling. */
     if (!col_u64(im, COL_TID, UINT64_MAX, &tid) || !col_u64(im, COL_PID, UINT32_MAX, &pid) ||
         !col_u64(im, COL_PARENT_PID, UINT32_MAX, &ppid) ||
-        !col_u64(im, COL_LEVEL, UINT8_MAX, &level) || !col_u64(im, COL_START_END, 2, &kind) ||
+        !col_u64(im, COL_LEVEL, UINT8_MAX, &level) ||
+        !col_u64(im, COL_START_END, NNP_HOST_ROW_INSTANT, &kind) ||
         !col_i64(im, COL_MEMORY, INT64_MIN, (int64_t)(UINT64_MAX / BYTES_PER_KB), &mem_kb) ||
         !col_i64(im, COL_TS, INT64_MIN / NS_PER_US, INT64_MAX / NS_PER_US, &ts_us))
         return NNP_OK;

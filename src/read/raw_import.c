@@ -412,13 +412,13 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
 
     switch (ev->kind) {
     case NNP_REC_RANGE_BEGIN:
-        on_host(c, ev, 0);
+        on_host(c, ev, NNP_HOST_ROW_BEGIN);
         break;
     case NNP_REC_RANGE_END:
-        on_host(c, ev, 1);
+        on_host(c, ev, NNP_HOST_ROW_END);
         break;
     case NNP_REC_INSTANT:
-        on_host(c, ev, 2);
+        on_host(c, ev, NNP_HOST_ROW_INSTANT);
         break;
     case NNP_REC_HOST_MEM:
         add_series(c, &m->host_mem, ts, 0, (double)r->a);
