@@ -1,7 +1,10 @@
 """Real processes: a 2-rank torch.distributed (gloo) all-reduce recorded on both ranks
-with its bytes and group, and a DataLoader with 2 worker processes (which must not hang;
-with follow_fork, once libnnprof has it, the workers' own ops are recorded too)."""
+with its bytes and group, a DataLoader with 2 worker processes (which must not hang;
+with follow_fork, once libnnprof has it, the workers' own ops are recorded too), and a
+slow DataLoader whose fetch time the step trace counts as the iteration interval."""
 
+import csv
+import json
 import os
 import socket
 import subprocess
@@ -49,6 +52,32 @@ LOADER_SCRIPT = textwrap.dedent("""
     print(prof.raw_dir)
     print(total)
 """)
+
+# A DataLoader slow by construction: each item makes its tensor (an op, at the start of
+# the fetch), then sleeps; a batch of FETCH_ITEMS items takes at least their sleeps.
+FETCH_ITEMS = 2
+FETCH_SLEEP_S = 0.015
+SLOW_LOADER_SCRIPT = textwrap.dedent("""
+    import sys, time, torch
+    import nnprof.torch as nt
+
+    class Slow(torch.utils.data.Dataset):
+        def __len__(self):
+            return 8
+        def __getitem__(self, i):
+            t = torch.full((4,), float(i))
+            time.sleep(%r)
+            return t
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    loader = torch.utils.data.DataLoader(Slow(), batch_size=%d, num_workers=0)
+    with nt.profile(output_path=sys.argv[1]) as prof:
+        for batch in loader:
+            model(batch).sum().backward()
+            prof.step()
+    print(prof.raw_dir)
+""" % (FETCH_SLEEP_S, FETCH_ITEMS))
 
 
 def free_port():
@@ -126,6 +155,38 @@ class DataLoaderTest(support.NnprofTestCase):
         for child in children:
             worker_ops |= {r["name"] for r in support.dump(child) if r["kind"] == "op"}
         self.assertIn("aten::pow", worker_ops)
+
+    def test_fetch_time_is_the_iteration_interval(self):
+        # The step trace starts the forward pass after the DataLoader's fetch (as after
+        # MindSpore's GetNext), so every step's iteration interval holds the fetch's sleeps
+        # (at least FETCH_ITEMS x FETCH_SLEEP_S), though its first op (aten::full) starts
+        # at the fetch's start.
+        cli = support.cli_path()
+        if cli is None:
+            self.skipTest("the nnprof CLI is not available (set NNPROF_CLI)")
+        script = self.path("slow.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(SLOW_LOADER_SCRIPT)
+        p = subprocess.run([sys.executable, script, self.path("data")], capture_output=True,
+                           text=True, timeout=120, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        a = subprocess.run([cli, "analyse", "--quiet", "-o", self.path("out"),
+                            self.path("data")], capture_output=True, text=True, timeout=120,
+                           check=False)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        with open(self.path("out", "step_trace_raw_0_detail_time.csv"), newline="",
+                  encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if r["step_num"] != "-"]
+        # 8 items in batches of 2: 4 steps with a batch each (a fifth, after the last
+        # step(), only finds the loader empty).
+        trained = [r for r in rows if r["fp_and_bp"]]
+        self.assertEqual(len(trained), 4, rows)
+        least_ms = FETCH_ITEMS * FETCH_SLEEP_S * 1000
+        for r in trained:
+            self.assertGreaterEqual(float(r["iteration_interval"]), least_ms, r)
+            self.assertGreater(float(r["fp_point"]), float(r["start_point"]) + least_ms, r)
+        with open(self.path("out", "step_trace_point_info_0.json"), encoding="utf-8") as f:
+            self.assertNotEqual(json.load(f)["fp_start"], "aten::full")
 
 
 if __name__ == "__main__":

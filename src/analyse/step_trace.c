@@ -14,6 +14,18 @@
 /* The data-fetch op MindSpore starts the forward pass after (seed 001: "the first op
  * connected after get_next"; formats.md 2.2 "first node that consumes a GetNext output"). */
 #define DATA_FETCH_TAG "GetNext"
+/* PyTorch's data fetch: the range torch.utils.data's DataLoader iterator opens around each
+ * batch ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), a host range
+ * (record_function) in our captures and Kineto's user annotations, an op in torch_npu's
+ * timeline. The rule is the TensorBoard profiler plugin's for its "DataLoader" time. */
+#define DATALOADER_PREFIX "enumerate(DataLoader)#"
+#define DATALOADER_SUFFIX ".__next__"
+/* PyTorch's autograd engine names its call of each backward node so (every node, also
+ * those sequence numbers do not link, such as AccumulateGrad). */
+#define AUTOGRAD_EVALUATE_PREFIX "autograd::engine::evaluate_function: "
+/* Per string id flags (detect_t.str_flags). */
+#define STR_FETCH    0x1u /* names a data fetch (is_fetch_name) */
+#define STR_BACKWARD 0x2u /* names a backward op (AUTOGRAD_EVALUATE_PREFIX) */
 /* MindSpore puts every backward op under this top scope (formats.md 1.3 `subgraph`). */
 #define BACKWARD_SCOPE "Gradients"
 /* Phase values that depend on an unknown point (analyse.h: fp_ns/bp_ns are -1). */
@@ -34,7 +46,9 @@ typedef struct detect {
     uint32_t fp_id, bp_id;         /* override op names, 0 = absent from the model */
     bool has_fp_over, has_bp_over; /* an override was given */
     bool fp_missed, bp_missed;     /* some step lacked the override op */
-    uint8_t *fetch;                /* per string id: the text holds DATA_FETCH_TAG */
+    uint8_t *str_flags;            /* per string id: STR_* */
+    nnp_interval_t *fetch_ranges;  /* host ranges and markers that fetch data, by start */
+    size_t n_fetch_ranges;
 } detect_t;
 
 /* First index i with v[i] >= x in a sorted array (n when none). */
@@ -112,55 +126,179 @@ static bool mark_lookup(const mark_t *v, size_t n, uint64_t step, bool latest, i
     return true;
 }
 
-/* Marks the strings holding DATA_FETCH_TAG, once per model: the fp search tests every op
- * of every step, and a strstr per op name was a tenth of the step trace. */
-static uint8_t *fetch_strings(const nnp_model_t *m)
+/* A data fetch's name: MindSpore's GetNext op, or PyTorch's DataLoader iteration. */
+static bool is_fetch_name(const char *s, size_t len)
+{
+    size_t pre = strlen(DATALOADER_PREFIX), suf = strlen(DATALOADER_SUFFIX);
+    if (strstr(s, DATA_FETCH_TAG))
+        return true;
+    return len >= pre + suf && memcmp(s, DATALOADER_PREFIX, pre) == 0 &&
+           memcmp(s + len - suf, DATALOADER_SUFFIX, suf) == 0;
+}
+
+/* Flags the strings that name a data fetch or a backward op, once per model: the fp and
+ * bp searches test every op of every step, and a strstr per op name was a tenth of the
+ * step trace. */
+static uint8_t *flag_strings(const nnp_model_t *m)
 {
     uint8_t *v = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
-    for (size_t id = 0; v && id < m->n_strs; id++)
-        v[id] = strstr(m->strs[id], DATA_FETCH_TAG) != NULL;
+    size_t pre = strlen(AUTOGRAD_EVALUATE_PREFIX);
+    for (size_t id = 0; v && id < m->n_strs; id++) {
+        v[id] = is_fetch_name(m->strs[id], m->str_len[id]) ? STR_FETCH : 0;
+        if (strncmp(m->strs[id], AUTOGRAD_EVALUATE_PREFIX, pre) == 0)
+            v[id] |= STR_BACKWARD;
+    }
     return v;
+}
+
+static bool is_fetch_str(const detect_t *d, uint32_t id)
+{
+    return id < d->m->n_strs && (d->str_flags[id] & STR_FETCH);
+}
+
+/* PyTorch's backward op: one autograd's sequence number links to a forward op (the nodes),
+ * or the engine's call of a node. */
+static bool is_backward_op(const detect_t *d, size_t i)
+{
+    const nnp_ops_t *o = &d->m->ops;
+    return (o->seq_kind && o->seq_kind[i] == NNP_SEQ_BACKWARD) ||
+           (o->name[i] < d->m->n_strs && (d->str_flags[o->name[i]] & STR_BACKWARD));
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const nnp_interval_t *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* The data fetches that are ranges, not ops, sorted by start: ended markers (Kineto's user
+ * annotations) and host ranges (our record_function), whose begin and end rows pair per
+ * thread, event, module and stage, the last opened first. A range never ended is left
+ * out: the fp search then treats its step as one without a fetch range. */
+static int fetch_ranges(detect_t *d)
+{
+    const nnp_host_rows_t *h = &d->m->host;
+    const nnp_markers_t *mk = &d->m->markers;
+    size_t cap = 0, n_open = 0, *open = NULL;
+    nnp_interval_t *v;
+
+    for (size_t i = 0; i < mk->t.n; i++)
+        cap += is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
+               mk->end_ns[i] > mk->start_ns[i];
+    for (size_t i = 0; i < h->t.n; i++)
+        cap += h->kind[i] == NNP_HOST_ROW_BEGIN && is_fetch_str(d, h->event[i]);
+    if (cap == 0)
+        return NNP_OK;
+    v = nnp__malloc(cap * sizeof(*v));
+    open = nnp__malloc(cap * sizeof(*open));
+    if (!v || !open) {
+        nnp__free(v);
+        nnp__free(open);
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    }
+    for (size_t i = 0; i < mk->t.n; i++)
+        if (is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
+            mk->end_ns[i] > mk->start_ns[i])
+            v[d->n_fetch_ranges++] = (nnp_interval_t){mk->start_ns[i], mk->end_ns[i]};
+    for (size_t i = 0; i < h->t.n; i++) {
+        if (!is_fetch_str(d, h->event[i]))
+            continue;
+        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
+            open[n_open++] = i;
+            continue;
+        }
+        if (h->kind[i] != NNP_HOST_ROW_END)
+            continue;
+        for (size_t k = n_open; k-- > 0;) {
+            size_t b = open[k];
+            if (h->thread[b] != h->thread[i] || h->event[b] != h->event[i] ||
+                h->module[b] != h->module[i] || h->stage[b] != h->stage[i])
+                continue;
+            v[d->n_fetch_ranges++] = (nnp_interval_t){h->ts_ns[b], h->ts_ns[i]};
+            memmove(&open[k], &open[k + 1], (n_open - k - 1) * sizeof(*open));
+            n_open--;
+            break;
+        }
+    }
+    nnp__free(open);
+    qsort(v, d->n_fetch_ranges, sizeof(*v), cmp_span);
+    d->fetch_ranges = v;
+    return NNP_OK;
 }
 
 static bool is_data_fetch(const detect_t *d, size_t i)
 {
-    uint32_t type = d->m->ops.type[i], name = d->m->ops.name[i];
-    return (type < d->m->n_strs && d->fetch[type]) || (name < d->m->n_strs && d->fetch[name]);
+    return is_fetch_str(d, d->m->ops.type[i]) || is_fetch_str(d, d->m->ops.name[i]);
 }
 
-/* Auto fp (formats.md 2.2): the first op starting once the step's first data-fetch op has
- * finished (not itself a fetch); with no fetch op, or nothing after it, the first op. */
-static size_t auto_fp(const detect_t *d, range_t ops)
+/* The first fetch range starting inside [begin, end), or NULL. */
+static const nnp_interval_t *first_fetch_range(const detect_t *d, int64_t begin, int64_t end)
+{
+    size_t lo = 0, hi = d->n_fetch_ranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->fetch_ranges[mid].start_ns < begin)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n_fetch_ranges && d->fetch_ranges[lo].start_ns < end ? &d->fetch_ranges[lo]
+                                                                        : NULL;
+}
+
+/* Auto fp (formats.md 2.2): the first op starting once the step's first data fetch (an op,
+ * or a range: first_fetch_range) has finished, not itself a fetch op; with no fetch, or
+ * nothing after it, the first op. */
+static size_t auto_fp(const detect_t *d, range_t ops, int64_t begin, int64_t end)
 {
     const nnp_ops_t *o = &d->m->ops;
-    size_t g = SIZE_MAX;
+    const nnp_interval_t *fr = first_fetch_range(d, begin, end);
+    size_t g = SIZE_MAX, from;
     int64_t ready;
     if (ops.lo == ops.hi)
         return SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
         if (is_data_fetch(d, i))
             g = i;
-    if (g == SIZE_MAX)
+    if (g != SIZE_MAX && (!fr || o->start_ns[g] <= fr->start_ns)) {
+        ready = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
+        from = g + 1;
+    } else if (fr) {
+        ready = fr->end_ns;
+        from = ops.lo;
+    } else {
         return ops.lo;
-    ready = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
-    for (size_t i = g + 1; i < ops.hi; i++)
+    }
+    for (size_t i = from; i < ops.hi; i++)
         if (o->start_ns[i] >= ready && !is_data_fetch(d, i))
             return i;
     return ops.lo;
 }
 
-/* The op of ops whose (closed) end is the latest among those accepted by the filter:
- * name_id != 0 keeps that name only, prefix keeps names starting with it, end_max keeps
- * ends <= end_max. Ties go to the later op in start order. SIZE_MAX when none. */
-static size_t last_ending(const nnp_model_t *m, range_t ops, uint32_t name_id, const char *prefix,
-                          int64_t end_max)
+/* Which ops last_ending considers. */
+typedef struct end_filter {
+    uint32_t name_id;   /* != 0: that name only */
+    const char *prefix; /* != NULL: names starting with it only */
+    int64_t end_max;    /* ends <= end_max only */
+    bool backward;      /* PyTorch's backward ops only (is_backward_op) */
+} end_filter_t;
+
+/* The op of ops whose (closed) end is the latest among those the filter accepts. Ties go
+ * to the later op in start order. SIZE_MAX when none. */
+static size_t last_ending(const detect_t *d, range_t ops, end_filter_t f)
 {
+    const nnp_model_t *m = d->m;
     const nnp_ops_t *o = &m->ops;
+    const char *prefix = f.prefix;
     size_t best = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi; i++) {
-        if (!op_closed(o, i) || o->end_ns[i] > end_max)
+        if (!op_closed(o, i) || o->end_ns[i] > f.end_max)
             continue;
-        if (name_id && o->name[i] != name_id)
+        if (f.name_id && o->name[i] != f.name_id)
+            continue;
+        if (f.backward && !is_backward_op(d, i))
             continue;
         if (prefix && strncmp(nnp__model_str(m, o->name[i]), prefix, strlen(prefix)) != 0)
             continue;
@@ -186,7 +324,7 @@ static void detect_fp(detect_t *d, range_t ops, nnp_step_row_t *r)
         d->fp_missed |= i == SIZE_MAX;
     }
     if (i == SIZE_MAX)
-        i = auto_fp(d, ops);
+        i = auto_fp(d, ops, r->begin_ns, r->end_ns);
     if (i != SIZE_MAX) {
         r->fp_ns = o->start_ns[i];
         r->fp_op = o->name[i];
@@ -204,17 +342,20 @@ static void detect_bp(detect_t *d, range_t ops, range_t comms, nnp_step_row_t *r
     }
     if (d->has_bp_over) {
         if (d->bp_id)
-            i = last_ending(m, ops, d->bp_id, NULL, INT64_MAX);
+            i = last_ending(d, ops, (end_filter_t){d->bp_id, NULL, INT64_MAX, false});
         d->bp_missed |= i == SIZE_MAX;
     }
     /* Gradients are reduced after the backward pass: bp is the last op to finish before
      * the step's last communication op starts (seed 001, formats.md 2.2 bp rule). */
     if (i == SIZE_MAX && comms.lo < comms.hi)
-        i = last_ending(m, ops, 0, NULL, m->comms.start_ns[comms.hi - 1]);
-    /* Without communication (one device) the backward ops are those of the Gradients
-     * scope; with none either, this is a forward-only (inference) step. */
+        i = last_ending(d, ops, (end_filter_t){0, NULL, m->comms.start_ns[comms.hi - 1], false});
+    /* Without communication (one device) the backward ops are those of MindSpore's
+     * Gradients scope, or those PyTorch's autograd ran for a forward op; with none either,
+     * this is a forward-only (inference) step. */
     if (i == SIZE_MAX)
-        i = last_ending(m, ops, 0, BACKWARD_SCOPE, INT64_MAX);
+        i = last_ending(d, ops, (end_filter_t){0, BACKWARD_SCOPE, INT64_MAX, false});
+    if (i == SIZE_MAX)
+        i = last_ending(d, ops, (end_filter_t){0, NULL, INT64_MAX, true});
     if (i != SIZE_MAX) {
         r->bp_ns = m->ops.end_ns[i];
         r->bp_op = m->ops.name[i];
@@ -318,8 +459,10 @@ int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
     rc = marks_sorted(&m->fp, &d.fp, &d.n_fp);
     if (rc == NNP_OK)
         rc = marks_sorted(&m->bp, &d.bp, &d.n_bp);
-    if (rc == NNP_OK && !(d.fetch = fetch_strings(m)))
+    if (rc == NNP_OK && !(d.str_flags = flag_strings(m)))
         rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    if (rc == NNP_OK)
+        rc = fetch_ranges(&d);
     if (rc != NNP_OK)
         goto out;
 
@@ -377,7 +520,8 @@ out:
     nnp__free(order);
     nnp__free(d.fp);
     nnp__free(d.bp);
-    nnp__free(d.fetch);
+    nnp__free(d.str_flags);
+    nnp__free(d.fetch_ranges);
     if (rc != NNP_OK)
         nnp__step_trace_fini(out);
     return rc;

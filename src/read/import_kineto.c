@@ -238,6 +238,28 @@ static int add_step(kin_t *k, const char *name, int64_t ts, int64_t dur, uint64_
     return NNP_OK;
 }
 
+/* Autograd's link of op i: "Sequence number" (>= 0 for an op that made an autograd node,
+ * or the node run in the backward pass) and "Fwd thread id" (> 0 for a backward op: the
+ * framework's id of its forward op's thread). Kineto writes no forward op's own thread
+ * id: 0. Counts the op. */
+static int add_op_seq(kin_t *k, const cJSON *args, size_t i)
+{
+    nnp_model_t *m = k->m;
+    int64_t seq;
+    uint64_t fwd = 0;
+    k->n_ops++;
+    if (!nnp__foreign_json_int(get(args, "Sequence number"), &seq) || seq < 0)
+        return NNP_OK;
+    if (nnp__model_ops_want_seq(m) != NNP_OK)
+        return oom(k);
+    if (!json_u64(get(args, "Fwd thread id"), &fwd) || fwd > UINT32_MAX)
+        fwd = 0;
+    m->ops.seq_nr[i] = seq;
+    m->ops.seq_thread[i] = (uint32_t)fwd;
+    m->ops.seq_kind[i] = fwd > 0 ? NNP_SEQ_BACKWARD : NNP_SEQ_FORWARD;
+    return NNP_OK;
+}
+
 /* cpu_op (and the legacy profiler's CPU functions): a host op; its type is its name, as
  * torch.profiler's key_averages groups by name. */
 static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
@@ -270,8 +292,7 @@ static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_
         m->ops.dtypes[i] = nnp__model_intern_cstr(m, s);
         cJSON_free(s);
     }
-    k->n_ops++;
-    return NNP_OK;
+    return add_op_seq(k, args, i);
 }
 
 /* user_annotation (record_function ranges): user markers. */

@@ -67,6 +67,30 @@ size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name,
     return i;
 }
 
+void nnpt_add_host_row(nnp_model_t *m, int64_t ts, uint8_t kind, const char *module,
+                       const char *event, const char *stage, uint32_t th)
+{
+    size_t i = nnp__table_push(&m->host.t);
+    assert_true(i != SIZE_MAX);
+    m->host.ts_ns[i] = ts;
+    m->host.kind[i] = kind;
+    m->host.level[i] = 1;
+    m->host.module[i] = nnp__model_intern_cstr(m, module);
+    m->host.event[i] = nnp__model_intern_cstr(m, event);
+    m->host.stage[i] = nnp__model_intern_cstr(m, stage);
+    m->host.thread[i] = th;
+}
+
+void nnpt_add_marker(nnp_model_t *m, int64_t start, int64_t end, const char *message, uint32_t th)
+{
+    size_t i = nnp__table_push(&m->markers.t);
+    assert_true(i != SIZE_MAX);
+    m->markers.start_ns[i] = start;
+    m->markers.end_ns[i] = end;
+    m->markers.message[i] = nnp__model_intern_cstr(m, message);
+    m->markers.thread[i] = th;
+}
+
 void nnpt_add_pipe_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type,
                       uint32_t workers)
 {

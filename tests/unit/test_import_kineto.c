@@ -164,6 +164,44 @@ static void test_import_driver_call(void **state)
     free(dir);
 }
 
+/* Autograd's links: "Sequence number" >= 0 links an op to its node; "Fwd thread id" > 0
+ * makes it a backward op (the node, run for the forward op of that thread); -1 and an
+ * absent number link nothing. */
+static void test_import_autograd_links(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,\"tid\":5,"
+        "\"ts\":100,\"dur\":10,\"args\":{\"Sequence number\":41,\"Fwd thread id\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"MmBackward0\",\"pid\":5,\"tid\":6,"
+        "\"ts\":200,\"dur\":10,\"args\":{\"Sequence number\":41,\"Fwd thread id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":5,\"tid\":5,"
+        "\"ts\":300,\"dur\":10,\"args\":{\"Sequence number\":-1,\"Fwd thread id\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::zero_\",\"pid\":5,\"tid\":5,"
+        "\"ts\":400,\"dur\":10,\"args\":{}}\n"
+        "]}\n";
+    static const uint8_t kind[] = {NNP_SEQ_FORWARD, NNP_SEQ_BACKWARD, NNP_SEQ_NONE, NNP_SEQ_NONE};
+    static const int64_t nr[] = {41, 41, 0, 0};
+    static const uint32_t fwd_thread[] = {0, 1, 0, 0};
+    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    assert_int_equal(m.ops.t.n, 4);
+    assert_non_null(m.ops.seq_kind);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(m.ops.seq_kind[i], kind[i]);
+        assert_int_equal(m.ops.seq_nr[i], nr[i]);
+        assert_int_equal(m.ops.seq_thread[i], fwd_thread[i]);
+    }
+    nnp__model_fini(&m);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* Writes the three ranks (NCCL kernel of rank 0 at 1040+40, rank 1 1050+30, rank 2
  * 1045+35) into dir, plain or gzip-compressed. */
 static void write_ranks(const char *dir, bool gz)
@@ -512,10 +550,15 @@ static void test_real_torch_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_counts),   cmocka_unit_test(test_import_driver_call),
-        cmocka_unit_test(test_hta_three_ranks), cmocka_unit_test(test_gzip_same_results),
-        cmocka_unit_test(test_cut_gzip),        cmocka_unit_test(test_bad_events),
-        cmocka_unit_test(test_legacy_format),   cmocka_unit_test(test_real_torch_trace),
+        cmocka_unit_test(test_import_counts),
+        cmocka_unit_test(test_import_driver_call),
+        cmocka_unit_test(test_import_autograd_links),
+        cmocka_unit_test(test_hta_three_ranks),
+        cmocka_unit_test(test_gzip_same_results),
+        cmocka_unit_test(test_cut_gzip),
+        cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_legacy_format),
+        cmocka_unit_test(test_real_torch_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

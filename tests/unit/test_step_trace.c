@@ -1,6 +1,7 @@
 /* test_step_trace.c - step phases (src/analyse/step_trace.c) on hand-built models whose
- * answers are worked out by hand in the comments: marks, fp after GetNext and bp before
- * the last allreduce, the Gradients rule, fp/bp overrides, inference, ops crossing a step
+ * answers are worked out by hand in the comments: marks, fp after GetNext (or PyTorch's
+ * DataLoader fetch) and bp before the last allreduce, the Gradients rule, PyTorch's
+ * autograd backward ops, fp/bp overrides, inference, ops crossing a step
  * boundary, --steps filtering, unknown points, the empty model, and allocation failures.
  * Every output file is compared byte for byte. Times are written in ms: MS(x) is x ms. */
 #include <stdio.h>
@@ -30,14 +31,10 @@ static void add_mark(nnp_marks_t *mk, uint64_t step, int64_t ts)
     mk->ts_ns[i] = ts;
 }
 
+/* An op without shapes (test_util.h's builder). */
 static void add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, const char *type)
 {
-    size_t i = nnp__table_push(&m->ops.t);
-    assert_true(i != SIZE_MAX);
-    m->ops.start_ns[i] = start;
-    m->ops.end_ns[i] = end;
-    m->ops.name[i] = nnp__model_intern_cstr(m, name);
-    m->ops.type[i] = nnp__model_intern_cstr(m, type);
+    nnpt_add_op(m, start, end, name, type, NULL, NULL);
 }
 
 static void add_comm(nnp_model_t *m, int64_t start, int64_t end, const char *name)
@@ -177,6 +174,118 @@ static void test_auto_getnext_allreduce(void **state)
         "\"iteration_interval_percent\":\"7.50%\",\"fp_and_bp\":4.75,"
         "\"fp_and_bp_percent\":\"47.50%\",\"tail\":4.5,\"tail_percent\":\"45.00%\","
         "\"total_steps\":2}\n");
+    nnp__step_trace_fini(&st);
+}
+
+/* PyTorch's data fetch (the DataLoader iterator's range, named as torch.utils.data names it)
+ * plays GetNext's part: fp is the first op starting once it has ended, so the ops inside it
+ * (unpickling the batch) fall in the iteration interval. Three steps, one per form the
+ * fetch takes; each has the same pattern after its fetch: conv, conv backward, an
+ * allreduce (bp: the last op ending before the step's last communication starts), SGD.
+ *   Step 1 [0,10): host rows (our record_function): a range "enumerate(DataLoader)#x"
+ *     without the ".__next__" suffix 0.1-0.15 (not a fetch: if it were, fp would be
+ *     aten::empty at 0.5), the fetch 0.2-2.0 with aten::empty 0.5-0.6 and aten::set_
+ *     1.0-1.1 inside; conv 2.2-4, backward 4-7, allreduce 7.5-8.5, sgd 8.6-9.
+ *     fp 2.2, bp 7: ii 2.2, fp_and_bp 4.8, tail 3.
+ *   Step 2 [10,20): a marker (Kineto's user annotation) 10.2-12.0 around aten::empty
+ *     10.5-10.6; conv at 12.0 (starts as the fetch ends: after it), backward 14-17,
+ *     allreduce 17.5-18.5. fp 12, bp 17: ii 2, fp_and_bp 5, tail 3.
+ *   Step 3 [20,30): an op (torch_npu's timeline) 20.2-21.0 around aten::stack 20.4-20.8;
+ *     conv 21.1-23, backward 23-26, allreduce 26.5-27.5. fp 21.1, bp 26: ii 1.1,
+ *     fp_and_bp 4.9, tail 4.
+ * Without the rule fp would be aten::empty (0.5, 10.5) and aten::stack's fetch op (20.2). */
+static void test_auto_dataloader_fetch(void **state)
+{
+    static const char next[] = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__";
+    static const char single[] = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+    fixture_t *fx = *state;
+    nnp_step_trace_t st;
+    nnp_model_t *m = &fx->m;
+    const double fetch_end[] = {2.0, 12.0, 21.0}, fp[] = {2.2, 12.0, 21.1}, bp[] = {7, 17, 26};
+    nnpt_add_step(m, 1, MS(0), MS(10));
+    nnpt_add_step(m, 2, MS(10), MS(20));
+    nnpt_add_step(m, 3, MS(20), MS(30));
+    nnpt_add_host_row(m, MS(0.1), NNP_HOST_ROW_BEGIN, "torch", "enumerate(DataLoader)#x", "Run", 0);
+    nnpt_add_host_row(m, MS(0.15), NNP_HOST_ROW_END, "torch", "enumerate(DataLoader)#x", "Run", 0);
+    nnpt_add_host_row(m, MS(0.2), NNP_HOST_ROW_BEGIN, "torch", next, "Run", 0);
+    nnpt_add_host_row(m, MS(2.0), NNP_HOST_ROW_END, "torch", next, "Run", 0);
+    add_op(m, MS(0.5), MS(0.6), "aten::empty", "aten::empty");
+    add_op(m, MS(1.0), MS(1.1), "aten::set_", "aten::set_");
+    nnpt_add_marker(m, MS(10.2), MS(12.0), next, 0);
+    add_op(m, MS(10.5), MS(10.6), "aten::empty", "aten::empty");
+    add_op(m, MS(20.2), MS(21.0), single, single);
+    add_op(m, MS(20.4), MS(20.8), "aten::stack", "aten::stack");
+    for (int s = 0; s < 3; s++) {
+        double f = fp[s], b = bp[s];
+        add_op(m, MS(f), MS(f + 1.8), "aten::conv2d", "aten::conv2d");
+        add_op(m, MS(b - 3), MS(b), "aten::convolution_backward", "aten::convolution_backward");
+        add_comm(m, MS(b + 0.5), MS(b + 1.5), "gloo:all_reduce");
+        add_op(m, MS(b + 1.6), MS(b + 2), "aten::add_", "aten::add_");
+    }
+    run_write(fx, &st);
+
+    assert_int_equal(st.n, 3);
+    for (int s = 0; s < 3; s++) {
+        const nnp_step_row_t *r = &st.rows[s];
+        assert_int_equal(r->fp_ns, MS(fp[s]));
+        assert_true(r->fp_ns >= MS(fetch_end[s]));
+        assert_string_equal(nnp__model_str(m, r->fp_op), "aten::conv2d");
+        assert_int_equal(r->bp_ns, MS(bp[s]));
+        assert_int_equal(r->iteration_interval_ns, MS(fp[s]) - MS(10.0 * s));
+        assert_int_equal(r->fp_and_bp_ns, MS(bp[s]) - MS(fp[s]));
+        assert_int_equal(r->tail_ns, MS(10.0 * (s + 1)) - MS(bp[s]));
+    }
+    nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
+                         "{\"fp_start\":\"aten::conv2d\","
+                         "\"bp_end\":\"aten::convolution_backward\"}\n");
+    nnp__step_trace_fini(&st);
+}
+
+/* PyTorch without communication (one process): no Gradients scope, so the backward ops are
+ * autograd's. Steps [0,10) and [10,20):
+ *   step 1: aten::linear 1-2 (a forward op linked to its node), MmBackward0 3-4 (linked:
+ *     a backward op), "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+ *     4-5 (no link, but the engine's call of a node), the optimizer's aten::add_ 6-7.
+ *     fp 1, bp 5 (AccumulateGrad's evaluation): fp_and_bp 4, tail 5.
+ *   step 2: the same without the engine's calls (a Kineto trace with only the nodes'
+ *     links): aten::linear 11-12, MmBackward0 13-14, aten::add_ 16-17: bp 14, tail 6.
+ * Without rule 5 both steps would be forward-only (no bp). */
+static void test_auto_autograd_backward(void **state)
+{
+    static const char accumulate[] =
+        "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad";
+    fixture_t *fx = *state;
+    nnp_step_trace_t st;
+    nnp_model_t *m = &fx->m;
+    size_t fwd[2], bwd[2];
+    nnpt_add_step(m, 1, MS(0), MS(10));
+    nnpt_add_step(m, 2, MS(10), MS(20));
+    for (int s = 0; s < 2; s++) {
+        double o = 10.0 * s;
+        fwd[s] = nnpt_add_op(m, MS(1 + o), MS(2 + o), "aten::linear", "aten::linear", NULL, NULL);
+        bwd[s] = nnpt_add_op(m, MS(3 + o), MS(4 + o), "MmBackward0", "MmBackward0", NULL, NULL);
+        if (s == 0)
+            add_op(m, MS(4), MS(5), accumulate, accumulate);
+        add_op(m, MS(6 + o), MS(7 + o), "aten::add_", "aten::add_");
+    }
+    assert_int_equal(nnp__model_ops_want_seq(m), NNP_OK);
+    for (int s = 0; s < 2; s++) {
+        m->ops.seq_nr[fwd[s]] = m->ops.seq_nr[bwd[s]] = 7;
+        m->ops.seq_thread[fwd[s]] = m->ops.seq_thread[bwd[s]] = 1;
+        m->ops.seq_kind[fwd[s]] = NNP_SEQ_FORWARD;
+        m->ops.seq_kind[bwd[s]] = NNP_SEQ_BACKWARD;
+    }
+    run_write(fx, &st);
+    assert_int_equal(st.n, 2);
+    assert_false(st.inference);
+    assert_int_equal(st.rows[0].fp_ns, MS(1));
+    assert_int_equal(st.rows[0].bp_ns, MS(5));
+    assert_string_equal(nnp__model_str(m, st.rows[0].bp_op), accumulate);
+    assert_int_equal(st.rows[1].fp_ns, MS(11));
+    assert_int_equal(st.rows[1].bp_ns, MS(14));
+    assert_string_equal(nnp__model_str(m, st.rows[1].bp_op), "MmBackward0");
+    assert_int_equal(st.rows[0].tail_ns, MS(5));
+    assert_int_equal(st.rows[1].tail_ns, MS(6));
     nnp__step_trace_fini(&st);
 }
 
@@ -429,6 +538,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         NNPT_AFX_TEST(test_marks),
         NNPT_AFX_TEST(test_auto_getnext_allreduce),
+        NNPT_AFX_TEST(test_auto_dataloader_fetch),
+        NNPT_AFX_TEST(test_auto_autograd_backward),
         NNPT_AFX_TEST(test_auto_gradients_scope),
         NNPT_AFX_TEST(test_overrides),
         NNPT_AFX_TEST(test_override_missing_falls_back),

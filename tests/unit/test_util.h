@@ -114,6 +114,13 @@ void nnpt_add_step(struct nnp_model *m, uint64_t id, int64_t begin, int64_t end)
 /* A host op; shapes/dtypes may be NULL (not recorded). Returns its row. */
 size_t nnpt_add_op(struct nnp_model *m, int64_t start, int64_t end, const char *name,
                    const char *type, const char *shapes, const char *dtypes);
+/* A host row (kind NNP_HOST_ROW_*: a range's begin or end, an instant) of level 1 (user)
+ * on thread index th. */
+void nnpt_add_host_row(struct nnp_model *m, int64_t ts, uint8_t kind, const char *module,
+                       const char *event, const char *stage, uint32_t th);
+/* A user marker (a range; an instant when end == start) on thread index th. */
+void nnpt_add_marker(struct nnp_model *m, int64_t start, int64_t end, const char *message,
+                     uint32_t th);
 /* A data-pipeline op registration. */
 void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const char *type,
                       uint32_t workers);
