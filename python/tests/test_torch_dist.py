@@ -187,6 +187,13 @@ class DataLoaderTest(support.NnprofTestCase):
             self.assertGreater(float(r["fp_point"]), float(r["start_point"]) + least_ms, r)
         with open(self.path("out", "step_trace_point_info_0.json"), encoding="utf-8") as f:
             self.assertNotEqual(json.load(f)["fp_start"], "aten::full")
+        # The advisor blames the DataLoader, with its PyTorch knobs: 4 fetches of at least
+        # least_ms and the fifth's short one average more than 4/5 of least_ms.
+        with open(self.path("out", "advice_0.json"), encoding="utf-8") as f:
+            found = {x["id"]: x for x in json.load(f)["findings"]}
+        interval = found["iteration_interval"]
+        self.assertGreater(interval["evidence"]["avg_data_fetch_ms"], least_ms * 4 / 5)
+        self.assertIn("num_workers", interval["suggestion"])
 
 
 if __name__ == "__main__":

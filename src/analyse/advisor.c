@@ -68,6 +68,7 @@ void nnp__findings_init(nnp_findings_t *f)
     memset(f, 0, sizeof(*f));
     f->avg_step_ms = f->avg_iteration_interval_ms = f->avg_fp_and_bp_ms = NAN;
     f->avg_tail_ms = f->avg_comm_not_overlapped_ms = f->avg_communication_ms = NAN;
+    f->avg_data_fetch_ms = NAN;
     for (size_t i = 0; i < NNP_FINDINGS_TOP_TYPES; i++)
         f->top_type_pct[i] = NAN;
     f->device_queue_empty_pct = f->host_queue_empty_pct = NAN;
@@ -100,7 +101,7 @@ static double mean_ms(const mean_t *m)
  * (analyse.h: fp_ns/bp_ns are -1 when unknown), as the step trace summary averages. */
 static void from_steps(nnp_findings_t *f, const nnp_step_trace_t *st)
 {
-    mean_t step = {0, 0}, interval = {0, 0}, fp_bp = {0, 0}, tail = {0, 0};
+    mean_t step = {0, 0}, interval = {0, 0}, fp_bp = {0, 0}, tail = {0, 0}, fetch = {0, 0};
     for (size_t i = 0; i < st->n; i++) {
         const nnp_step_row_t *r = &st->rows[i];
         bool fp = r->fp_ns != -1, bp = r->bp_ns != -1;
@@ -108,7 +109,10 @@ static void from_steps(nnp_findings_t *f, const nnp_step_trace_t *st)
         mean_add(&interval, r->iteration_interval_ns, fp);
         mean_add(&fp_bp, r->fp_and_bp_ns, fp && bp);
         mean_add(&tail, r->tail_ns, bp);
+        mean_add(&fetch, r->fetch_ns, r->fetch_ns != -1);
+        f->dataloader_fetch |= r->fetch_ns != -1 && r->fetch_dataloader;
     }
+    f->avg_data_fetch_ms = mean_ms(&fetch);
     f->n_steps = st->n;
     f->avg_step_ms = mean_ms(&step);
     f->avg_iteration_interval_ms = mean_ms(&interval);
@@ -295,10 +299,18 @@ static bool rule_iteration_interval(const nnp_findings_t *f, finding_t *d)
     ev_num(d, "threshold_ms", ITER_INTERVAL_MS_MAX, MS_DECIMALS);
     ev_num_opt(d, "avg_step_ms", f->avg_step_ms, MS_DECIMALS);
     ev_num(d, "n_steps", (double)f->n_steps, WHOLE_DECIMALS);
-    suggest(d, "The time from the end of one step to the forward pass of the next is usually "
-               "data loading and preprocessing. Check the data pipeline findings, raise "
-               "num_parallel_workers or prefetch of the slow dataset ops, or sink the dataset "
-               "to the device.");
+    ev_num_opt(d, "avg_data_fetch_ms", f->avg_data_fetch_ms, MS_DECIMALS);
+    if (f->dataloader_fetch)
+        suggest(d, "The time from the end of one step to the forward pass of the next is "
+                   "mostly the DataLoader's fetch of the batch (avg_data_fetch_ms). Raise its "
+                   "num_workers (and prefetch_factor), keep the workers alive between epochs "
+                   "(persistent_workers=True), make __getitem__ and collate_fn lighter, or "
+                   "prepare the data once before training.");
+    else
+        suggest(d, "The time from the end of one step to the forward pass of the next is "
+                   "usually data loading and preprocessing. Check the data pipeline findings, "
+                   "raise num_parallel_workers or prefetch of the slow dataset ops, or sink "
+                   "the dataset to the device.");
     return true;
 }
 

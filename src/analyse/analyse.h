@@ -58,6 +58,8 @@ typedef struct nnp_step_row {
     int64_t fp_ns, bp_ns;     /* -1 when unknown */
     uint32_t fp_op, bp_op;    /* model string ids of the ops at fp/bp, 0 = from marks */
     int64_t iteration_interval_ns, fp_and_bp_ns, tail_ns, total_ns;
+    int64_t fetch_ns;      /* the data fetch the automatic fp follows: its time, -1 none */
+    bool fetch_dataloader; /* that fetch is PyTorch's DataLoader (else MindSpore's GetNext) */
 } nnp_step_row_t;
 
 typedef struct nnp_step_trace {
@@ -231,6 +233,8 @@ typedef struct nnp_findings {
     /* step trace + overlap (filled by nnp__findings_from_core) */
     size_t n_steps;
     double avg_step_ms, avg_iteration_interval_ms, avg_fp_and_bp_ms, avg_tail_ms;
+    double avg_data_fetch_ms;          /* per step with a data fetch before its fp */
+    bool dataloader_fetch;             /* some step's fetch is PyTorch's DataLoader */
     double avg_comm_not_overlapped_ms; /* per step */
     double avg_communication_ms;       /* per step */
     /* op statistics: the op types with the most total time, and their share (%); when host

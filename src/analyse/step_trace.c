@@ -24,8 +24,9 @@
  * those sequence numbers do not link, such as AccumulateGrad). */
 #define AUTOGRAD_EVALUATE_PREFIX "autograd::engine::evaluate_function: "
 /* Per string id flags (detect_t.str_flags). */
-#define STR_FETCH    0x1u /* names a data fetch (is_fetch_name) */
-#define STR_BACKWARD 0x2u /* names a backward op (AUTOGRAD_EVALUATE_PREFIX) */
+#define STR_FETCH      0x1u /* names a data fetch (is_fetch_name) */
+#define STR_BACKWARD   0x2u /* names a backward op (AUTOGRAD_EVALUATE_PREFIX) */
+#define STR_DATALOADER 0x4u /* names PyTorch's DataLoader fetch */
 /* MindSpore puts every backward op under this top scope (formats.md 1.3 `subgraph`). */
 #define BACKWARD_SCOPE "Gradients"
 /* Phase values that depend on an unknown point (analyse.h: fp_ns/bp_ns are -1). */
@@ -38,6 +39,18 @@ typedef struct mark {
     int64_t ts_ns;
 } mark_t;
 
+/* A data fetch that is a range (a host range or marker), not an op. */
+typedef struct fetch_range {
+    int64_t start_ns, end_ns;
+    bool dataloader; /* PyTorch's DataLoader */
+} fetch_range_t;
+
+/* The data fetch the automatic fp follows in a step. */
+typedef struct fetch {
+    int64_t start_ns, end_ns; /* end_ns: where the forward pass may start */
+    bool dataloader;
+} fetch_t;
+
 /* Everything the per-step detection needs, built once per run. */
 typedef struct detect {
     const nnp_model_t *m;
@@ -47,7 +60,7 @@ typedef struct detect {
     bool has_fp_over, has_bp_over; /* an override was given */
     bool fp_missed, bp_missed;     /* some step lacked the override op */
     uint8_t *str_flags;            /* per string id: STR_* */
-    nnp_interval_t *fetch_ranges;  /* host ranges and markers that fetch data, by start */
+    fetch_range_t *fetch_ranges;   /* host ranges and markers that fetch data, by start */
     size_t n_fetch_ranges;
 } detect_t;
 
@@ -126,12 +139,10 @@ static bool mark_lookup(const mark_t *v, size_t n, uint64_t step, bool latest, i
     return true;
 }
 
-/* A data fetch's name: MindSpore's GetNext op, or PyTorch's DataLoader iteration. */
-static bool is_fetch_name(const char *s, size_t len)
+/* PyTorch's DataLoader fetch's name. */
+static bool is_dataloader_name(const char *s, size_t len)
 {
     size_t pre = strlen(DATALOADER_PREFIX), suf = strlen(DATALOADER_SUFFIX);
-    if (strstr(s, DATA_FETCH_TAG))
-        return true;
     return len >= pre + suf && memcmp(s, DATALOADER_PREFIX, pre) == 0 &&
            memcmp(s + len - suf, DATALOADER_SUFFIX, suf) == 0;
 }
@@ -144,7 +155,10 @@ static uint8_t *flag_strings(const nnp_model_t *m)
     uint8_t *v = nnp__calloc(m->n_strs ? m->n_strs : 1, 1);
     size_t pre = strlen(AUTOGRAD_EVALUATE_PREFIX);
     for (size_t id = 0; v && id < m->n_strs; id++) {
-        v[id] = is_fetch_name(m->strs[id], m->str_len[id]) ? STR_FETCH : 0;
+        if (is_dataloader_name(m->strs[id], m->str_len[id]))
+            v[id] = STR_FETCH | STR_DATALOADER;
+        else if (strstr(m->strs[id], DATA_FETCH_TAG))
+            v[id] = STR_FETCH;
         if (strncmp(m->strs[id], AUTOGRAD_EVALUATE_PREFIX, pre) == 0)
             v[id] |= STR_BACKWARD;
     }
@@ -154,6 +168,11 @@ static uint8_t *flag_strings(const nnp_model_t *m)
 static bool is_fetch_str(const detect_t *d, uint32_t id)
 {
     return id < d->m->n_strs && (d->str_flags[id] & STR_FETCH);
+}
+
+static bool is_dataloader_str(const detect_t *d, uint32_t id)
+{
+    return id < d->m->n_strs && (d->str_flags[id] & STR_DATALOADER);
 }
 
 /* PyTorch's backward op: one autograd's sequence number links to a forward op (the nodes),
@@ -167,7 +186,7 @@ static bool is_backward_op(const detect_t *d, size_t i)
 
 static int cmp_span(const void *a, const void *b)
 {
-    const nnp_interval_t *x = a, *y = b;
+    const fetch_range_t *x = a, *y = b;
     if (x->start_ns != y->start_ns)
         return x->start_ns < y->start_ns ? -1 : 1;
     return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
@@ -182,7 +201,7 @@ static int fetch_ranges(detect_t *d)
     const nnp_host_rows_t *h = &d->m->host;
     const nnp_markers_t *mk = &d->m->markers;
     size_t cap = 0, n_open = 0, *open = NULL;
-    nnp_interval_t *v;
+    fetch_range_t *v;
 
     for (size_t i = 0; i < mk->t.n; i++)
         cap += is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
@@ -201,7 +220,8 @@ static int fetch_ranges(detect_t *d)
     for (size_t i = 0; i < mk->t.n; i++)
         if (is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
             mk->end_ns[i] > mk->start_ns[i])
-            v[d->n_fetch_ranges++] = (nnp_interval_t){mk->start_ns[i], mk->end_ns[i]};
+            v[d->n_fetch_ranges++] = (fetch_range_t){mk->start_ns[i], mk->end_ns[i],
+                                                     is_dataloader_str(d, mk->message[i])};
     for (size_t i = 0; i < h->t.n; i++) {
         if (!is_fetch_str(d, h->event[i]))
             continue;
@@ -216,7 +236,8 @@ static int fetch_ranges(detect_t *d)
             if (h->thread[b] != h->thread[i] || h->event[b] != h->event[i] ||
                 h->module[b] != h->module[i] || h->stage[b] != h->stage[i])
                 continue;
-            v[d->n_fetch_ranges++] = (nnp_interval_t){h->ts_ns[b], h->ts_ns[i]};
+            v[d->n_fetch_ranges++] =
+                (fetch_range_t){h->ts_ns[b], h->ts_ns[i], is_dataloader_str(d, h->event[i])};
             memmove(&open[k], &open[k + 1], (n_open - k - 1) * sizeof(*open));
             n_open--;
             break;
@@ -234,7 +255,7 @@ static bool is_data_fetch(const detect_t *d, size_t i)
 }
 
 /* The first fetch range starting inside [begin, end), or NULL. */
-static const nnp_interval_t *first_fetch_range(const detect_t *d, int64_t begin, int64_t end)
+static const fetch_range_t *first_fetch_range(const detect_t *d, int64_t begin, int64_t end)
 {
     size_t lo = 0, hi = d->n_fetch_ranges;
     while (lo < hi) {
@@ -248,31 +269,46 @@ static const nnp_interval_t *first_fetch_range(const detect_t *d, int64_t begin,
                                                                         : NULL;
 }
 
-/* Auto fp (formats.md 2.2): the first op starting once the step's first data fetch (an op,
- * or a range: first_fetch_range) has finished, not itself a fetch op; with no fetch, or
- * nothing after it, the first op. */
-static size_t auto_fp(const detect_t *d, range_t ops, int64_t begin, int64_t end)
+/* The step's first data fetch (an op, or a range: first_fetch_range): false when none. */
+static bool step_fetch(const detect_t *d, range_t ops, int64_t begin, int64_t end, fetch_t *f,
+                       size_t *first_op)
 {
     const nnp_ops_t *o = &d->m->ops;
-    const nnp_interval_t *fr = first_fetch_range(d, begin, end);
-    size_t g = SIZE_MAX, from;
-    int64_t ready;
-    if (ops.lo == ops.hi)
-        return SIZE_MAX;
+    const fetch_range_t *fr = first_fetch_range(d, begin, end);
+    size_t g = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
         if (is_data_fetch(d, i))
             g = i;
     if (g != SIZE_MAX && (!fr || o->start_ns[g] <= fr->start_ns)) {
-        ready = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
-        from = g + 1;
-    } else if (fr) {
-        ready = fr->end_ns;
-        from = ops.lo;
-    } else {
-        return ops.lo;
+        f->start_ns = o->start_ns[g];
+        f->end_ns = op_closed(o, g) ? o->end_ns[g] : o->start_ns[g];
+        f->dataloader = is_dataloader_str(d, o->name[g]) || is_dataloader_str(d, o->type[g]);
+        *first_op = g + 1;
+        return true;
     }
+    if (!fr)
+        return false;
+    *f = (fetch_t){fr->start_ns, fr->end_ns, fr->dataloader};
+    *first_op = ops.lo;
+    return true;
+}
+
+/* Auto fp (formats.md 2.2): the first op starting once the step's first data fetch has
+ * finished, not itself a fetch op (the fetch goes to the row); with no fetch, or nothing
+ * after it, the first op. */
+static size_t auto_fp(const detect_t *d, range_t ops, nnp_step_row_t *r)
+{
+    const nnp_ops_t *o = &d->m->ops;
+    fetch_t f;
+    size_t from;
+    if (ops.lo == ops.hi)
+        return SIZE_MAX;
+    if (!step_fetch(d, ops, r->begin_ns, r->end_ns, &f, &from))
+        return ops.lo;
+    r->fetch_ns = f.end_ns - f.start_ns;
+    r->fetch_dataloader = f.dataloader;
     for (size_t i = from; i < ops.hi; i++)
-        if (o->start_ns[i] >= ready && !is_data_fetch(d, i))
+        if (o->start_ns[i] >= f.end_ns && !is_data_fetch(d, i))
             return i;
     return ops.lo;
 }
@@ -324,7 +360,7 @@ static void detect_fp(detect_t *d, range_t ops, nnp_step_row_t *r)
         d->fp_missed |= i == SIZE_MAX;
     }
     if (i == SIZE_MAX)
-        i = auto_fp(d, ops, r->begin_ns, r->end_ns);
+        i = auto_fp(d, ops, r);
     if (i != SIZE_MAX) {
         r->fp_ns = o->start_ns[i];
         r->fp_op = o->name[i];
@@ -495,7 +531,7 @@ int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
         /* The gap before a step (data loading, host work) belongs to it: it starts where
          * the previous analysed step ended (formats.md 2.1, 2.x start_point). */
         r->start_point_ns = k ? out->rows[out->n - 2].end_ns : r->begin_ns;
-        r->fp_ns = r->bp_ns = UNKNOWN_NS;
+        r->fp_ns = r->bp_ns = r->fetch_ns = UNKNOWN_NS;
         ops = nnp__step_in_span(m->ops.start_ns, m->ops.t.n, r->begin_ns, r->end_ns);
         comms = nnp__step_in_span(m->comms.start_ns, m->comms.t.n, r->begin_ns, r->end_ns);
         detect_fp(&d, ops, r);

@@ -41,6 +41,11 @@ static void expect_json(fixture_t *fx, const char *want)
     "The time from the end of one step to the forward pass of the next is usually data "           \
     "loading and preprocessing. Check the data pipeline findings, raise num_parallel_workers "     \
     "or prefetch of the slow dataset ops, or sink the dataset to the device."
+#define ITER_DATALOADER_SUGGESTION                                                                 \
+    "The time from the end of one step to the forward pass of the next is mostly the "             \
+    "DataLoader's fetch of the batch (avg_data_fetch_ms). Raise its num_workers (and "             \
+    "prefetch_factor), keep the workers alive between epochs (persistent_workers=True), make "     \
+    "__getitem__ and collate_fn lighter, or prepare the data once before training."
 #define QUEUE_TITLE "The device queue is often empty: the device waits for data"
 #define QUEUE_SUGGESTION                                                                           \
     "The host data pipeline does not keep up with the device. Raise num_parallel_workers of "      \
@@ -126,6 +131,23 @@ static void test_iteration_interval_fires(void **state)
                                 "\"avg_iteration_interval_ms\":0.6000,\"threshold_ms\":0.5000,"
                                 "\"avg_step_ms\":10.0000,\"n_steps\":3",
                                 ITER_SUGGESTION)));
+}
+
+/* PyTorch: the fetch the forward pass waited for is the DataLoader's; its time is
+ * evidence and the suggestion is the DataLoader's knobs, not MindSpore's dataset ops. */
+static void test_iteration_interval_dataloader(void **state)
+{
+    fixture_t *fx = *state;
+    fx->f.avg_iteration_interval_ms = 25.5;
+    fx->f.avg_step_ms = 30.0;
+    fx->f.n_steps = 4;
+    fx->f.avg_data_fetch_ms = 24.25;
+    fx->f.dataloader_fetch = true;
+    expect_json(fx, ONE(FINDING("iteration_interval", "warning", ITER_TITLE,
+                                "\"avg_iteration_interval_ms\":25.5000,\"threshold_ms\":0.5000,"
+                                "\"avg_step_ms\":30.0000,\"n_steps\":4,"
+                                "\"avg_data_fetch_ms\":24.2500",
+                                ITER_DATALOADER_SUGGESTION)));
 }
 
 /* "> 0.5 ms": exactly 0.5 ms does not fire. */
@@ -630,6 +652,7 @@ int main(void)
         NNPT_AFX_TEST(test_init_means_no_data),
         NNPT_AFX_TEST(test_empty_findings),
         NNPT_AFX_TEST(test_iteration_interval_fires),
+        NNPT_AFX_TEST(test_iteration_interval_dataloader),
         NNPT_AFX_TEST(test_iteration_interval_quiet),
         NNPT_AFX_TEST(test_device_queue_empty_fires),
         NNPT_AFX_TEST(test_device_queue_empty_quiet),

@@ -149,6 +149,10 @@ static void test_auto_getnext_allreduce(void **state)
 
     assert_int_equal(st.n, 2);
     assert_int_equal(st.rows[1].fp_ns, MS(110.3));
+    /* Step 1 waited for GetNext (0.5 ms), MindSpore's fetch; step 2 had none. */
+    assert_int_equal(st.rows[0].fetch_ns, MS(0.5));
+    assert_false(st.rows[0].fetch_dataloader);
+    assert_int_equal(st.rows[1].fetch_ns, -1);
     assert_string_equal(nnp__model_str(m, st.rows[0].bp_op),
                         "Gradients/Default/Conv2DBackprop-op3");
     nnpt_afx_expect_file(fx, "step_trace_raw_0_detail_time.csv",
@@ -201,7 +205,8 @@ static void test_auto_dataloader_fetch(void **state)
     fixture_t *fx = *state;
     nnp_step_trace_t st;
     nnp_model_t *m = &fx->m;
-    const double fetch_end[] = {2.0, 12.0, 21.0}, fp[] = {2.2, 12.0, 21.1}, bp[] = {7, 17, 26};
+    const double fetch_start[] = {0.2, 10.2, 20.2}, fetch_end[] = {2.0, 12.0, 21.0};
+    const double fp[] = {2.2, 12.0, 21.1}, bp[] = {7, 17, 26};
     nnpt_add_step(m, 1, MS(0), MS(10));
     nnpt_add_step(m, 2, MS(10), MS(20));
     nnpt_add_step(m, 3, MS(20), MS(30));
@@ -234,6 +239,8 @@ static void test_auto_dataloader_fetch(void **state)
         assert_int_equal(r->iteration_interval_ns, MS(fp[s]) - MS(10.0 * s));
         assert_int_equal(r->fp_and_bp_ns, MS(bp[s]) - MS(fp[s]));
         assert_int_equal(r->tail_ns, MS(10.0 * (s + 1)) - MS(bp[s]));
+        assert_true(r->fetch_dataloader);
+        assert_int_equal(r->fetch_ns, MS(fetch_end[s]) - MS(fetch_start[s]));
     }
     nnpt_afx_expect_file(fx, "step_trace_point_info_0.json",
                          "{\"fp_start\":\"aten::conv2d\","
