@@ -3,9 +3,10 @@
  * self, average, min and max time, the table torch.profiler's key_averages() prints.
  * Begin and end rows pair per thread, last opened first (a range ends the innermost open
  * range of the same event, module and stage); a range's self time is its time minus that
- * of the ranges directly inside it on its thread. Ranges never ended (a crash) and ends
- * without a begin are left out and counted in one log line. Called once per rank by the
- * analyse driver; docs/OUTPUTS.md "Host ranges". */
+ * of the ranges and host ops directly inside it on its thread (as torch counts a
+ * record_function's self time: every event inside is its child). Ranges never ended (a
+ * crash) and ends without a begin are left out and counted in one log line. Called once per
+ * rank by the analyse driver; docs/OUTPUTS.md "Host ranges". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ typedef struct open_range {
 typedef struct stack {
     open_range_t *v;
     size_t n, cap;
+    int64_t op_end; /* end of the thread's latest op not inside another op */
 } range_stack_t;
 
 typedef struct ranges {
@@ -94,7 +96,26 @@ static int on_end(ranges_t *r, size_t i)
     s->n = k - 1;
     if (s->n > 0)
         s->v[s->n - 1].child_ns += dur;
-    return add(r, h->event[i], dur, dur - s->v[k - 1].child_ns);
+    /* An op that started inside and ended after the range counts no more than the range. */
+    return add(r, h->event[i], dur, s->v[k - 1].child_ns < dur ? dur - s->v[k - 1].child_ns : 0);
+}
+
+/* Op j: when it is inside no other op of its thread, a child of the thread's innermost
+ * open range (ops start-sorted; an op starting before the thread's latest outer op ended
+ * is inside that one). Ops never ended are nobody's child. */
+static void on_op(ranges_t *r, size_t j)
+{
+    const nnp_ops_t *o = &r->m->ops;
+    range_stack_t *s;
+    if (o->thread[j] >= r->m->threads.t.n || o->end_ns[j] == NNP_OPEN_END ||
+        o->end_ns[j] < o->start_ns[j])
+        return;
+    s = &r->stacks[o->thread[j]];
+    if (o->start_ns[j] < s->op_end)
+        return;
+    s->op_end = o->end_ns[j];
+    if (s->n > 0)
+        s->v[s->n - 1].child_ns += o->end_ns[j] - o->start_ns[j];
 }
 
 static int cmp_rows(const void *a, const void *b, void *m)
@@ -121,8 +142,14 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
     r.row_of = nnp__calloc(m->n_strs + 1, sizeof(uint32_t));
     if (!r.stacks || !r.row_of)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
-    /* Rows are sorted by time (stable), so each thread's rows come in recorded order. */
-    for (size_t i = 0; rc == NNP_OK && i < h->t.n; i++) {
+    for (size_t t = 0; r.stacks && t <= m->threads.t.n; t++)
+        r.stacks[t].op_end = INT64_MIN;
+    /* Rows are sorted by time (stable), so each thread's rows come in recorded order; ops
+     * by start. An op goes after the rows of its start time: a range ending then does not
+     * hold it, one beginning then does. */
+    for (size_t i = 0, j = 0; rc == NNP_OK && i < h->t.n; i++) {
+        for (; j < m->ops.t.n && m->ops.start_ns[j] < h->ts_ns[i]; j++)
+            on_op(&r, j);
         if (h->thread[i] >= m->threads.t.n)
             continue;
         if (h->kind[i] == NNP_HOST_ROW_BEGIN)
