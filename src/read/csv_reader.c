@@ -21,6 +21,11 @@ int nnp__csv_open_mem(nnp_csv_reader_t *r, const char *name, const void *data, s
     memset(r, 0, sizeof(*r));
     r->path = name;
     r->next_line = 1;
+    /* Without a leading BOM, as nnp__read_file gives a file. */
+    if (len >= NNP_UTF8_BOM_LEN && memcmp(data, NNP_UTF8_BOM, NNP_UTF8_BOM_LEN) == 0) {
+        data = (const char *)data + NNP_UTF8_BOM_LEN;
+        len -= NNP_UTF8_BOM_LEN;
+    }
     /* NUL-terminated like nnp__read_file's buffer: a last field ends inside it. */
     r->buf = len < SIZE_MAX ? nnp__malloc(len + 1) : NULL;
     if (!r->buf)

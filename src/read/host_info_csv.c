@@ -28,8 +28,6 @@
 #define NS_PER_US    1000
 #define BYTES_PER_KB 1024u
 /* The UTF-8 byte order mark some editors prepend. */
-#define UTF8_BOM     "\xEF\xBB\xBF"
-#define UTF8_BOM_LEN 3u
 /* host_info_{rank}.csv: the seed's name, and the sub-directories it lives in. */
 #define HOST_CSV_PREFIX "host_info_"
 #define HOST_CSV_SUFFIX ".csv"
@@ -103,9 +101,9 @@ static int get_byte(csv_reader_t *r)
             r->chunk_len = (size_t)n;
             r->chunk_pos = 0;
             /* Skip a UTF-8 BOM at the very start (Excel writes one). */
-            if (r->at_start && r->chunk_len >= UTF8_BOM_LEN &&
-                memcmp(r->chunk, UTF8_BOM, UTF8_BOM_LEN) == 0)
-                r->chunk_pos = UTF8_BOM_LEN;
+            if (r->at_start && r->chunk_len >= NNP_UTF8_BOM_LEN &&
+                memcmp(r->chunk, NNP_UTF8_BOM, NNP_UTF8_BOM_LEN) == 0)
+                r->chunk_pos = NNP_UTF8_BOM_LEN;
             r->at_start = false;
             continue;
         }

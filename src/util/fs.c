@@ -135,6 +135,10 @@ int nnp__read_file(const char *path, size_t max_bytes, char **out, size_t *out_l
         got += (size_t)r;
     }
     close(fd);
+    if (got >= NNP_UTF8_BOM_LEN && memcmp(buf, NNP_UTF8_BOM, NNP_UTF8_BOM_LEN) == 0) {
+        got -= NNP_UTF8_BOM_LEN;
+        memmove(buf, buf + NNP_UTF8_BOM_LEN, got);
+    }
     buf[got] = '\0';
     *out = buf;
     if (out_len)

@@ -105,7 +105,12 @@ int nnp__write_all(int fd, const void *buf, size_t n);
 int nnp__path_join(char *out, size_t cap, const char *a, const char *b);
 /* Writes data to path atomically (temp file + fsync + rename), mode 0600. */
 int nnp__write_file_atomic(const char *path, const void *data, size_t n);
-/* Reads a whole file (at most max_bytes) into a new NUL-terminated buffer. */
+/* The byte order mark some tools start a UTF-8 text file with (Excel, Python's
+ * "utf-8-sig"); readers of text skip it. */
+#define NNP_UTF8_BOM     "\xEF\xBB\xBF"
+#define NNP_UTF8_BOM_LEN 3u
+/* Reads a whole text file (at most max_bytes) into a new NUL-terminated buffer, without a
+ * leading UTF-8 byte order mark (NNP_UTF8_BOM). */
 int nnp__read_file(const char *path, size_t max_bytes, char **out, size_t *out_len);
 /* Bytes free for unprivileged users on the file system holding path, or 0 on error. */
 uint64_t nnp__fs_free_bytes(const char *path);
