@@ -90,9 +90,12 @@ def train(rank, args, port):
                             world_size=args.ranks)
     data = Patterns(args.batch * args.steps * args.ranks)
     sampler = torch.utils.data.distributed.DistributedSampler(data, shuffle=False)
+    # Workers are forked, as a DataLoader's are by default on Linux (a process started by
+    # mp.spawn would spawn them): NNPROF_FOLLOW_FORK then profiles each in the ranks' windows.
     loader = torch.utils.data.DataLoader(data, batch_size=args.batch, sampler=sampler,
                                          num_workers=args.workers,
-                                         persistent_workers=args.workers > 0)
+                                         persistent_workers=args.workers > 0,
+                                         multiprocessing_context="fork" if args.workers else None)
     model = nn.parallel.DistributedDataParallel(SmallResNet())
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()

@@ -53,6 +53,26 @@ LOADER_SCRIPT = textwrap.dedent("""
     print(total)
 """)
 
+# Persistent workers forked in a schedule's wait step, before any window opens.
+SCHEDULED_LOADER_SCRIPT = textwrap.dedent("""
+    import sys, torch
+    import nnprof.torch as nt
+
+    class Squares(torch.utils.data.Dataset):
+        def __len__(self):
+            return 64
+        def __getitem__(self, i):
+            return torch.arange(4.0).mul(i).pow(2)
+
+    loader = torch.utils.data.DataLoader(Squares(), batch_size=4, num_workers=2,
+                                         persistent_workers=True)
+    sched = nt.schedule(wait=1, warmup=1, active=4, repeat=1)
+    with nt.profile(output_path=sys.argv[1], schedule=sched) as prof:
+        for batch in loader:
+            prof.step()
+    print(prof.raw_dir)
+""")
+
 # A DataLoader slow by construction: each item makes its tensor (an op, at the start of
 # the fetch), then sleeps; a batch of FETCH_ITEMS items takes at least their sleeps.
 FETCH_ITEMS = 2
@@ -155,6 +175,26 @@ class DataLoaderTest(support.NnprofTestCase):
         for child in children:
             worker_ops |= {r["name"] for r in support.dump(child) if r["kind"] == "op"}
         self.assertIn("aten::pow", worker_ops)
+
+    def test_persistent_workers_follow_a_scheduled_window(self):
+        # The workers are forked at the loop's start, in the schedule's wait step: no
+        # window is open then. Each follows its parent's window when it opens, so each
+        # worker's own raw directory holds its dataset work (aten::pow).
+        script = self.path("scheduled.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(SCHEDULED_LOADER_SCRIPT)
+        env = dict(os.environ, NNPROF_FOLLOW_FORK="1")
+        p = subprocess.run([sys.executable, script, self.path("data")], env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        raw_dir = p.stdout.strip().splitlines()[-1]
+        prof_dir = os.path.dirname(raw_dir)
+        children = [os.path.join(prof_dir, d) for d in os.listdir(prof_dir)
+                    if d.startswith("PROF_") and os.path.join(prof_dir, d) != raw_dir]
+        self.assertEqual(len(children), 2, children)
+        for child in children:
+            ops = [r["name"] for r in support.dump(child) if r["kind"] == "op"]
+            self.assertIn("aten::pow", ops, child)
 
     def test_fetch_time_is_the_iteration_interval(self):
         # The step trace starts the forward pass after the DataLoader's fetch (as after

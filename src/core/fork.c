@@ -3,8 +3,9 @@
  * do not exist in it, so its exit must not wait for them or touch the parent's files, and
  * the records the parent had not yet written stay the parent's. With follow_fork the child
  * opens its own session (own pid, own writer, own raw directory whose info.json names the
- * parent's run). Locks are taken before fork() in one order - session, collectors, strings,
- * buffer registry - so the child finds each consistent and can set it up afresh. */
+ * parent's run), whose windows then follow the parent's (follow.c). Locks are taken before fork()
+ * in one order - session, collectors, strings, buffer registry - so the child finds each consistent
+ * and can set it up afresh. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -76,9 +77,16 @@ static void child(void)
     o.start_profile = s->started; /* the child records if the parent was recording */
     /* Threads are started here, before fork() returns in the child: glibc allows it, and a
      * data-loader worker's first records must already have a writer. */
-    if (nnp__session_create_owned(&o, s->from_env, true, &link, &mine) != NNP_OK)
+    if (nnp__session_create_owned(&o, s->from_env, true, &link, &mine) != NNP_OK) {
         NNP_LOG_W("follow_fork: child process %ld records nothing: %s", (long)getpid(),
                   nnp_last_error());
+        return;
+    }
+    /* Later windows of the parent open and close the child's (follow.c). */
+    if (nnp__follower_start(mine, s->follow_page, o.writer_period_ms, &mine->follower) != NNP_OK)
+        NNP_LOG_W("follow_fork: child process %ld records only in the window open at its "
+                  "fork: %s",
+                  (long)getpid(), nnp_last_error());
 }
 
 static void install(void)

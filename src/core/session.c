@@ -88,6 +88,7 @@ static void install_exit_hook(void)
 
 static void session_free(nnp_session_t *s)
 {
+    nnp__follow_page_free(s->follow_page);
     pthread_mutex_destroy(&s->lock);
     nnp__free(s->windows);
     nnp__free(s);
@@ -142,6 +143,8 @@ static int create_locked(const nnp_options_t *o, bool from_env, bool quiet,
     rc = nnp__raw_dir_plan(s);
     if (rc != NNP_OK)
         goto fail;
+    if (s->opts.follow_fork)
+        s->follow_page = nnp__follow_page_new();
     s->gates = apply_recorder_config(&s->opts);
     memset(&wc, 0, sizeof(wc));
     wc.raw_dir = s->raw_dir;
@@ -281,6 +284,7 @@ static int start_locked(nnp_session_t *s)
     s->windows_total++;
     s->started = true;
     pthread_mutex_unlock(&s->lock);
+    nnp__follow_page_set(s->follow_page, true);
     atomic_store_explicit(&nnp__collecting, NNP_GATE_ON | s->gates, memory_order_release);
     nnp__sampler_kick(s->sampler);
     nnp__collectors_window_start();
@@ -342,6 +346,7 @@ static int stop_locked(nnp_session_t *s)
     win->stop_mono_ns = nnp__mono_ns();
     s->started = false;
     pthread_mutex_unlock(&s->lock);
+    nnp__follow_page_set(s->follow_page, false);
     rc = nnp__writer_flush(s->writer);
     /* The counters go to info.json even when writing failed: they say what was lost. A
      * failed write is the error to report, stated after info.json's attempts (a full disk
@@ -351,6 +356,25 @@ static int stop_locked(nnp_session_t *s)
         rc = rc != NNP_OK ? writer_error(s, rc) : rc2;
     }
     return rc;
+}
+
+void nnp__session_follow(nnp_session_t *s, bool open)
+{
+    bool started;
+    int rc = NNP_OK;
+    if (pthread_mutex_trylock(&life_lock) != 0)
+        return;
+    pthread_mutex_lock(&s->lock);
+    started = s->started;
+    pthread_mutex_unlock(&s->lock);
+    if (open && !started)
+        rc = start_locked(s);
+    else if (!open && started)
+        rc = stop_locked(s);
+    pthread_mutex_unlock(&life_lock);
+    if (rc != NNP_OK)
+        NNP_LOG_W("follow_fork: process %ld could not %s its window with its parent's: %s",
+                  (long)getpid(), open ? "open" : "close", nnp_last_error());
 }
 
 int nnp_session_stop(nnp_session_t *s)
@@ -377,6 +401,9 @@ static int destroy_locked(nnp_session_t *s)
     nnp_writer_t *w;
     int rc = NNP_OK, rc2;
     bool started;
+    /* The follower never waits for life_lock (held here): it stops at once. */
+    nnp__follower_stop(s->follower);
+    s->follower = NULL;
     pthread_mutex_lock(&s->lock);
     started = s->started;
     pthread_mutex_unlock(&s->lock);
@@ -517,6 +544,7 @@ nnp_session_t *nnp__session_child_reset(void)
         s->writer = NULL;
         nnp__sampler_forget(s->sampler);
         s->sampler = NULL;
+        s->follower = NULL; /* its thread is the parent's (a follower's few bytes stay) */
     }
     return s;
 }

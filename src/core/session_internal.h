@@ -1,6 +1,7 @@
 /* session_internal.h - the session object shared by the files of the session: session.c
  * (lifecycle), raw_dir.c (where the raw directory goes and its lazy creation), info_json.c
- * (info.json) and fork.c (what a forked child inherits). Locking: life_lock (session.c)
+ * (info.json), fork.c (what a forked child inherits) and follow.c (a child's windows
+ * following its parent's). Locking: life_lock (session.c)
  * serialises create/start/stop/destroy and fork(); s->lock guards the window list and
  * info.json writes, which the writer thread also makes when it creates the directory. */
 #ifndef NNP_SESSION_INTERNAL_H
@@ -20,6 +21,9 @@
 /* A raw directory's base name: PROF_ + 17 digits + _host + _pid + a suffix. */
 #define NNP_RAW_NAME_CAP (NNP_HOST_NAME_CAP + 64)
 
+typedef struct nnp_follow_page nnp_follow_page_t;
+typedef struct nnp_follower nnp_follower_t;
+
 typedef struct nnp_window {
     uint64_t start_wall_ns, start_mono_ns;
     uint64_t stop_wall_ns, stop_mono_ns;
@@ -38,6 +42,8 @@ struct nnp_session {
     int gates;               /* NNP_GATE_* bits of the options, published when a window opens */
     nnp_session_link_t link; /* the parent run, for a child's info.json */
     uint64_t create_wall_ns, create_mono_ns;
+    nnp_follow_page_t *follow_page; /* shared with the children it forks (follow_fork), owned */
+    nnp_follower_t *follower;       /* a child's thread following its parent's page, owned */
 
     pthread_mutex_t lock; /* guards the fields below */
     bool started;
@@ -86,6 +92,27 @@ nnp_session_t *nnp__session_child_reset(void);
 /* Creates a session owned by the library (environment, follow_fork, follow_children). */
 int nnp__session_create_owned(const nnp_options_t *o, bool from_env, bool quiet,
                               const nnp_session_link_t *link, nnp_session_t **out);
+
+/* Opens (open) or closes the window of s, a forked child's session, to match its parent's;
+ * nothing when it already matches, or when life_lock is taken (the next period tries
+ * again: session destroy holds it while it stops the follower). session.c. */
+void nnp__session_follow(nnp_session_t *s, bool open);
+
+/* ---- follow.c ---- */
+
+/* A page to share with the children a session forks; NULL (logged) when none can be
+ * mapped: children then record only while the window open at their fork lasts. */
+nnp_follow_page_t *nnp__follow_page_new(void);
+/* Says on the page whether the owner's window is open. NULL is a no-op. */
+void nnp__follow_page_set(nnp_follow_page_t *page, bool open);
+/* Unmaps the owner's page (children keep their copies). NULL is a no-op. */
+void nnp__follow_page_free(nnp_follow_page_t *page);
+/* Starts child's thread that reads parent's page once every period_ms and makes child's
+ * window follow it. parent NULL: nothing started, *out NULL. */
+int nnp__follower_start(nnp_session_t *child, const nnp_follow_page_t *parent, int period_ms,
+                        nnp_follower_t **out);
+/* Stops and joins the thread and frees f. NULL is a no-op. */
+void nnp__follower_stop(nnp_follower_t *f);
 
 /* ---- fork.c ---- */
 

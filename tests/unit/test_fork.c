@@ -2,9 +2,9 @@
  * forked child that exits must not hang nor touch the parent's files, exec'd children do
  * not profile unless asked (follow_children), a session that recorded nothing leaves no
  * directory, a fork loop of 200, and with follow_fork every child's events in its own raw
- * directory linked to the parent's run. Each run is bounded in time (a hang fails the test
- * instead of blocking it) and every process's events are counted with the raw reader.
- * Runs under TSan in .ci/run (label recorder). */
+ * directory linked to the parent's run, in the parent's later windows too. Each run is bounded in
+ * time (a hang fails the test instead of blocking it) and every process's events are counted with
+ * the raw reader. Runs under TSan in .ci/run (label recorder). */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +28,9 @@
 /* Fork loop: children, and steps each records. */
 #define LOOP_CHILDREN 200
 #define LOOP_STEPS    50
+/* How long a followed child may take to see its parent's window open or close (it looks
+ * every writer period, 10 ms). */
+#define FOLLOW_WAIT_S 30
 
 /* TSan does not support threads started in the forked child of a threaded process (its
  * thread registry still holds the parent's threads: "dup thread with used id"), and
@@ -479,6 +482,96 @@ static void test_code_session_follow_fork(void **state)
     free(out);
 }
 
+/* Waits (bounded) until this process's collecting state is want; false on time out. */
+static bool wait_collecting(bool want)
+{
+    for (int i = 0; i < FOLLOW_WAIT_S * 1000; i++) {
+        if (nnp_is_collecting() == want)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+static void send_byte(int fd)
+{
+    char b = 1;
+    assert_int_equal(write(fd, &b, 1), 1);
+}
+
+static bool recv_byte(int fd)
+{
+    char b;
+    return read(fd, &b, 1) == 1;
+}
+
+/* follow_fork: a child forked before the parent's window opens (a DataLoader's persistent
+ * workers, forked in a schedule's wait steps) records in the parent's later window and
+ * stops with it. The child's steps while the parent's window is open are all there, those
+ * after it closed none. */
+static void test_follow_fork_child_follows_later_windows(void **state)
+{
+    char *out;
+    nnp_options_t o;
+    nnp_session_t *s;
+    run_t runs[4];
+    const run_t *parent, *child;
+    int to_child[2], to_parent[2], st;
+    pid_t pid;
+    (void)state;
+
+    if (!FOLLOW_FORK_TESTABLE)
+        skip();
+    out = nnpt_mkdtemp();
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    o.follow_fork = true;
+    o.start_profile = false;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    assert_int_equal(pipe(to_child), 0);
+    assert_int_equal(pipe(to_parent), 0);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int code = nnp_is_collecting() ? 20 : 0; /* forked before any window */
+        if (!recv_byte(to_child[0]) || !wait_collecting(true))
+            code = 21;
+        for (uint64_t i = 0; i < STEPS; i++)
+            nnp_step_begin(NNPT_CHILD_BASE + i, 0);
+        send_byte(to_parent[1]);
+        if (!recv_byte(to_child[0]) || !wait_collecting(false))
+            code = 22;
+        for (uint64_t i = STEPS; i < 2 * STEPS; i++)
+            nnp_step_begin(NNPT_CHILD_BASE + i, 0); /* no window: not recorded */
+        if (nnp_session_destroy(nnp_session_current()) != NNP_OK)
+            code = 23;
+        _exit(code);
+    }
+    assert_int_equal(nnp_session_start(s), NNP_OK);
+    for (uint64_t i = 0; i < STEPS; i++)
+        nnp_step_begin(i, 0);
+    send_byte(to_child[1]);
+    assert_true(recv_byte(to_parent[0]));
+    assert_int_equal(nnp_session_stop(s), NNP_OK);
+    send_byte(to_child[1]);
+    st = nnpt_wait_bounded(pid, LIMIT_S);
+    assert_true(st != -1 && WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    close(to_child[0]);
+    close(to_child[1]);
+    close(to_parent[0]);
+    close(to_parent[1]);
+    assert_int_equal(read_runs(out, runs, 4), 2);
+    split_runs(runs, &parent, &child);
+    assert_parent(parent, STEPS);
+    assert_child(child, parent, "fork", NNPT_CHILD_BASE, STEPS);
+    assert_int_equal(child->pid, pid);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_fork_loop_of_200),
         cmocka_unit_test(test_code_session_child),
         cmocka_unit_test(test_code_session_follow_fork),
+        cmocka_unit_test(test_follow_fork_child_follows_later_windows),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
