@@ -61,6 +61,7 @@ typedef struct detect {
     bool fp_missed, bp_missed;     /* some step lacked the override op */
     uint8_t *str_flags;            /* per string id: STR_* */
     fetch_range_t *fetch_ranges;   /* host ranges and markers that fetch data, by start */
+    int64_t *fetch_starts;         /* their starts, for lower_bound */
     size_t n_fetch_ranges;
 } detect_t;
 
@@ -246,6 +247,11 @@ static int fetch_ranges(detect_t *d)
     nnp__free(open);
     qsort(v, d->n_fetch_ranges, sizeof(*v), cmp_span);
     d->fetch_ranges = v;
+    d->fetch_starts = nnp__malloc(cap * sizeof(*d->fetch_starts));
+    if (!d->fetch_starts)
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    for (size_t i = 0; i < d->n_fetch_ranges; i++)
+        d->fetch_starts[i] = v[i].start_ns;
     return NNP_OK;
 }
 
@@ -257,16 +263,8 @@ static bool is_data_fetch(const detect_t *d, size_t i)
 /* The first fetch range starting inside [begin, end), or NULL. */
 static const fetch_range_t *first_fetch_range(const detect_t *d, int64_t begin, int64_t end)
 {
-    size_t lo = 0, hi = d->n_fetch_ranges;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->fetch_ranges[mid].start_ns < begin)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->n_fetch_ranges && d->fetch_ranges[lo].start_ns < end ? &d->fetch_ranges[lo]
-                                                                        : NULL;
+    size_t i = lower_bound(d->fetch_starts, d->n_fetch_ranges, begin);
+    return i < d->n_fetch_ranges && d->fetch_starts[i] < end ? &d->fetch_ranges[i] : NULL;
 }
 
 /* The step's first data fetch (an op, or a range: first_fetch_range): false when none. */
@@ -558,6 +556,7 @@ out:
     nnp__free(d.bp);
     nnp__free(d.str_flags);
     nnp__free(d.fetch_ranges);
+    nnp__free(d.fetch_starts);
     if (rc != NNP_OK)
         nnp__step_trace_fini(out);
     return rc;

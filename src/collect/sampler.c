@@ -1,22 +1,20 @@
-/* sampler.c - see sampler.h. Runs on its own thread with all signals blocked, so the
- * host's handlers never run here. Reads /proc with plain read(2) into a stack buffer:
+/* sampler.c - see sampler.h. Runs on its own thread (util/ticker.c: all signals blocked, so
+ * the host's handlers never run here). Reads /proc with plain read(2) into a stack buffer:
  * no allocation per sample. Values are stored raw (cumulative jiffies); the analyser
  * computes utilisation from consecutive samples. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collect/sampler.h"
 #include "core/clock.h"
 #include "record/record.h"
 #include "record/tbuf.h"
+#include "util/ticker.h"
 #include "util/util.h"
 
 /* /proc/stat of a 256-CPU machine is ~20 KiB; we only need the first line and 3 others,
@@ -24,14 +22,12 @@
 #define PROC_STAT_CAP  65536
 #define PROC_SMALL_CAP 1024
 
+/* Seen in top, ps and perf (15 characters at most). */
+#define SAMPLER_THREAD_NAME "nnprof-sampler"
+
 struct nnp_sampler {
-    pthread_t thread;
-    int interval_ms;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool stop;
-    bool kick; /* a window just opened: sample now (nnp__sampler_kick) */
-    char stat_buf[PROC_STAT_CAP];
+    nnp_ticker_t *ticker;         /* its thread; kicked when a window opens */
+    char stat_buf[PROC_STAT_CAP]; /* only the ticker's thread uses it */
 };
 
 static ssize_t read_proc(const char *path, char *buf, size_t cap)
@@ -155,65 +151,30 @@ static void sample_thread(nnp_tbuf_t *b, void *user)
     nnp__rec_put_slots(&r, 1);
 }
 
-static void *sampler_main(void *arg)
+/* One tick: a sample of everything while a window is open. */
+static void sampler_tick(void *arg)
 {
     nnp_sampler_t *s = arg;
-    struct timespec deadline;
-
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    pthread_mutex_lock(&s->lock);
-    while (!s->stop) {
-        if (atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
-            uint64_t ts = nnp__ticks();
-            pthread_mutex_unlock(&s->lock);
-            sample_system(s, ts);
-            sample_process(ts);
-            nnp__tbuf_for_each(sample_thread, &ts);
-            pthread_mutex_lock(&s->lock);
-        }
-        if (s->kick) {
-            /* The period restarts at the window's first sample. */
-            clock_gettime(CLOCK_MONOTONIC, &deadline);
-            s->kick = false;
-        }
-        deadline.tv_sec += s->interval_ms / 1000;
-        deadline.tv_nsec += (long)(s->interval_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-        while (!s->stop && !s->kick &&
-               pthread_cond_timedwait(&s->cond, &s->lock, &deadline) != ETIMEDOUT)
-            ;
+    if (atomic_load_explicit(&nnp__collecting, memory_order_relaxed)) {
+        uint64_t ts = nnp__ticks();
+        sample_system(s, ts);
+        sample_process(ts);
+        nnp__tbuf_for_each(sample_thread, &ts);
     }
-    pthread_mutex_unlock(&s->lock);
-    return NULL;
 }
 
 int nnp__sampler_start(int interval_ms, nnp_sampler_t **out)
 {
     nnp_sampler_t *s = nnp__calloc(1, sizeof(*s));
-    pthread_condattr_t ca;
-    sigset_t all, old;
     int rc;
 
+    *out = NULL;
     if (!s)
         return nnp__fail(NNP_ENOMEM, "out of memory creating the sampler");
-    s->interval_ms = interval_ms;
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&s->thread, NULL, sampler_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        pthread_mutex_destroy(&s->lock);
-        pthread_cond_destroy(&s->cond);
+    rc = nnp__ticker_start(SAMPLER_THREAD_NAME, interval_ms, sampler_tick, s, &s->ticker);
+    if (rc != NNP_OK) {
         nnp__free(s);
-        return nnp__fail(NNP_ENOMEM, "cannot start the sampler thread: %s", strerror(rc));
+        return rc;
     }
     *out = s;
     return NNP_OK;
@@ -223,27 +184,20 @@ void nnp__sampler_stop(nnp_sampler_t *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->lock);
-    s->stop = true;
-    pthread_cond_signal(&s->cond);
-    pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->cond);
+    nnp__ticker_stop(s->ticker);
     nnp__free(s);
 }
 
 void nnp__sampler_kick(nnp_sampler_t *s)
 {
-    if (!s)
-        return;
-    pthread_mutex_lock(&s->lock);
-    s->kick = true;
-    pthread_cond_signal(&s->cond);
-    pthread_mutex_unlock(&s->lock);
+    if (s)
+        nnp__ticker_kick(s->ticker);
 }
 
 void nnp__sampler_forget(nnp_sampler_t *s)
 {
+    if (!s)
+        return;
+    nnp__ticker_forget(s->ticker);
     nnp__free(s);
 }

@@ -8,18 +8,16 @@
  * that made it; a child never unmaps its parent's (its copy of the mapping lives as long as
  * the child). */
 #include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/session_internal.h"
+#include "util/ticker.h"
 #include "util/util.h"
 
-#define NS_PER_MS  1000000L
-#define NS_PER_SEC 1000000000L
+/* Seen in top, ps and perf (15 characters at most). */
+#define FOLLOW_THREAD_NAME "nnprof-follow"
 
 struct nnp_follow_page {
     _Atomic uint32_t open; /* 1 while the owner has a window open */
@@ -28,11 +26,7 @@ struct nnp_follow_page {
 struct nnp_follower {
     nnp_session_t *session;        /* the child's own session */
     const nnp_follow_page_t *page; /* its parent's page */
-    int period_ms;                 /* how often the page is read */
-    pthread_t thread;
-    pthread_mutex_t lock; /* guards stop */
-    pthread_cond_t cond;  /* signalled when stop is set */
-    bool stop;
+    nnp_ticker_t *ticker;          /* reads the page once a period */
 };
 
 nnp_follow_page_t *nnp__follow_page_new(void)
@@ -61,43 +55,17 @@ void nnp__follow_page_free(nnp_follow_page_t *page)
         munmap(page, sizeof(*page));
 }
 
-/* The deadline one period from now on the condition variable's clock. */
-static struct timespec deadline(int period_ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += (long)period_ms * NS_PER_MS;
-    ts.tv_sec += ts.tv_nsec / NS_PER_SEC;
-    ts.tv_nsec %= NS_PER_SEC;
-    return ts;
-}
-
-static void *follow_main(void *arg)
+static void follow_tick(void *arg)
 {
     nnp_follower_t *f = arg;
-    pthread_setname_np(pthread_self(), "nnprof-follow");
-    pthread_mutex_lock(&f->lock);
-    while (!f->stop) {
-        struct timespec ts = deadline(f->period_ms);
-        while (!f->stop && pthread_cond_timedwait(&f->cond, &f->lock, &ts) == 0)
-            ;
-        if (f->stop)
-            break;
-        pthread_mutex_unlock(&f->lock);
-        nnp__session_follow(f->session,
-                            atomic_load_explicit(&f->page->open, memory_order_acquire) != 0);
-        pthread_mutex_lock(&f->lock);
-    }
-    pthread_mutex_unlock(&f->lock);
-    return NULL;
+    nnp__session_follow(f->session,
+                        atomic_load_explicit(&f->page->open, memory_order_acquire) != 0);
 }
 
 int nnp__follower_start(nnp_session_t *child, const nnp_follow_page_t *parent, int period_ms,
                         nnp_follower_t **out)
 {
     nnp_follower_t *f;
-    pthread_condattr_t attr;
-    sigset_t all, old;
     int rc;
 
     *out = NULL;
@@ -108,23 +76,10 @@ int nnp__follower_start(nnp_session_t *child, const nnp_follow_page_t *parent, i
         return nnp__fail(NNP_ENOMEM, "out of memory following the parent's windows");
     f->session = child;
     f->page = parent;
-    f->period_ms = period_ms > 0 ? period_ms : 1;
-    pthread_mutex_init(&f->lock, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&f->cond, &attr);
-    pthread_condattr_destroy(&attr);
-    /* As the writer: the host's signals are never delivered to this thread. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&f->thread, NULL, follow_main, f);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        pthread_cond_destroy(&f->cond);
-        pthread_mutex_destroy(&f->lock);
+    rc = nnp__ticker_start(FOLLOW_THREAD_NAME, period_ms, follow_tick, f, &f->ticker);
+    if (rc != NNP_OK) {
         nnp__free(f);
-        return nnp__fail(NNP_ENOMEM, "cannot start the thread following the parent's windows: %s",
-                         strerror(rc));
+        return rc;
     }
     *out = f;
     return NNP_OK;
@@ -134,12 +89,6 @@ void nnp__follower_stop(nnp_follower_t *f)
 {
     if (!f)
         return;
-    pthread_mutex_lock(&f->lock);
-    f->stop = true;
-    pthread_cond_signal(&f->cond);
-    pthread_mutex_unlock(&f->lock);
-    pthread_join(f->thread, NULL);
-    pthread_cond_destroy(&f->cond);
-    pthread_mutex_destroy(&f->lock);
+    nnp__ticker_stop(f->ticker);
     nnp__free(f);
 }

@@ -429,12 +429,27 @@ static void test_code_session_child(void **state)
     free(out);
 }
 
+/* A session made in code with follow_fork, writing under out: rank 5, no sampler, its
+ * window open from the start or not. */
+static nnp_session_t *follow_session(const char *out, bool start)
+{
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    o.follow_fork = true;
+    o.rank_id = 5;
+    o.start_profile = start;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    return s;
+}
+
 /* follow_fork with a session made in code: the child's run starts with the parent's window
  * open, holds the child's events only, and its pid. */
 static void test_code_session_follow_fork(void **state)
 {
     char *out;
-    nnp_options_t o;
     nnp_session_t *s;
     run_t runs[4];
     const run_t *parent, *child;
@@ -445,12 +460,7 @@ static void test_code_session_follow_fork(void **state)
     if (!FOLLOW_FORK_TESTABLE)
         skip();
     out = nnpt_mkdtemp();
-    nnp_options_init(&o);
-    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
-    o.sample_interval_ms = 0;
-    o.follow_fork = true;
-    o.rank_id = 5;
-    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    s = follow_session(out, true);
     for (uint64_t i = 0; i < STEPS; i++)
         nnp_step_begin(i, 0);
     fflush(NULL);
@@ -512,7 +522,6 @@ static bool recv_byte(int fd)
 static void test_follow_fork_child_follows_later_windows(void **state)
 {
     char *out;
-    nnp_options_t o;
     nnp_session_t *s;
     run_t runs[4];
     const run_t *parent, *child;
@@ -523,12 +532,7 @@ static void test_follow_fork_child_follows_later_windows(void **state)
     if (!FOLLOW_FORK_TESTABLE)
         skip();
     out = nnpt_mkdtemp();
-    nnp_options_init(&o);
-    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
-    o.sample_interval_ms = 0;
-    o.follow_fork = true;
-    o.start_profile = false;
-    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    s = follow_session(out, false);
     assert_int_equal(pipe(to_child), 0);
     assert_int_equal(pipe(to_parent), 0);
     fflush(NULL);

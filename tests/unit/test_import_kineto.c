@@ -135,6 +135,19 @@ static void test_import_counts(void **state)
     free(dir);
 }
 
+/* Imports the Kineto trace text into m (initialised and finished here); the caller
+ * finishes with nnp__model_fini. */
+static void import_text(const char *trace, nnp_model_t *m)
+{
+    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
+    assert_int_equal(nnp__model_init(m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, m), NNP_OK);
+    assert_int_equal(nnp__model_finish(m), NNP_OK);
+    free(path);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* A cuda_driver call is a call of the driver kind; a runtime call without a correlation
  * (cudaDeviceSynchronize in some versions) launches nothing and is not modelled. */
 static void test_import_driver_call(void **state)
@@ -146,12 +159,9 @@ static void test_import_driver_call(void **state)
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":5,"
         "\"tid\":6,\"ts\":110,\"dur\":40,\"args\":{}}\n"
         "]}\n";
-    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
     nnp_model_t m;
     (void)state;
-    assert_int_equal(nnp__model_init(&m), NNP_OK);
-    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
-    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    import_text(trace, &m);
     nnpt_check_calls(&m,
                      (const nnpt_call_t[]){
                          {"cuLaunchKernel", NNP_CALL_CUDA_DRIVER, 100000, 102500, 7, 3, 6, 0, 0}},
@@ -159,9 +169,6 @@ static void test_import_driver_call(void **state)
     /* An imported trace's calls are not a CUDA back-end run: no MindSpore GPU files. */
     assert_false(nnp__gpu_present(&m));
     nnp__model_fini(&m);
-    free(path);
-    nnpt_rm_rf(dir);
-    free(dir);
 }
 
 /* Autograd's links: "Sequence number" >= 0 links an op to its node; "Fwd thread id" > 0
@@ -183,12 +190,9 @@ static void test_import_autograd_links(void **state)
     static const uint8_t kind[] = {NNP_SEQ_FORWARD, NNP_SEQ_BACKWARD, NNP_SEQ_NONE, NNP_SEQ_NONE};
     static const int64_t nr[] = {41, 41, 0, 0};
     static const uint32_t fwd_thread[] = {0, 1, 0, 0};
-    char *dir = nnpt_mkdtemp(), *path = nnpt_write_file(dir, "w.pt.trace.json", trace);
     nnp_model_t m;
     (void)state;
-    assert_int_equal(nnp__model_init(&m), NNP_OK);
-    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
-    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    import_text(trace, &m);
     assert_int_equal(m.ops.t.n, 4);
     assert_non_null(m.ops.seq_kind);
     for (size_t i = 0; i < 4; i++) {
@@ -197,9 +201,6 @@ static void test_import_autograd_links(void **state)
         assert_int_equal(m.ops.seq_thread[i], fwd_thread[i]);
     }
     nnp__model_fini(&m);
-    free(path);
-    nnpt_rm_rf(dir);
-    free(dir);
 }
 
 /* Writes the three ranks (NCCL kernel of rank 0 at 1040+40, rank 1 1050+30, rank 2
