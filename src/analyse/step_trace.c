@@ -62,6 +62,7 @@ typedef struct detect {
     uint8_t *str_flags;            /* per string id: STR_* */
     fetch_range_t *fetch_ranges;   /* host ranges and markers that fetch data, by start */
     int64_t *fetch_starts;         /* their starts, for lower_bound */
+    uint8_t *foreign_thread;       /* per thread index: another process's (own_process) */
     size_t n_fetch_ranges;
 } detect_t;
 
@@ -185,6 +186,45 @@ static bool is_backward_op(const detect_t *d, size_t i)
            (o->name[i] < d->m->n_strs && (d->str_flags[o->name[i]] & STR_BACKWARD));
 }
 
+/* Whether thread index th is of the rank's own process (own_process). */
+static bool is_own_thread(const detect_t *d, uint32_t th)
+{
+    return !d->foreign_thread || th >= d->m->threads.t.n || !d->foreign_thread[th];
+}
+
+/* Whether op i may be a step's fp or bp: an op of the rank's own process. */
+static bool is_own_op(const detect_t *d, size_t i)
+{
+    return is_own_thread(d, d->m->ops.thread[i]);
+}
+
+/* The ops of the rank's own process (info.pid) train; those of processes that joined its
+ * model (follow_fork children: DataLoader workers, whose ops run beside the steps) are
+ * never a step's fp or bp. Marks their threads when both kinds of thread exist and the
+ * own process has an op; else d->foreign_thread stays NULL (every op counts). */
+static int own_process(detect_t *d)
+{
+    const nnp_model_t *m = d->m;
+    const nnp_threads_t *th = &m->threads;
+    bool other = false, own_op = false;
+    if (m->info.pid <= 0 || th->t.n == 0)
+        return NNP_OK;
+    d->foreign_thread = nnp__calloc(th->t.n, 1);
+    if (!d->foreign_thread)
+        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
+    for (size_t i = 0; i < th->t.n; i++) {
+        d->foreign_thread[i] = th->pid[i] != (uint32_t)m->info.pid;
+        other |= d->foreign_thread[i];
+    }
+    for (size_t i = 0; other && !own_op && i < m->ops.t.n; i++)
+        own_op = m->ops.thread[i] < th->t.n && !d->foreign_thread[m->ops.thread[i]];
+    if (!other || !own_op) {
+        nnp__free(d->foreign_thread);
+        d->foreign_thread = NULL;
+    }
+    return NNP_OK;
+}
+
 static int cmp_span(const void *a, const void *b)
 {
     const fetch_range_t *x = a, *y = b;
@@ -205,10 +245,11 @@ static int fetch_ranges(detect_t *d)
     fetch_range_t *v;
 
     for (size_t i = 0; i < mk->t.n; i++)
-        cap += is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
-               mk->end_ns[i] > mk->start_ns[i];
+        cap += is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
+               mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i];
     for (size_t i = 0; i < h->t.n; i++)
-        cap += h->kind[i] == NNP_HOST_ROW_BEGIN && is_fetch_str(d, h->event[i]);
+        cap += h->kind[i] == NNP_HOST_ROW_BEGIN && is_fetch_str(d, h->event[i]) &&
+               is_own_thread(d, h->thread[i]);
     if (cap == 0)
         return NNP_OK;
     v = nnp__malloc(cap * sizeof(*v));
@@ -219,12 +260,12 @@ static int fetch_ranges(detect_t *d)
         return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     }
     for (size_t i = 0; i < mk->t.n; i++)
-        if (is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
-            mk->end_ns[i] > mk->start_ns[i])
+        if (is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
+            mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i])
             v[d->n_fetch_ranges++] = (fetch_range_t){mk->start_ns[i], mk->end_ns[i],
                                                      is_dataloader_str(d, mk->message[i])};
     for (size_t i = 0; i < h->t.n; i++) {
-        if (!is_fetch_str(d, h->event[i]))
+        if (!is_fetch_str(d, h->event[i]) || !is_own_thread(d, h->thread[i]))
             continue;
         if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
             open[n_open++] = i;
@@ -260,6 +301,15 @@ static bool is_data_fetch(const detect_t *d, size_t i)
     return is_fetch_str(d, d->m->ops.type[i]) || is_fetch_str(d, d->m->ops.name[i]);
 }
 
+/* The first op of the rank's own process in ops, SIZE_MAX when none. */
+static size_t first_own_op(const detect_t *d, range_t ops)
+{
+    for (size_t i = ops.lo; i < ops.hi; i++)
+        if (is_own_op(d, i))
+            return i;
+    return SIZE_MAX;
+}
+
 /* The first fetch range starting inside [begin, end), or NULL. */
 static const fetch_range_t *first_fetch_range(const detect_t *d, int64_t begin, int64_t end)
 {
@@ -275,7 +325,7 @@ static bool step_fetch(const detect_t *d, range_t ops, int64_t begin, int64_t en
     const fetch_range_t *fr = first_fetch_range(d, begin, end);
     size_t g = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
-        if (is_data_fetch(d, i))
+        if (is_data_fetch(d, i) && is_own_op(d, i))
             g = i;
     if (g != SIZE_MAX && (!fr || o->start_ns[g] <= fr->start_ns)) {
         f->start_ns = o->start_ns[g];
@@ -299,16 +349,14 @@ static size_t auto_fp(const detect_t *d, range_t ops, nnp_step_row_t *r)
     const nnp_ops_t *o = &d->m->ops;
     fetch_t f;
     size_t from;
-    if (ops.lo == ops.hi)
-        return SIZE_MAX;
     if (!step_fetch(d, ops, r->begin_ns, r->end_ns, &f, &from))
-        return ops.lo;
+        return first_own_op(d, ops);
     r->fetch_ns = f.end_ns - f.start_ns;
     r->fetch_dataloader = f.dataloader;
     for (size_t i = from; i < ops.hi; i++)
-        if (o->start_ns[i] >= f.end_ns && !is_data_fetch(d, i))
+        if (o->start_ns[i] >= f.end_ns && !is_data_fetch(d, i) && is_own_op(d, i))
             return i;
-    return ops.lo;
+    return first_own_op(d, ops);
 }
 
 /* Which ops last_ending considers. */
@@ -328,7 +376,7 @@ static size_t last_ending(const detect_t *d, range_t ops, end_filter_t f)
     const char *prefix = f.prefix;
     size_t best = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi; i++) {
-        if (!op_closed(o, i) || o->end_ns[i] > f.end_max)
+        if (!op_closed(o, i) || o->end_ns[i] > f.end_max || !is_own_op(d, i))
             continue;
         if (f.name_id && o->name[i] != f.name_id)
             continue;
@@ -496,6 +544,8 @@ int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
     if (rc == NNP_OK && !(d.str_flags = flag_strings(m)))
         rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     if (rc == NNP_OK)
+        rc = own_process(&d);
+    if (rc == NNP_OK)
         rc = fetch_ranges(&d);
     if (rc != NNP_OK)
         goto out;
@@ -557,6 +607,7 @@ out:
     nnp__free(d.str_flags);
     nnp__free(d.fetch_ranges);
     nnp__free(d.fetch_starts);
+    nnp__free(d.foreign_thread);
     if (rc != NNP_OK)
         nnp__step_trace_fini(out);
     return rc;

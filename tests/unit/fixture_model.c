@@ -67,6 +67,15 @@ size_t nnpt_add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name,
     return i;
 }
 
+uint32_t nnpt_add_thread(nnp_model_t *m, uint64_t tid, uint32_t pid)
+{
+    size_t i = nnp__table_push(&m->threads.t);
+    assert_true(i != SIZE_MAX);
+    m->threads.tid[i] = tid;
+    m->threads.pid[i] = pid;
+    return (uint32_t)i;
+}
+
 void nnpt_add_host_row(nnp_model_t *m, int64_t ts, uint8_t kind, const char *module,
                        const char *event, const char *stage, uint32_t th)
 {

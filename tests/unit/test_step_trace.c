@@ -1,8 +1,8 @@
 /* test_step_trace.c - step phases (src/analyse/step_trace.c) on hand-built models whose
  * answers are worked out by hand in the comments: marks, fp after GetNext (or PyTorch's
  * DataLoader fetch) and bp before the last allreduce, the Gradients rule, PyTorch's
- * autograd backward ops, fp/bp overrides, inference, ops crossing a step
- * boundary, --steps filtering, unknown points, the empty model, and allocation failures.
+ * autograd backward ops, DataLoader workers' ops left out, fp/bp overrides, inference, ops crossing
+ * a step boundary, --steps filtering, unknown points, the empty model, and allocation failures.
  * Every output file is compared byte for byte. Times are written in ms: MS(x) is x ms. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +296,45 @@ static void test_auto_autograd_backward(void **state)
     nnp__step_trace_fini(&st);
 }
 
+/* A DataLoader worker's ops (a follow_fork child, another process joined to the rank) run
+ * beside the steps and are never fp or bp. The rank's process is pid 100 (thread 0), the
+ * worker pid 200 (thread 1). Step [0,10): the fetch 0.2-2.0 (a host range of the rank);
+ * the worker's aten::pow 2.05-2.1 starts after it, before the rank's conv at 2.2: fp 2.2;
+ * the rank's backward ends at 7.0, the worker's next aten::pow 7.1-7.4 ends later but still
+ * before the allreduce at 7.5: bp 7.0. Without the rule: fp 2.05, bp 7.4. */
+static void test_auto_worker_ops_ignored(void **state)
+{
+    static const char next[] = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__";
+    fixture_t *fx = *state;
+    nnp_step_trace_t st;
+    nnp_model_t *m = &fx->m;
+    uint32_t rank_th, worker_th;
+    size_t i;
+    m->info.pid = 100;
+    rank_th = nnpt_add_thread(m, 100, 100);
+    worker_th = nnpt_add_thread(m, 201, 200);
+    nnpt_add_step(m, 1, MS(0), MS(10));
+    nnpt_add_host_row(m, MS(0.2), NNP_HOST_ROW_BEGIN, "torch", next, "Run", rank_th);
+    nnpt_add_host_row(m, MS(2.0), NNP_HOST_ROW_END, "torch", next, "Run", rank_th);
+    i = nnpt_add_op(m, MS(2.05), MS(2.1), "aten::pow", "aten::pow", NULL, NULL);
+    m->ops.thread[i] = worker_th;
+    i = nnpt_add_op(m, MS(2.2), MS(4), "aten::conv2d", "aten::conv2d", NULL, NULL);
+    m->ops.thread[i] = rank_th;
+    i = nnpt_add_op(m, MS(4), MS(7), "aten::convolution_backward", "aten::convolution_backward",
+                    NULL, NULL);
+    m->ops.thread[i] = rank_th;
+    i = nnpt_add_op(m, MS(7.1), MS(7.4), "aten::pow", "aten::pow", NULL, NULL);
+    m->ops.thread[i] = worker_th;
+    add_comm(m, MS(7.5), MS(8.5), "gloo:all_reduce");
+    run_write(fx, &st);
+    assert_int_equal(st.n, 1);
+    assert_int_equal(st.rows[0].fp_ns, MS(2.2));
+    assert_int_equal(st.rows[0].bp_ns, MS(7));
+    assert_string_equal(nnp__model_str(m, st.rows[0].fp_op), "aten::conv2d");
+    assert_string_equal(nnp__model_str(m, st.rows[0].bp_op), "aten::convolution_backward");
+    nnp__step_trace_fini(&st);
+}
+
 /* One step pattern per 10 ms, no communication: [10,20) and [20,30), ops (step 1; step 2
  * is the same +10): GetNext 10-10.5, Dense 10.6-12, ReLU 12-13, Gradients Dense-grad
  * 13-16, Gradients ReLU-grad 16-17, Momentum 17.5-18. */
@@ -547,6 +586,7 @@ int main(void)
         NNPT_AFX_TEST(test_auto_getnext_allreduce),
         NNPT_AFX_TEST(test_auto_dataloader_fetch),
         NNPT_AFX_TEST(test_auto_autograd_backward),
+        NNPT_AFX_TEST(test_auto_worker_ops_ignored),
         NNPT_AFX_TEST(test_auto_gradients_scope),
         NNPT_AFX_TEST(test_overrides),
         NNPT_AFX_TEST(test_override_missing_falls_back),

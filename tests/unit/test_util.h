@@ -114,6 +114,8 @@ void nnpt_add_step(struct nnp_model *m, uint64_t id, int64_t begin, int64_t end)
 /* A host op; shapes/dtypes may be NULL (not recorded). Returns its row. */
 size_t nnpt_add_op(struct nnp_model *m, int64_t start, int64_t end, const char *name,
                    const char *type, const char *shapes, const char *dtypes);
+/* A thread of process pid (OS thread id tid); returns its index. */
+uint32_t nnpt_add_thread(struct nnp_model *m, uint64_t tid, uint32_t pid);
 /* A host row (kind NNP_HOST_ROW_*: a range's begin or end, an instant) of level 1 (user)
  * on thread index th. */
 void nnpt_add_host_row(struct nnp_model *m, int64_t ts, uint8_t kind, const char *module,
