@@ -396,6 +396,23 @@ static void ticks_init(const nnp_model_t *m, ticks_t *tk)
         tk->base = 0;
 }
 
+/* Adds [s, e) to a list that list_normalise will merge: into its last interval at once
+ * when it starts inside it (records come by start, and nested host ops, PyTorch's, start
+ * inside their parent), so a list holds about one interval per outermost op, not one per
+ * op. The union, and so the normalised list, is the same. */
+static int push_merged(nnp_interval_list_t *l, int64_t s, int64_t e)
+{
+    if (l->n > 0) {
+        nnp_interval_t *last = &l->v[l->n - 1];
+        if (s >= last->start_ns && s <= last->end_ns) {
+            if (e > last->end_ns)
+                last->end_ns = e;
+            return NNP_OK;
+        }
+    }
+    return list_push(l, s, e);
+}
+
 /* Adds one record to the list its class names. Zero-length and inverted intervals carry
  * no time and are skipped (an inverted one is a broken record, not negative time). */
 static int add_record(int cls, int64_t s, int64_t e, nnp_interval_list_t *compute,
@@ -404,9 +421,9 @@ static int add_record(int cls, int64_t s, int64_t e, nnp_interval_list_t *comput
     if (e <= s)
         return NNP_OK;
     if (cls == CLASS_COMPUTE)
-        return list_push(compute, s, e);
+        return push_merged(compute, s, e);
     if (cls == CLASS_COMM)
-        return list_push(comm, s, e);
+        return push_merged(comm, s, e);
     return NNP_OK;
 }
 
