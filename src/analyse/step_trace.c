@@ -237,6 +237,21 @@ static int cmp_span(const void *a, const void *b)
  * annotations) and host ranges (our record_function), whose begin and end rows pair per
  * thread, event, module and stage, the last opened first. A range never ended is left
  * out: the fp search then treats its step as one without a fetch range. */
+/* Marker i is an ended data fetch of the rank's own process. */
+static bool is_fetch_marker(const detect_t *d, size_t i)
+{
+    const nnp_markers_t *mk = &d->m->markers;
+    return is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
+           mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i];
+}
+
+/* Host row i is a begin or end of a data fetch of the rank's own process. */
+static bool is_fetch_row(const detect_t *d, size_t i)
+{
+    const nnp_host_rows_t *h = &d->m->host;
+    return is_fetch_str(d, h->event[i]) && is_own_thread(d, h->thread[i]);
+}
+
 static int fetch_ranges(detect_t *d)
 {
     const nnp_host_rows_t *h = &d->m->host;
@@ -245,11 +260,9 @@ static int fetch_ranges(detect_t *d)
     fetch_range_t *v;
 
     for (size_t i = 0; i < mk->t.n; i++)
-        cap += is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
-               mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i];
+        cap += is_fetch_marker(d, i);
     for (size_t i = 0; i < h->t.n; i++)
-        cap += h->kind[i] == NNP_HOST_ROW_BEGIN && is_fetch_str(d, h->event[i]) &&
-               is_own_thread(d, h->thread[i]);
+        cap += h->kind[i] == NNP_HOST_ROW_BEGIN && is_fetch_row(d, i);
     if (cap == 0)
         return NNP_OK;
     v = nnp__malloc(cap * sizeof(*v));
@@ -260,12 +273,11 @@ static int fetch_ranges(detect_t *d)
         return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     }
     for (size_t i = 0; i < mk->t.n; i++)
-        if (is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
-            mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i])
+        if (is_fetch_marker(d, i))
             v[d->n_fetch_ranges++] = (fetch_range_t){mk->start_ns[i], mk->end_ns[i],
                                                      is_dataloader_str(d, mk->message[i])};
     for (size_t i = 0; i < h->t.n; i++) {
-        if (!is_fetch_str(d, h->event[i]) || !is_own_thread(d, h->thread[i]))
+        if (!is_fetch_row(d, i))
             continue;
         if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
             open[n_open++] = i;

@@ -3,9 +3,9 @@
  * do not exist in it, so its exit must not wait for them or touch the parent's files, and
  * the records the parent had not yet written stay the parent's. With follow_fork the child
  * opens its own session (own pid, own writer, own raw directory whose info.json names the
- * parent's run), whose windows then follow the parent's (follow.c). Locks are taken before fork()
- * in one order - session, collectors, strings, buffer registry - so the child finds each consistent
- * and can set it up afresh. */
+ * parent's run), whose windows then follow the parent's (follow.c). Locks are taken before
+ * fork() in one order - session, collectors, strings, buffer registry - so the child finds
+ * each consistent and can set it up afresh. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>

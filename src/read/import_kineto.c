@@ -241,13 +241,12 @@ static int add_step(kin_t *k, const char *name, int64_t ts, int64_t dur, uint64_
 /* Autograd's link of op i: "Sequence number" (>= 0 for an op that made an autograd node,
  * or the node run in the backward pass) and "Fwd thread id" (> 0 for a backward op: the
  * framework's id of its forward op's thread). Kineto writes no forward op's own thread
- * id: 0. Counts the op. */
+ * id: 0. */
 static int add_op_seq(kin_t *k, const cJSON *args, size_t i)
 {
     nnp_model_t *m = k->m;
     int64_t seq;
     uint64_t fwd = 0;
-    k->n_ops++;
     if (!nnp__foreign_json_int(get(args, "Sequence number"), &seq) || seq < 0)
         return NNP_OK;
     if (nnp__model_ops_want_seq(m) != NNP_OK)
@@ -292,6 +291,7 @@ static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_
         m->ops.dtypes[i] = nnp__model_intern_cstr(m, s);
         cJSON_free(s);
     }
+    k->n_ops++;
     return add_op_seq(k, args, i);
 }
 
