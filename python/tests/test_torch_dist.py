@@ -53,9 +53,13 @@ LOADER_SCRIPT = textwrap.dedent("""
     print(total)
 """)
 
-# Persistent workers forked in a schedule's wait step, before any window opens.
+# Persistent workers forked in a schedule's wait step, before any window opens. Each step
+# lasts STEP_S, as a training step would: a child follows its parent's window within a
+# writer period (10 ms), so a window shorter than that (steps of a bare loop, ~1 ms) can
+# open and close before a worker sees it.
+STEP_S = 0.1
 SCHEDULED_LOADER_SCRIPT = textwrap.dedent("""
-    import sys, torch
+    import sys, time, torch
     import nnprof.torch as nt
 
     class Squares(torch.utils.data.Dataset):
@@ -69,9 +73,10 @@ SCHEDULED_LOADER_SCRIPT = textwrap.dedent("""
     sched = nt.schedule(wait=1, warmup=1, active=4, repeat=1)
     with nt.profile(output_path=sys.argv[1], schedule=sched) as prof:
         for batch in loader:
+            time.sleep(%r)
             prof.step()
     print(prof.raw_dir)
-""")
+""" % STEP_S)
 
 # A DataLoader slow by construction: each item makes its tensor (an op, at the start of
 # the fetch), then sleeps; a batch of FETCH_ITEMS items takes at least their sleeps.
