@@ -196,6 +196,16 @@ static bool csv_has(const char *csv, const char *row)
     return strstr(csv, row) != NULL;
 }
 
+/* Skips the test when the corpus is not there, removing and freeing its folder first. */
+static void need_corpus(char *dir)
+{
+    if (nnpt_have_corpus())
+        return;
+    nnpt_rm_rf(dir);
+    free(dir);
+    skip();
+}
+
 /* ---- the synthetic cluster ---- */
 
 static void test_synthetic_step_rows(void **state)
@@ -789,8 +799,7 @@ static void test_corpus_cann_prof(void **state)
     cJSON *a, *c;
     const cJSON *ranks;
     (void)state;
-    if (!nnpt_have_corpus())
-        skip();
+    need_corpus(dir);
     snprintf(cmd, sizeof(cmd),
              "ln -s '%s'/mindinsight/profiler/PROF_000001_20230818142704322_COJGGGCANRMICFBC "
              "'%s/PROF_b' && ln -s "
@@ -872,8 +881,7 @@ static void test_duplicate_mindspore_rank(void **state)
 {
     char *dir = nnpt_mkdtemp(), cmd[8192], out[8192];
     (void)state;
-    if (!nnpt_have_corpus())
-        skip();
+    need_corpus(dir);
     snprintf(cmd, sizeof(cmd),
              "mkdir -p '%s/a' '%s/b' && cp '%s'/mindinsight/cluster_propose/*_1* '%s/a/' && "
              "cp '%s'/mindinsight/cluster_propose/*_1* '%s/b/'",
@@ -893,8 +901,7 @@ static void test_damaged_rank_named(void **state)
     char *dir = nnpt_mkdtemp(), cmd[8192], out[8192];
     cJSON *a;
     (void)state;
-    if (!nnpt_have_corpus())
-        skip();
+    need_corpus(dir);
     snprintf(cmd, sizeof(cmd),
              "cp '%s'/mindinsight/cluster_propose/* '%s/' && chmod u+w '%s'/* && "
              ": > '%s/step_trace_raw_3_detail_time.csv' && "
@@ -956,8 +963,7 @@ static void test_corpus_cluster_propose(void **state)
     double mean = 0, best = 0, pct, sum = 0, st[2], st_mean, c = 0, m = 0, rcv = 0;
     int best_rank = -1;
     (void)state;
-    if (!nnpt_have_corpus())
-        skip();
+    need_corpus(dir);
     snprintf(out, sizeof(out), "%s/out", dir);
     assert_int_equal(run_cluster(NNPT_CORPUS "/mindinsight/cluster_propose", out, 2, false),
                      NNP_OK);
@@ -1064,8 +1070,7 @@ static void test_corpus_msprof_analyze(void **state)
     static const char *const keys[3] = {"computing", "communication_not_overlapped", "free"};
     double mean = 0;
     (void)state;
-    if (!nnpt_have_corpus())
-        skip();
+    need_corpus(dir);
     snprintf(out, sizeof(out), "%s/out", dir);
     assert_int_equal(run_cluster(NNPT_CORPUS "/msprof-analyze/test/resource/advisor/"
                                              "cluster_analysis_output",

@@ -25,10 +25,13 @@ static bool have(const char *path)
     return stat(path, &st) == 0;
 }
 
-static void need_corpus(void)
+/* Skips the test when the corpus is not there, removing and freeing its folder first. */
+static void need_corpus(char *dir)
 {
     if (!have(RUN1_DIR)) {
         fprintf(stderr, "SKIP: corpus not found at %s\n", CORPUS);
+        nnpt_rm_rf(dir);
+        free(dir);
         skip();
     }
 }
@@ -40,7 +43,7 @@ static void test_run1_op_types(void **state)
 {
     char *out = nnpt_mkdtemp(), *t;
     (void)state;
-    need_corpus();
+    need_corpus(out);
     assert_int_equal(nnpt_analyse_to(RUN1_DIR, out), NNP_OK);
     t = nnpt_read_in(out, "op_statistic_1.csv");
     /* MatMul,2.807820000000000064 ms,25,57.60: 2807.820 us, mean 112312.8 -> 112.313 us;
@@ -67,7 +70,7 @@ static void test_run2_ops(void **state)
 {
     char *out = nnpt_mkdtemp(), *t;
     (void)state;
-    need_corpus();
+    need_corpus(out);
     assert_int_equal(nnpt_analyse_to(RUN2_DIR, out), NNP_OK);
     t = nnpt_read_in(out, "op_statistic_1.csv");
     assert_non_null(strstr(t, "\nMatMul,AI_CORE,9,20657.740,2295.304,,,89.47\n"));
@@ -93,7 +96,7 @@ static void test_averages_row_rule(void **state)
     char *dir = nnpt_mkdtemp(), *t, src[512], *text;
     nnp_model_t m;
     (void)state;
-    need_corpus();
+    need_corpus(dir);
     text = nnpt_read_text(LOOSE "/step_trace_raw_0_detail_time.csv");
     assert_non_null(text);
     free(nnpt_write_file(dir, "step_trace_raw_0_detail_time.csv", text));
@@ -125,7 +128,7 @@ static void test_cluster_propose(void **state)
 {
     char *out = nnpt_mkdtemp(), *t, want[64];
     (void)state;
-    need_corpus();
+    need_corpus(out);
     assert_int_equal(nnpt_analyse_to(CLUSTER, out), NNP_OK);
     t = nnpt_read_in(out, "step_trace_summary_0.json");
     snprintf(want, sizeof(want), "\"total_time\":%.4f,", 18030115 / 1e5);
