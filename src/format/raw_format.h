@@ -63,6 +63,11 @@ _Static_assert(sizeof(nnp_chunk_header_t) == 48, "chunk header is 48 bytes");
  * default per-thread buffer, the largest batch the writer ever forms. */
 #define NNP_CHUNK_MAX_RAW_BYTES (64u * 1024u * 1024u)
 
+/* Largest string id a run holds: the recorder's intern table stops at this many strings
+ * (record/strtab.h), and the reader refuses a larger id before it sizes its array of
+ * strings by id (a flipped bit then costs at most this many pointers). */
+#define NNP_RAW_MAX_STRING_ID (4u * 1024u * 1024u)
+
 typedef enum nnp_chunk_type {
     NNP_CHUNK_RECORDS = 1, /* nnp_rec_t slots of one thread */
     NNP_CHUNK_STRINGS = 2, /* repeated {u32 id, u32 len, len bytes, pad to 4} */

@@ -47,7 +47,6 @@ struct nnp_raw {
     size_t dbuf_cap;
     ZSTD_DCtx *zctx;         /* one decompression context for every chunk, made on first use */
     nnp_pack_state_t *pack;  /* the unpacker's state (24 KiB), made on the first packed chunk */
-    uint64_t meta_bytes;     /* size of meta.nnp: bounds the string ids it can define */
     nnp_seq_set_t meta_seen; /* chunks of meta.nnp (read once, at open) */
     nnp_seq_set_t data_seen; /* chunks of the data files, emptied at each nnp__raw_read */
     nnp_raw_report_t report;
@@ -317,8 +316,6 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
         r->report.bytes_skipped += (uint64_t)st.st_size;
         return NNP_OK;
     }
-    if (want_kind == NNP_FILE_META)
-        r->meta_bytes = (uint64_t)st.st_size;
     base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (base == MAP_FAILED) {
@@ -354,15 +351,16 @@ static int read_file(nnp_raw_t *r, const char *name, uint32_t want_kind, chunk_f
 static int add_string(nnp_raw_t *r, uint32_t id, const char *s, uint32_t len)
 {
     char *copy;
-    /* The writer numbers ids 1, 2, ... with no gaps and each entry takes >= 8 bytes, so
-     * an id above meta_bytes / 8 is damage; refusing it keeps a crafted id from making
-     * the id-indexed array huge. */
-    if (id == 0 || id > r->meta_bytes / 8 + 1)
+    /* No id is above the recorder's cap: refusing one keeps a crafted id from making the
+     * id-indexed array huge. (The size of meta.nnp is no bound: its chunks are compressed,
+     * and a session after the first of a process re-emits every string of the process,
+     * thousands of short ones in a few KiB.) */
+    if (id == 0 || id > NNP_RAW_MAX_STRING_ID)
         return -1;
     if (id >= r->n_strings) {
         uint32_t cap = r->n_strings;
         char **p = (char **)r->strings;
-        if (grow((void **)&p, &cap, id + 1, sizeof(char *), NNP_CHUNK_MAX_RAW_BYTES) != 0)
+        if (grow((void **)&p, &cap, id + 1, sizeof(char *), NNP_RAW_MAX_STRING_ID + 1) != 0)
             return -1;
         memset(p + r->n_strings, 0, (size_t)(cap - r->n_strings) * sizeof(char *));
         r->strings = p;

@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/raw_format.h"
+
 /* Hard caps (curl dynbuf "toobig"): a runaway caller interning unique strings per event
  * must not eat the host's memory. 4 M strings / 256 MiB is far above any model's op set. */
-#define NNP_STRTAB_MAX_STRINGS (4u * 1024u * 1024u)
+#define NNP_STRTAB_MAX_STRINGS NNP_RAW_MAX_STRING_ID
 #define NNP_STRTAB_MAX_BYTES   (256u * 1024u * 1024u)
 /* Longest string kept; longer ones are truncated (a scope path is rarely > 1 KiB). */
 #define NNP_STRTAB_MAX_LEN 65535u

@@ -238,6 +238,48 @@ static void test_clock_sync_in_info(void **state)
     free(out);
 }
 
+/* Many short strings (PyTorch's input shapes, one per distinct shape): meta.nnp's
+ * compressed chunks hold them in ~3 bytes each, and every one is read back. The reader
+ * once bounded ids by meta.nnp's size / 8 and lost every string past id ~1,100 (3,000
+ * shapes: a 9 KB meta.nnp). */
+static void test_many_short_strings_read_back(void **state)
+{
+    enum { N_SHAPES = 3000 };
+    char *out = nnpt_mkdtemp();
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_model_t m;
+    nnp_op_t op = {0};
+    char raw[4096], want[32];
+    (void)state;
+
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = 0;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    op.name = nnp_intern("aten::conv2d");
+    op.type = op.name;
+    for (int i = 0; i < N_SHAPES; i++) {
+        snprintf(want, sizeof(want), "%d,3,32,32", i);
+        op.input_shapes = nnp_intern(want);
+        nnp_op_at(&op, 1000 + (uint64_t)i * 10, 1005 + (uint64_t)i * 10);
+    }
+    snprintf(raw, sizeof(raw), "%s", nnp_session_raw_dir(s));
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__import_raw(raw, &m), NNP_OK);
+    assert_int_equal(m.info.chunks_corrupt, 0);
+    assert_int_equal(m.ops.t.n, N_SHAPES);
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        snprintf(want, sizeof(want), "%zu,3,32,32", i);
+        assert_string_equal(nnp__model_str(&m, m.ops.shapes[i]), want);
+        assert_string_equal(nnp__model_str(&m, m.ops.name[i]), "aten::conv2d");
+    }
+    nnp__model_fini(&m);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 static void test_import_of_a_non_raw_dir_fails_cleanly(void **state)
 {
     char *dir = nnpt_mkdtemp();
@@ -300,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_import_raw_run),
         cmocka_unit_test(test_clock_sync_in_info),
         cmocka_unit_test(test_import_of_a_non_raw_dir_fails_cleanly),
+        cmocka_unit_test(test_many_short_strings_read_back),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
