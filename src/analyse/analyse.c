@@ -265,7 +265,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
 {
     char what[NNP_PATH_MAX + 32];
     const nnp_input_t *in = &ins->v[idx];
-    nnp_model_t m;
+    nnp_model_t m, view;
     nnp_actx_t c;
     nnp_step_trace_t st;
     nnp_overlap_t ov;
@@ -312,8 +312,14 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
                   m.info.rank_id, in->path,
                   m.sys_cpu.t.n + m.task_cpu.t.n + m.proc_rss.t.n + m.host_mem.t.n);
     }
+    rc = nnp__model_rank_view(&m, &view);
+    if (rc != NNP_OK) {
+        nnp__model_fini(&m);
+        return stop_rank(rc, log, NULL);
+    }
     memset(&c, 0, sizeof(c));
-    c.m = &m;
+    c.m = &view;
+    c.all = &m;
     c.timeline_summary = o->timeline_summary;
     c.has_graph = o->graph_id >= 0;
     c.graph_id = (uint32_t)o->graph_id;
@@ -346,6 +352,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
         rc = nnp__outputs_set_aside(out_dir, rank_dir, c.rank, &res->n_old);
     if (rc != NNP_OK) {
         snprintf(what, sizeof(what), "rank %d", c.rank);
+        nnp__model_view_fini(&view);
         nnp__model_fini(&m);
         return stop_rank(rc, log, what);
     }
@@ -405,6 +412,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     progress(o, "done", STAGES, STAGES);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
+    nnp__model_view_fini(&view);
     nnp__model_fini(&m);
     if (first != NNP_OK)
         first = nnp__fail(first,

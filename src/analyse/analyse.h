@@ -25,9 +25,11 @@
 #define NNP_RANK_OUTPUT_DIR "ASCEND_PROFILER_OUTPUT"
 
 typedef struct nnp_actx {
-    const nnp_model_t *m;
-    const char *out_dir;  /* <output_path>/profiler: the *_{rank} files */
-    const char *rank_dir; /* <raw dir>/ASCEND_PROFILER_OUTPUT (created by the driver) */
+    const nnp_model_t *m;   /* the rank's own processes (nnp__model_rank_view) */
+    const nnp_model_t *all; /* with the processes that work for them: the timeline's; NULL:
+                             * m is the whole model */
+    const char *out_dir;    /* <output_path>/profiler: the *_{rank} files */
+    const char *rank_dir;   /* <raw dir>/ASCEND_PROFILER_OUTPUT (created by the driver) */
     int rank;
     bool pretty;    /* indent JSON outputs */
     bool has_steps; /* --steps A-B given */

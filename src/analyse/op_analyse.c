@@ -47,7 +47,7 @@ static void jw_us(nnp_jw_t *w, int64_t ns)
 int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, int device_id,
                    char **json)
 {
-    nnp_model_t m;
+    nnp_model_t m, view;
     nnp_op_query_row_t *rows = NULL;
     size_t n_rows = 0;
     nnp_jw_t w;
@@ -59,11 +59,14 @@ int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, i
     if (!names || n_names == 0)
         return nnp__fail(NNP_EINVAL, "For 'Profiler.op_analyse()', the parameter op_name "
                                      "cannot be \"\", '' or [].");
+    memset(&view, 0, sizeof(view));
     rc = nnp__model_init(&m);
     if (rc == NNP_OK)
         rc = import_rank(path, device_id, &m);
+    if (rc == NNP_OK) /* the rank's own ops, as its op statistics count them */
+        rc = nnp__model_rank_view(&m, &view);
     if (rc == NNP_OK)
-        rc = nnp__op_query(&m, names, n_names, &rows, &n_rows);
+        rc = nnp__op_query(&view, names, n_names, &rows, &n_rows);
     if (rc == NNP_OK)
         rc = nnp__jw_init(&w, -1, false, JSON_MEM_CAP);
     if (rc == NNP_OK) {
@@ -92,6 +95,7 @@ int nnp_op_analyse(const char *path, const char *const *names, size_t n_names, i
             rc = nnp__fail(NNP_ENOMEM, "out of memory");
     }
     nnp__free(rows);
+    nnp__model_view_fini(&view);
     nnp__model_fini(&m);
     return rc;
 }

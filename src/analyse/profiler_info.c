@@ -157,6 +157,13 @@ int nnp__profiler_info_write(const nnp_actx_t *c, time_t analyse_start, time_t a
     nnp__jw_uint(&w, nnp__model_events(m));
     nnp__jw_key(&w, "samples_recorded");
     nnp__jw_uint(&w, m->sys_cpu.t.n + m->task_cpu.t.n + m->proc_rss.t.n + m->host_mem.t.n);
+    if (c->all && in->n_worker_pids) {
+        /* Processes that worked for the rank's (model_view.c): in its timeline only. */
+        nnp__jw_key(&w, "worker_processes");
+        nnp__jw_uint(&w, in->n_worker_pids);
+        nnp__jw_key(&w, "worker_ops");
+        nnp__jw_uint(&w, c->all->ops.t.n - m->ops.t.n);
+    }
     nnp__jw_key(&w, "profiling_options");
     nnp__jw_raw(&w, in->options_json ? in->options_json : "{}");
     nnp__jw_obj_end(&w);

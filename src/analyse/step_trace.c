@@ -62,7 +62,6 @@ typedef struct detect {
     uint8_t *str_flags;            /* per string id: STR_* */
     fetch_range_t *fetch_ranges;   /* host ranges and markers that fetch data, by start */
     int64_t *fetch_starts;         /* their starts, for lower_bound */
-    uint8_t *foreign_thread;       /* per thread index: another process's (own_process) */
     size_t n_fetch_ranges;
 } detect_t;
 
@@ -186,45 +185,6 @@ static bool is_backward_op(const detect_t *d, size_t i)
            (o->name[i] < d->m->n_strs && (d->str_flags[o->name[i]] & STR_BACKWARD));
 }
 
-/* Whether thread index th is of the rank's own process (own_process). */
-static bool is_own_thread(const detect_t *d, uint32_t th)
-{
-    return !d->foreign_thread || th >= d->m->threads.t.n || !d->foreign_thread[th];
-}
-
-/* Whether op i may be a step's fp or bp: an op of the rank's own process. */
-static bool is_own_op(const detect_t *d, size_t i)
-{
-    return is_own_thread(d, d->m->ops.thread[i]);
-}
-
-/* The ops of the rank's own process (info.pid) train; those of processes that joined its
- * model (follow_fork children: DataLoader workers, whose ops run beside the steps) are
- * never a step's fp or bp. Marks their threads when both kinds of thread exist and the
- * own process has an op; else d->foreign_thread stays NULL (every op counts). */
-static int own_process(detect_t *d)
-{
-    const nnp_model_t *m = d->m;
-    const nnp_threads_t *th = &m->threads;
-    bool other = false, own_op = false;
-    if (m->info.pid <= 0 || th->t.n == 0)
-        return NNP_OK;
-    d->foreign_thread = nnp__calloc(th->t.n, 1);
-    if (!d->foreign_thread)
-        return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
-    for (size_t i = 0; i < th->t.n; i++) {
-        d->foreign_thread[i] = th->pid[i] != (uint32_t)m->info.pid;
-        other |= d->foreign_thread[i];
-    }
-    for (size_t i = 0; other && !own_op && i < m->ops.t.n; i++)
-        own_op = m->ops.thread[i] < th->t.n && !d->foreign_thread[m->ops.thread[i]];
-    if (!other || !own_op) {
-        nnp__free(d->foreign_thread);
-        d->foreign_thread = NULL;
-    }
-    return NNP_OK;
-}
-
 static int cmp_span(const void *a, const void *b)
 {
     const fetch_range_t *x = a, *y = b;
@@ -241,15 +201,15 @@ static int cmp_span(const void *a, const void *b)
 static bool is_fetch_marker(const detect_t *d, size_t i)
 {
     const nnp_markers_t *mk = &d->m->markers;
-    return is_fetch_str(d, mk->message[i]) && is_own_thread(d, mk->thread[i]) &&
-           mk->end_ns[i] != NNP_OPEN_END && mk->end_ns[i] > mk->start_ns[i];
+    return is_fetch_str(d, mk->message[i]) && mk->end_ns[i] != NNP_OPEN_END &&
+           mk->end_ns[i] > mk->start_ns[i];
 }
 
 /* Host row i is a begin or end of a data fetch of the rank's own process. */
 static bool is_fetch_row(const detect_t *d, size_t i)
 {
     const nnp_host_rows_t *h = &d->m->host;
-    return is_fetch_str(d, h->event[i]) && is_own_thread(d, h->thread[i]);
+    return is_fetch_str(d, h->event[i]);
 }
 
 static int fetch_ranges(detect_t *d)
@@ -313,13 +273,10 @@ static bool is_data_fetch(const detect_t *d, size_t i)
     return is_fetch_str(d, d->m->ops.type[i]) || is_fetch_str(d, d->m->ops.name[i]);
 }
 
-/* The first op of the rank's own process in ops, SIZE_MAX when none. */
-static size_t first_own_op(const detect_t *d, range_t ops)
+/* The first op of ops, SIZE_MAX when none. */
+static size_t first_op(range_t ops)
 {
-    for (size_t i = ops.lo; i < ops.hi; i++)
-        if (is_own_op(d, i))
-            return i;
-    return SIZE_MAX;
+    return ops.lo < ops.hi ? ops.lo : SIZE_MAX;
 }
 
 /* The first fetch range starting inside [begin, end), or NULL. */
@@ -337,7 +294,7 @@ static bool step_fetch(const detect_t *d, range_t ops, int64_t begin, int64_t en
     const fetch_range_t *fr = first_fetch_range(d, begin, end);
     size_t g = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi && g == SIZE_MAX; i++)
-        if (is_data_fetch(d, i) && is_own_op(d, i))
+        if (is_data_fetch(d, i))
             g = i;
     if (g != SIZE_MAX && (!fr || o->start_ns[g] <= fr->start_ns)) {
         f->start_ns = o->start_ns[g];
@@ -362,13 +319,13 @@ static size_t auto_fp(const detect_t *d, range_t ops, nnp_step_row_t *r)
     fetch_t f;
     size_t from;
     if (!step_fetch(d, ops, r->begin_ns, r->end_ns, &f, &from))
-        return first_own_op(d, ops);
+        return first_op(ops);
     r->fetch_ns = f.end_ns - f.start_ns;
     r->fetch_dataloader = f.dataloader;
     for (size_t i = from; i < ops.hi; i++)
-        if (o->start_ns[i] >= f.end_ns && !is_data_fetch(d, i) && is_own_op(d, i))
+        if (o->start_ns[i] >= f.end_ns && !is_data_fetch(d, i))
             return i;
-    return first_own_op(d, ops);
+    return first_op(ops);
 }
 
 /* Which ops last_ending considers. */
@@ -388,7 +345,7 @@ static size_t last_ending(const detect_t *d, range_t ops, end_filter_t f)
     const char *prefix = f.prefix;
     size_t best = SIZE_MAX;
     for (size_t i = ops.lo; i < ops.hi; i++) {
-        if (!op_closed(o, i) || o->end_ns[i] > f.end_max || !is_own_op(d, i))
+        if (!op_closed(o, i) || o->end_ns[i] > f.end_max)
             continue;
         if (f.name_id && o->name[i] != f.name_id)
             continue;
@@ -556,8 +513,6 @@ int nnp__step_trace_run(const nnp_actx_t *c, nnp_step_trace_t *out)
     if (rc == NNP_OK && !(d.str_flags = flag_strings(m)))
         rc = nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     if (rc == NNP_OK)
-        rc = own_process(&d);
-    if (rc == NNP_OK)
         rc = fetch_ranges(&d);
     if (rc != NNP_OK)
         goto out;
@@ -619,7 +574,6 @@ out:
     nnp__free(d.str_flags);
     nnp__free(d.fetch_ranges);
     nnp__free(d.fetch_starts);
-    nnp__free(d.foreign_thread);
     if (rc != NNP_OK)
         nnp__step_trace_fini(out);
     return rc;

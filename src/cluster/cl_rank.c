@@ -502,7 +502,7 @@ static int timeline(nnp_cl_sink_t *k, const nnp_actx_t *c, const nnp_step_trace_
 static int read_model(nnp_cl_sink_t *k, const nnp_cl_input_t *x, const nnp_importer_t *imp)
 {
     nnp_cl_rank_t *s = k->sum;
-    nnp_model_t m;
+    nnp_model_t m, view;
     nnp_actx_t c;
     nnp_step_trace_t st;
     nnp_overlap_t ov;
@@ -552,8 +552,14 @@ static int read_model(nnp_cl_sink_t *k, const nnp_cl_input_t *x, const nnp_impor
         s->clock_offset_ns = m.info.clock_offset_ns;
         s->clock_uncertainty_ns = m.info.clock_uncertainty_ns;
     }
+    rc = nnp__model_rank_view(&m, &view);
+    if (rc != NNP_OK) {
+        nnp__model_fini(&m);
+        return rc;
+    }
     memset(&c, 0, sizeof(c));
-    c.m = &m;
+    c.m = &view; /* without the processes that work for the rank's (model_view.c) */
+    c.all = &m;
     c.rank = s->rank;
     c.out_dir = k->scratch;
     c.rank_dir = k->scratch;
@@ -563,15 +569,16 @@ static int read_model(nnp_cl_sink_t *k, const nnp_cl_input_t *x, const nnp_impor
     if (rc == NNP_OK)
         rc = nnp__overlap_run(&c, &st, &ov);
     if (rc == NNP_OK)
-        rc = steps(k, &m, &st, &ov);
+        rc = steps(k, &view, &st, &ov);
     if (rc == NNP_OK)
-        rc = comms(k, &m, &st);
+        rc = comms(k, &view, &st);
     if (rc == NNP_OK)
         advice(k, &c, &st, &ov);
     if (rc == NNP_OK && timeline_wanted(k->o, s->rank))
         rc = timeline(k, &c, &st, &ov);
     nnp__overlap_fini(&ov);
     nnp__step_trace_fini(&st);
+    nnp__model_view_fini(&view);
     nnp__model_fini(&m);
     return rc;
 }

@@ -26,7 +26,7 @@ static uint64_t bytes_written(const tl_t *tl)
 static int tl_init(tl_t *tl, const nnp_actx_t *c, const nnp_step_trace_t *st,
                    const nnp_overlap_t *ov)
 {
-    const nnp_model_t *m = c->m;
+    const nnp_model_t *m = c->all ? c->all : c->m; /* each process in lanes of its own */
     int64_t pid = m->info.pid;
     size_t slots;
     memset(tl, 0, sizeof(*tl));

@@ -418,6 +418,7 @@ void nnp__model_fini(nnp_model_t *m)
     nnp__free(m->info.source);
     nnp__free(m->info.source_format);
     nnp__free(m->info.device_name);
+    nnp__free(m->info.worker_pids);
     memset(m, 0, sizeof(*m));
 }
 

@@ -288,6 +288,7 @@ typedef struct nnp_run_info {
     int rank_id, device_id, rank_size;
     char *host;
     int64_t pid;
+    int64_t parent_pid;          /* a child process's run: its parent's pid; else 0 */
     int64_t start_wall_us;       /* wall clock at session creation */
     int64_t diff_time_us;        /* wall - monotonic, us (MindSpore diff_time) */
     char *options_json;          /* options as resolved ("{}" when unknown) */
@@ -318,6 +319,10 @@ typedef struct nnp_run_info {
     uint64_t device_memory_bytes; /* its memory, 0 when unknown (Kineto deviceProperties) */
     bool overlap_device_steps;    /* the tool measures each step's overlap over its device
                                    * activity (torch_npu, Kineto): see overlap.c */
+    /* Processes that worked for the rank's training process (model_view.c): their rows
+     * are in the model (the timeline shows them), never in its views. */
+    uint32_t *worker_pids;
+    size_t n_worker_pids;
 } nnp_run_info_t;
 
 typedef struct nnp_model {
@@ -349,6 +354,10 @@ typedef struct nnp_model {
     nnp_op_totals_t op_totals;
     nnp_comm_costs_t comm_costs;
     nnp_comm_links_t comm_links;
+    /* A view (nnp__model_rank_view): the model it was made from, whose strings and tables
+     * it shares except those of the bits of view_owned (model_view.c), which are its own. */
+    const struct nnp_model *view_of;
+    unsigned view_owned;
 } nnp_model_t;
 
 /* Initialises an empty model (caller-allocated). Returns NNP_OK or NNP_ENOMEM. */
@@ -401,5 +410,44 @@ int nnp__model_finish(nnp_model_t *m);
 size_t nnp__model_rows(const nnp_model_t *m);
 /* Heap bytes the model holds (columns and strings). */
 size_t nnp__model_bytes(const nnp_model_t *m);
+
+/* ---- the rank's processes (model_view.c) ---- */
+
+/* The process-level sample tables: rows a process's sampler or nnp_host_memory() wrote
+ * about that process (or, sys_cpu, about the machine as it saw it). */
+enum {
+    NNP_PROC_SYS_CPU,
+    NNP_PROC_TASK_CPU,
+    NNP_PROC_RSS,
+    NNP_PROC_HOST_MEM,
+    NNP_PROC_SAMPLE_TABLES
+};
+
+/* One process's part of a model imported from a rank's raw directory and its child
+ * processes' (follow_fork, follow_children), in import order: its pid, its parent's (0
+ * unknown), whether it recorded work (ops, kernels, host ranges, steps, communication,
+ * markers), and its rows [from, to) of each sample table before nnp__model_finish. */
+typedef struct nnp_proc_part {
+    uint32_t pid, parent_pid;
+    bool work;
+    size_t from[NNP_PROC_SAMPLE_TABLES], to[NNP_PROC_SAMPLE_TABLES];
+} nnp_proc_part_t;
+
+/* Decides which processes of an imported group train and which work for them, before
+ * nnp__model_finish. A process is a worker when one of its ancestors in the group
+ * recorded work (a DataLoader worker forked by the training process; but a program a
+ * shell started is not, as the shell recorded none). The first process with work that is
+ * not a worker is the rank's own: info.pid becomes its pid, and the sample rows of every
+ * other process are dropped (samples of different processes in one series would mix
+ * their counters). Workers' pids go to info.worker_pids. NNP_OK or NNP_ENOMEM. */
+int nnp__model_group_processes(nnp_model_t *m, const nnp_proc_part_t *parts, size_t n);
+
+/* Makes view: what the rank's analyses read. The model's rows without those of its
+ * worker processes (ops, host rows, markers, host calls, communication, tensor memory),
+ * sharing everything else with m, which must outlive it and not change. With no worker
+ * the view shares every table. Release it with nnp__model_view_fini, never
+ * nnp__model_fini. NNP_OK or NNP_ENOMEM (view then needs no release). */
+int nnp__model_rank_view(const nnp_model_t *m, nnp_model_t *view);
+void nnp__model_view_fini(nnp_model_t *view);
 
 #endif /* NNP_MODEL_H */

@@ -662,9 +662,37 @@ static int import_records(const char *raw_dir, nnp_model_t *m, uint32_t pid,
     return rc;
 }
 
+/* Rows of the tables that say a process worked (model.h: nnp_proc_part_t). */
+static size_t work_rows(const nnp_model_t *m)
+{
+    return m->ops.t.n + m->kernels.t.n + m->host.t.n + m->steps.t.n + m->comms.t.n + m->markers.t.n;
+}
+
+/* Imports one raw directory of a group as part p (its pid, its sample rows, its work). */
+static int import_part(const char *dir, nnp_model_t *m, const nnp_run_info_t *info,
+                       const nnp_raw_clock_info_t *clk, nnp_proc_part_t *p)
+{
+    size_t work = work_rows(m);
+    int rc;
+    p->pid = (uint32_t)info->pid;
+    p->parent_pid = info->parent_pid > 0 ? (uint32_t)info->parent_pid : 0;
+    p->from[NNP_PROC_SYS_CPU] = m->sys_cpu.t.n;
+    p->from[NNP_PROC_TASK_CPU] = m->task_cpu.t.n;
+    p->from[NNP_PROC_RSS] = m->proc_rss.t.n;
+    p->from[NNP_PROC_HOST_MEM] = m->host_mem.t.n;
+    rc = import_records(dir, m, p->pid, clk);
+    p->to[NNP_PROC_SYS_CPU] = m->sys_cpu.t.n;
+    p->to[NNP_PROC_TASK_CPU] = m->task_cpu.t.n;
+    p->to[NNP_PROC_RSS] = m->proc_rss.t.n;
+    p->to[NNP_PROC_HOST_MEM] = m->host_mem.t.n;
+    p->work = work_rows(m) > work;
+    return rc;
+}
+
 int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
 {
     nnp_raw_clock_info_t clk;
+    nnp_proc_part_t *parts;
     int rc;
 
     if (n == 0)
@@ -674,18 +702,22 @@ int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
         return rc;
     m->info.source = nnp__strdup(dirs[0]);
     m->info.source_format = nnp__strdup(NNP_RAW_SOURCE_FORMAT);
-    if (!m->info.source || !m->info.source_format)
+    parts = nnp__calloc(n, sizeof(*parts));
+    if (!m->info.source || !m->info.source_format || !parts) {
+        nnp__free(parts);
         return nnp__fail(NNP_ENOMEM, "out of memory importing %s", dirs[0]);
-    rc = import_records(dirs[0], m, (uint32_t)m->info.pid, &clk);
+    }
+    rc = import_part(dirs[0], m, &m->info, &clk, &parts[0]);
     /* Child processes (CONTRACTS.md section 2): their events join this rank's model with
-     * their own pid, so threads of different processes never merge. */
+     * their own pid, so threads of different processes never merge; which of them work
+     * for the training process is decided below (model_view.c). */
     for (size_t i = 1; rc == NNP_OK && i < n; i++) {
         nnp_run_info_t child;
         nnp_raw_clock_info_t child_clk;
         memset(&child, 0, sizeof(child));
         rc = nnp__raw_info_read(dirs[i], &child, &child_clk);
         if (rc == NNP_OK)
-            rc = import_records(dirs[i], m, (uint32_t)child.pid, &child_clk);
+            rc = import_part(dirs[i], m, &child, &child_clk, &parts[i]);
         nnp__free(child.host);
         nnp__free(child.state);
         nnp__free(child.options_json);
@@ -693,6 +725,9 @@ int nnp__import_raw_group(const char *const *dirs, size_t n, nnp_model_t *m)
         nnp__free(child.bp_point);
         nnp__free(child.windows);
     }
+    if (rc == NNP_OK)
+        rc = nnp__model_group_processes(m, parts, n);
+    nnp__free(parts);
     if (rc == NNP_OK)
         rc = nnp__model_finish(m);
     if (rc == NNP_OK)

@@ -217,6 +217,7 @@ int nnp__raw_info_read(const char *raw_dir, nnp_run_info_t *info, nnp_raw_clock_
     info->device_id = (int)get(j, "device_id", NULL, 0, MAX_ID, 0, path);
     info->rank_size = (int)get(j, "rank_size", NULL, 1, MAX_ID, 1, path);
     info->pid = get(j, "pid", NULL, 1, MAX_ID, 0, path);
+    info->parent_pid = get(j, "parent_pid", NULL, 1, MAX_ID, 0, path);
     info->start_wall_us = get(j, "start_time_us", NULL, 0, MAX_TIME, 0, path);
     info->diff_time_us = get(j, "diff_time", NULL, -MAX_TIME, MAX_TIME, 0, path);
     info->host = dup_str(j, "host", "");

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "../helpers/nnpt_proc.h"
+#include "model/model.h"
+#include "read/raw_import.h"
 #include "read/raw_reader.h"
 #include "test_util.h"
 
@@ -492,6 +494,120 @@ static void test_code_session_follow_fork(void **state)
     free(out);
 }
 
+/* Ops each process records in test_worker_kept_out_of_the_rank, and how long each runs
+ * (a few samples at SAMPLE_MS). */
+#define PARENT_OPS 3
+#define WORKER_OPS 5
+#define SAMPLE_MS  10
+#define RUN_US     80000
+
+static void record_ops(const char *name, int n)
+{
+    nnp_op_t op = {0};
+    op.name = nnp_intern(name);
+    op.type = op.name;
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = nnp_now();
+        usleep(1000);
+        nnp_op_since(&op, t0);
+    }
+    usleep(RUN_US);
+}
+
+/* Rows of a model table made from raw directory dir alone. */
+static size_t rss_rows_of(const char *dir)
+{
+    nnp_model_t m;
+    size_t n;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__import_raw(dir, &m), NNP_OK);
+    n = m.proc_rss.t.n;
+    nnp__model_fini(&m);
+    return n;
+}
+
+/* follow_fork, as a DataLoader's worker: the child's ops are in the rank's timeline, not in
+ * its op statistics (as torch.profiler counts only the training process), and the rank's
+ * CPU and memory samples are the parent's only (a series of two processes' samples mixed
+ * their counters: 3150 % process CPU). */
+static void test_worker_kept_out_of_the_rank(void **state)
+{
+    static const char *const names[] = {"parent_op", "worker_op"};
+    char *out, *json, path[8192];
+    char *text;
+    nnp_options_t o;
+    nnp_session_t *s;
+    nnp_analyse_options_t ao;
+    nnp_model_t m;
+    run_t runs[4];
+    const run_t *parent, *child;
+    const char *dirs[2];
+    pid_t pid;
+    int st;
+    (void)state;
+
+    if (!FOLLOW_FORK_TESTABLE)
+        skip();
+    out = nnpt_mkdtemp();
+    nnp_options_init(&o);
+    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
+    o.sample_interval_ms = SAMPLE_MS;
+    o.follow_fork = true;
+    o.rank_id = 5;
+    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        record_ops("worker_op", WORKER_OPS);
+        _exit(nnp_session_destroy(nnp_session_current()) == NNP_OK ? 0 : 21);
+    }
+    record_ops("parent_op", PARENT_OPS);
+    st = nnpt_wait_bounded(pid, LIMIT_S);
+    assert_true(st != -1 && WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    assert_int_equal(read_runs(out, runs, 4), 2);
+    split_runs(runs, &parent, &child);
+
+    /* The model: every row, the worker's pid named, the samples the parent's. */
+    dirs[0] = parent->dir;
+    dirs[1] = child->dir;
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__import_raw_group(dirs, 2, &m), NNP_OK);
+    assert_int_equal(m.ops.t.n, PARENT_OPS + WORKER_OPS);
+    assert_int_equal(m.info.n_worker_pids, 1);
+    assert_int_equal(m.info.worker_pids[0], child->pid);
+    assert_int_equal(m.info.pid, getpid());
+    assert_true(rss_rows_of(parent->dir) > 0);
+    assert_true(rss_rows_of(child->dir) > 0);
+    assert_int_equal(m.proc_rss.t.n, rss_rows_of(parent->dir));
+    nnp__model_fini(&m);
+
+    /* The rank's op statistics and query: the parent's ops only. */
+    assert_int_equal(nnp_op_analyse(out, names, 2, -1, &json), NNP_OK);
+    assert_non_null(strstr(json, "\"op_name\":\"parent_op\",\"count\":3,"));
+    assert_non_null(strstr(json, "\"op_name\":\"worker_op\",\"count\":0,"));
+    nnp_free(json);
+    nnp_analyse_options_init(&ao);
+    ao.quiet = true;
+    assert_int_equal(nnp_offline_analyse(out, &ao), NNP_OK);
+    snprintf(path, sizeof(path), "%s/profiler/op_statistic_5.csv", out);
+    text = nnpt_read_file(path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\nparent_op,HOST_CPU,3,"));
+    assert_null(strstr(text, "worker_op"));
+    free(text);
+    /* The timeline: both, the worker's in its own process. */
+    snprintf(path, sizeof(path), "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", parent->dir);
+    text = nnpt_read_file(path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"parent_op\""));
+    assert_non_null(strstr(text, "\"worker_op\""));
+    free(text);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* Waits (bounded) until this process's collecting state is want; false on time out. */
 static bool wait_collecting(bool want)
 {
@@ -587,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_code_session_child),
         cmocka_unit_test(test_code_session_follow_fork),
         cmocka_unit_test(test_follow_fork_child_follows_later_windows),
+        cmocka_unit_test(test_worker_kept_out_of_the_rank),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

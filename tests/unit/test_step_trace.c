@@ -297,8 +297,9 @@ static void test_auto_autograd_backward(void **state)
 }
 
 /* A DataLoader worker's ops (a follow_fork child, another process joined to the rank) run
- * beside the steps and are never fp or bp. The rank's process is pid 100 (thread 0), the
- * worker pid 200 (thread 1). Step [0,10): the fetch 0.2-2.0 (a host range of the rank);
+ * beside the steps and are never fp or bp: the driver gives the step trace the rank's view
+ * (model_view.c), without them. The rank's process is pid 100 (thread 0), the worker pid
+ * 200 (thread 1). Step [0,10): the fetch 0.2-2.0 (a host range of the rank);
  * the worker's aten::pow 2.05-2.1 starts after it, before the rank's conv at 2.2: fp 2.2;
  * the rank's backward ends at 7.0, the worker's next aten::pow 7.1-7.4 ends later but still
  * before the allreduce at 7.5: bp 7.0. Without the rule: fp 2.05, bp 7.4. */
@@ -307,10 +308,13 @@ static void test_auto_worker_ops_ignored(void **state)
     static const char next[] = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__";
     fixture_t *fx = *state;
     nnp_step_trace_t st;
-    nnp_model_t *m = &fx->m;
+    nnp_model_t *m = &fx->m, view;
     uint32_t rank_th, worker_th;
     size_t i;
     m->info.pid = 100;
+    m->info.worker_pids = nnp__calloc(1, sizeof(uint32_t));
+    assert_non_null(m->info.worker_pids);
+    m->info.worker_pids[m->info.n_worker_pids++] = 200;
     rank_th = nnpt_add_thread(m, 100, 100);
     worker_th = nnpt_add_thread(m, 201, 200);
     nnpt_add_step(m, 1, MS(0), MS(10));
@@ -326,7 +330,12 @@ static void test_auto_worker_ops_ignored(void **state)
     i = nnpt_add_op(m, MS(7.1), MS(7.4), "aten::pow", "aten::pow", NULL, NULL);
     m->ops.thread[i] = worker_th;
     add_comm(m, MS(7.5), MS(8.5), "gloo:all_reduce");
-    run_write(fx, &st);
+    assert_int_equal(nnp__model_finish(m), NNP_OK);
+    assert_int_equal(nnp__model_rank_view(m, &view), NNP_OK);
+    fx->c.m = &view; /* what the driver gives every analysis */
+    assert_int_equal(nnp__step_trace_run(&fx->c, &st), NNP_OK);
+    fx->c.m = m;
+    nnp__model_view_fini(&view);
     assert_int_equal(st.n, 1);
     assert_int_equal(st.rows[0].fp_ns, MS(2.2));
     assert_int_equal(st.rows[0].bp_ns, MS(7));

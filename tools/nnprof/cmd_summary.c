@@ -452,11 +452,15 @@ static void one_rank(const char *dir, int rank)
 {
     char path[PATH_CAP], rank_dir[DIR_CAP];
     cJSON *info;
-    int64_t events = -1, samples = 0;
+    int64_t events = -1, samples = 0, workers = 0, worker_ops = 0;
     snprintf(path, sizeof(path), "%s/profiler_info_%d.json", dir, rank);
     info = load_json(path);
     nnp__json_int(info, "events_recorded", NULL, 0, INT64_MAX, path, &events);
     nnp__json_int(info, "samples_recorded", NULL, 0, INT64_MAX, path, &samples);
+    if (cJSON_GetObjectItemCaseSensitive(info, "worker_processes")) {
+        nnp__json_int(info, "worker_processes", NULL, 0, INT64_MAX, path, &workers);
+        nnp__json_int(info, "worker_ops", NULL, 0, INT64_MAX, path, &worker_ops);
+    }
     snprintf(rank_dir, sizeof(rank_dir), "%s", str(info, "rank_output_dir"));
     printf("== rank %d  (%s)\n", rank, str(info, "source"));
     if (events == 0)
@@ -465,6 +469,10 @@ static void one_rank(const char *dir, int rank)
                "nnp_step_begin/end, nnp_range_begin/end;\n  in Python nnprof.record_function and "
                "Profiler.step), see docs/PYTHON.md and README.md.\n",
                (long long)samples);
+    if (workers > 0)
+        printf("Worker processes: %lld (DataLoader workers, forked children) recorded %lld ops: "
+               "they are in the timeline, not in the tables below (docs/OUTPUTS.md)\n",
+               (long long)workers, (long long)worker_ops);
     if (!top_self_ops(dir, rank))
         top_op_types(dir, rank);
     top_host_ranges(dir, rank);
