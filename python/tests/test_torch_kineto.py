@@ -1,11 +1,14 @@
 """Our Kineto export read back by nnprof's own Kineto importer (src/read/import_kineto.c)
 gives the figures of the capture itself: per op type, the same count and total time in
 op_statistic. The importer comes from another branch (issue 15); until it is in this
-build, the round trip reports itself skipped."""
+build, the round trip reports itself skipped. And torch.profiler's own trace of a training
+loop, analysed by nnprof, gives torch's key_averages(): per name the same count, total and
+self time, to the microsecond."""
 
 import csv
 import os
 import subprocess
+import threading
 import unittest
 
 from tests import support
@@ -15,6 +18,12 @@ try:
     import nnprof.torch as nt
 except ImportError:
     nt = None
+
+try:
+    import torch
+    import torch.profiler as tp
+except ImportError:
+    torch = tp = None
 
 
 def op_statistic(path):
@@ -58,6 +67,62 @@ class KinetoRoundTripTest(support.NnprofTestCase):
         for op_type, (count, total_us) in mine.items():
             self.assertEqual(theirs[op_type][0], count, op_type)
             self.assertAlmostEqual(theirs[op_type][1], total_us, places=3, msg=op_type)
+
+
+def self_times(path):
+    """op_self_time CSV rows by name: (calls, total us, self us)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return {r["Name"]: (int(r["Calls"]), float(r["Total Time(us)"]),
+                            float(r["Self Time(us)"])) for r in csv.DictReader(f)}
+
+
+@needs_torch
+class TorchProfilerTraceTest(support.NnprofTestCase):
+    """torch.profiler's own trace -> `nnprof analyse` -> its key_averages() figures."""
+
+    def test_self_times_equal_key_averages(self):
+        cli = support.cli_path()
+        if cli is None:
+            self.skipTest("the nnprof CLI is not available (set NNPROF_CLI)")
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                                    torch.nn.ReLU(), torch.nn.Flatten(),
+                                    torch.nn.Linear(8 * 14 * 14, 10))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+        def side():  # ops on a second thread, nested per thread
+            for _ in range(10):
+                a = torch.randn(32, 32)
+                (a @ a).sum()
+
+        with tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=True) as prof:
+            for _ in range(4):
+                th = threading.Thread(target=side)
+                th.start()
+                with tp.record_function("forward"):
+                    out = model(torch.randn(8, 3, 16, 16))
+                    loss = torch.nn.functional.cross_entropy(out, torch.randint(0, 10, (8,)))
+                with tp.record_function("backward"):
+                    loss.backward()
+                opt.step()
+                opt.zero_grad()
+                th.join()
+                prof.step()
+        os.makedirs(self.path("trace"))
+        prof.export_chrome_trace(self.path("trace", "w.1.pt.trace.json"))
+        theirs = {e.key: (e.count, e.cpu_time_total, e.self_cpu_time_total)
+                  for e in prof.key_averages() if e.key != "[memory]"}
+        res = subprocess.run([cli, "analyse", "--quiet", "-o", self.path("out"),
+                              self.path("trace")], capture_output=True, text=True,
+                             timeout=120, check=False)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        ours = self_times(self.path("out", "op_self_time_0.csv"))
+        self.assertGreater(len(theirs), 30)
+        self.assertEqual(sorted(ours), sorted(theirs))
+        for name, (count, total, self_us) in theirs.items():
+            self.assertEqual(ours[name][0], count, name)
+            self.assertAlmostEqual(ours[name][1], total, places=3, msg=name)
+            self.assertAlmostEqual(ours[name][2], self_us, places=3, msg=name)
 
 
 if __name__ == "__main__":

@@ -282,9 +282,13 @@ static int nest(table_t *t)
         if (i > 0 && it->thread != t->items[i - 1].thread)
             depth = 0;
         /* Intervals that ended are closed: an interval starting at another's end is its
-         * sibling, a memory event at an interval's end still happened inside it. */
+         * sibling, a memory event at an interval's end still happened inside it. An
+         * interval that ends after an open one is not its child either (torch's
+         * EventList._populate_cpu_children: times truncated to whole us make a child
+         * overhang its parent by 1 us), and goes to the next enclosing one. */
         while (depth > 0 && (it->is_mem ? t->items[stack[depth - 1]].end < it->start
-                                        : t->items[stack[depth - 1]].end <= it->start))
+                                        : t->items[stack[depth - 1]].end <= it->start ||
+                                              it->end > t->items[stack[depth - 1]].end))
             depth--;
         if (it->is_mem) {
             if (depth > 0)
@@ -318,7 +322,7 @@ static void fold(table_t *t)
         self = dur - it->child_ns;
         r->count++;
         r->total_ns += dur;
-        r->self_ns += self > 0 ? self : 0;
+        r->self_ns += self; /* below 0 where children overlap, as torch's self time */
         if (dur < r->min_ns)
             r->min_ns = dur;
         if (dur > r->max_ns)

@@ -1,0 +1,92 @@
+/* test_op_table.c - the key_averages() table (op_table.c) on ops laid out by hand: counts,
+ * totals and self times as torch's EventList counts them (profiler_util.py:
+ * _populate_cpu_children, _remove_dup_nodes, self_cpu_time_total), including the whole-us
+ * truncation of torch's own traces, where a child can overhang its parent. */
+#include <string.h>
+
+#include "analyse/op_table.h"
+#include "fixture_model.h"
+#include "model/model.h"
+#include "test_util.h"
+#include "util/util.h"
+
+typedef struct want {
+    const char *name;
+    uint64_t count;
+    int64_t total, self;
+} want_t;
+
+static void expect_rows(const nnp_model_t *m, const want_t *w, size_t n)
+{
+    nnp_op_row_t *rows = NULL;
+    size_t n_rows = 0;
+    assert_int_equal(nnp__op_table(m, false, 0, 0, false, &rows, &n_rows), NNP_OK);
+    assert_int_equal(n_rows, n);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < n_rows && strcmp(nnp__model_str(m, rows[k].name), w[i].name) != 0)
+            k++;
+        if (k == n_rows)
+            fail_msg("no row %s", w[i].name);
+        if (rows[k].count != w[i].count || rows[k].total_ns != w[i].total ||
+            rows[k].self_ns != w[i].self)
+            fail_msg("%s: count %llu total %lld self %lld, want %llu %lld %lld", w[i].name,
+                     (unsigned long long)rows[k].count, (long long)rows[k].total_ns,
+                     (long long)rows[k].self_ns, (unsigned long long)w[i].count,
+                     (long long)w[i].total, (long long)w[i].self);
+    }
+    nnp__free(rows);
+}
+
+static void op(nnp_model_t *m, int64_t start, int64_t end, const char *name)
+{
+    nnpt_add_op(m, start, end, name, name, NULL, NULL);
+}
+
+/* A child that ends after its parent (times in whole us: the evaluate_function of
+ * ReshapeAliasBackward0 [0,8), the node [0,7), its aten::reshape [2,8)) is not the node's
+ * child but the evaluate_function's: the latter's self is 8 - 7 - 6 = -5, as torch's
+ * key_averages gives (a negative self time, which torch shows). Plain nesting beside it:
+ * Q [10,20) holding R [12,15): Q 7, R 3. */
+static void test_overhanging_child_goes_up(void **state)
+{
+    nnpt_afx_t *fx = *state;
+    nnp_model_t *m = &fx->m;
+    static const want_t w[] = {
+        {"evaluate", 1, 8, -5}, {"node", 1, 7, 7}, {"reshape", 1, 6, 6},
+        {"Q", 1, 10, 7},        {"R", 1, 3, 3},
+    };
+    op(m, 0, 8, "evaluate");
+    op(m, 0, 7, "node");
+    op(m, 2, 8, "reshape");
+    op(m, 10, 20, "Q");
+    op(m, 12, 15, "R");
+    assert_int_equal(nnp__model_finish(m), NNP_OK);
+    expect_rows(m, w, 5);
+}
+
+/* An op that starts at another's end is its sibling; an op whose only child has its name
+ * is counted once (aten::sum calling aten::sum), the child's children becoming its own:
+ * S [30,40) > S [31,39) > T [32,35): S once, total 10, self 10 - 3. */
+static void test_siblings_and_same_name_child(void **state)
+{
+    nnpt_afx_t *fx = *state;
+    nnp_model_t *m = &fx->m;
+    static const want_t w[] = {{"A", 2, 10, 10}, {"S", 1, 10, 7}, {"T", 1, 3, 3}};
+    op(m, 0, 5, "A");
+    op(m, 5, 10, "A");
+    op(m, 30, 40, "S");
+    op(m, 31, 39, "S");
+    op(m, 32, 35, "T");
+    assert_int_equal(nnp__model_finish(m), NNP_OK);
+    expect_rows(m, w, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        NNPT_AFX_TEST(test_overhanging_child_goes_up),
+        NNPT_AFX_TEST(test_siblings_and_same_name_child),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
