@@ -494,12 +494,36 @@ static void test_code_session_follow_fork(void **state)
     free(out);
 }
 
+/* Waits (bounded) until this process's collecting state is want; false on time out. */
+static bool wait_collecting(bool want)
+{
+    for (int i = 0; i < FOLLOW_WAIT_S * 1000; i++) {
+        if (nnp_is_collecting() == want)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+static void send_byte(int fd)
+{
+    char b = 1;
+    assert_int_equal(write(fd, &b, 1), 1);
+}
+
+static bool recv_byte(int fd)
+{
+    char b;
+    return read(fd, &b, 1) == 1;
+}
+
 /* Ops each process records in test_worker_kept_out_of_the_rank, and how long each runs
  * (a few samples at SAMPLE_MS). */
 #define PARENT_OPS 3
 #define WORKER_OPS 5
 #define SAMPLE_MS  10
 #define RUN_US     80000
+#define SETTLE_US  100000
 
 static void record_ops(const char *name, int n)
 {
@@ -554,13 +578,21 @@ static void test_worker_kept_out_of_the_rank(void **state)
     o.sample_interval_ms = SAMPLE_MS;
     o.follow_fork = true;
     o.rank_id = 5;
+    o.start_profile = false;
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    /* Forked before the window opens, as persistent workers are, once the session's
+     * threads have started: under ASan a thread still starting at fork() can hold ASan's
+     * allocator lock, which then stays locked in the child (glibc's malloc is fork-safe). */
+    usleep(SETTLE_US);
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
+        if (!wait_collecting(true))
+            _exit(20);
         record_ops("worker_op", WORKER_OPS);
         _exit(nnp_session_destroy(nnp_session_current()) == NNP_OK ? 0 : 21);
     }
+    assert_int_equal(nnp_session_start(s), NNP_OK);
     record_ops("parent_op", PARENT_OPS);
     st = nnpt_wait_bounded(pid, LIMIT_S);
     assert_true(st != -1 && WIFEXITED(st));
@@ -608,29 +640,6 @@ static void test_worker_kept_out_of_the_rank(void **state)
     free(out);
 }
 
-/* Waits (bounded) until this process's collecting state is want; false on time out. */
-static bool wait_collecting(bool want)
-{
-    for (int i = 0; i < FOLLOW_WAIT_S * 1000; i++) {
-        if (nnp_is_collecting() == want)
-            return true;
-        usleep(1000);
-    }
-    return false;
-}
-
-static void send_byte(int fd)
-{
-    char b = 1;
-    assert_int_equal(write(fd, &b, 1), 1);
-}
-
-static bool recv_byte(int fd)
-{
-    char b;
-    return read(fd, &b, 1) == 1;
-}
-
 /* follow_fork: a child forked before the parent's window opens (a DataLoader's persistent
  * workers, forked in a schedule's wait steps) records in the parent's later window and
  * stops with it. The child's steps while the parent's window is open are all there, those
@@ -655,6 +664,7 @@ static void test_follow_fork_child_follows_later_windows(void **state)
     pid = fork();
     if (pid == 0) {
         int code = nnp_is_collecting() ? 20 : 0; /* forked before any window */
+        send_byte(to_parent[1]);                 /* looked before the window opens */
         if (!recv_byte(to_child[0]) || !wait_collecting(true))
             code = 21;
         for (uint64_t i = 0; i < STEPS; i++)
@@ -668,6 +678,7 @@ static void test_follow_fork_child_follows_later_windows(void **state)
             code = 23;
         _exit(code);
     }
+    assert_true(recv_byte(to_parent[0]));
     assert_int_equal(nnp_session_start(s), NNP_OK);
     for (uint64_t i = 0; i < STEPS; i++)
         nnp_step_begin(i, 0);
