@@ -25,7 +25,9 @@
 
 #define PROFILER_DIR "profiler"
 /* Exit status a child uses to say "analysis failed" (its message went to the log). */
-#define CHILD_FAILED   1
+#define CHILD_FAILED 1
+/* How often run_inputs looks whether a rank's child process ended (2 ms). */
+#define CHILD_POLL_NS  2000000L
 #define PROGRESS_WIDTH 30
 #define NS_PER_S       1e9
 #define KIB_PER_MIB    1024
@@ -440,6 +442,26 @@ static void report_add(nnp_analyse_report_t *rep, const one_result_t *r)
     rep->n_ranks++;
 }
 
+/* Waits until one of the n children in kids ends and takes it out of kids: those only,
+ * never wait() for any child, as a program that analyses in-process (nnp_analyse,
+ * nnprof.torch) has children of its own (DataLoader workers, subprocesses) that it waits
+ * for itself. Returns the child's wait status, or -1 when it cannot be waited for. */
+static int wait_kid(pid_t *kids, int *n)
+{
+    const struct timespec pause = {0, CHILD_POLL_NS};
+    for (;;) {
+        for (int i = 0; i < *n; i++) {
+            int status = 0;
+            pid_t r = waitpid(kids[i], &status, WNOHANG);
+            if (r == 0 || (r < 0 && errno == EINTR))
+                continue;
+            kids[i] = kids[--*n];
+            return r > 0 ? status : -1;
+        }
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* Analyses every input, at most jobs at a time, each in a child process (so one rank's
  * crash or memory cannot take the others down). Children tell their result through a
  * pipe (writes of one small record are atomic). */
@@ -448,26 +470,38 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     int running = 0, next = 0, done = 0, failed = 0, fds[2];
+    pid_t *kids;
     one_result_t r;
 
     if (jobs < 1)
         jobs = 1;
+    if (jobs > ins->n)
+        jobs = ins->n;
     if (ins->n == 1) {
         int rc = analyse_one(ins, 0, out_dir, o, false, &r);
         report_add(rep, &r);
         return rc;
     }
-    if (pipe(fds) != 0)
+    kids = nnp__calloc((size_t)jobs, sizeof(pid_t));
+    if (!kids)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    if (pipe(fds) != 0) {
+        nnp__free(kids);
         return nnp__fail(NNP_EIO, "pipe: %s", strerror(errno));
+    }
     while (done < ins->n) {
         int status;
         pid_t pid;
         while (running < jobs && next < ins->n) {
             pid = nnp__fork_helper();
             if (pid < 0) {
-                close(fds[0]);
+                int err = errno;
                 close(fds[1]);
-                return nnp__fail(NNP_EIO, "fork: %s", strerror(errno));
+                while (running > 0) /* no zombie left behind */
+                    (void)wait_kid(kids, &running);
+                close(fds[0]);
+                nnp__free(kids);
+                return nnp__fail(NNP_EIO, "fork: %s", strerror(err));
             }
             if (pid == 0) {
                 nnp_analyse_options_t child = *o;
@@ -479,18 +513,16 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
                     rc = NNP_EIO;
                 _exit(rc == NNP_OK ? 0 : CHILD_FAILED);
             }
-            running++;
+            kids[running++] = pid;
             next++;
         }
-        pid = wait(&status);
-        if (pid < 0)
-            break;
-        running--;
+        status = wait_kid(kids, &running);
         done++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             failed++;
         progress(o, "ranks analysed", done, ins->n);
     }
+    nnp__free(kids);
     close(fds[1]);
     while (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
         report_add(rep, &r);

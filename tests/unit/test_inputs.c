@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analyse/driver.h"
@@ -18,9 +19,11 @@
 #include "read/raw_import.h"
 #include "test_util.h"
 
-#define CLI      NNP_BINARY_DIR "/nnprof"
-#define STEPS    20
-#define PATH_CAP 4096
+/* The exit status of the user's own child in test_users_children_left_alone. */
+#define USER_CHILD_EXIT 7
+#define CLI             NNP_BINARY_DIR "/nnprof"
+#define STEPS           20
+#define PATH_CAP        4096
 /* A path built from another plus a file name. */
 #define FULL_CAP (PATH_CAP + 512)
 #define CMD_CAP  16384
@@ -221,6 +224,44 @@ static void test_two_runs_of_one_rank_refused(void **state)
     /* One run named directly is analysed. */
     assert_int_equal(nnpt_cli(text, sizeof(text), "analyse --quiet '%s' >/dev/null", a), 0);
     assert_true(exists(path));
+    nnpt_rm_rf(out);
+    free(out);
+}
+
+/* ---- the program's own children ---- */
+
+/* A program analysing in-process (nnp_offline_analyse; nnprof.torch at the end of a
+ * profile) has children of its own, DataLoader workers. Analysing 2 ranks in child
+ * processes must wait for those only: a user's child that ended meanwhile stays the
+ * user's to wait for (exit 7), and both ranks are analysed. The analysis once called
+ * wait(), reaped the user's child and stopped one rank early. */
+static void test_users_children_left_alone(void **state)
+{
+    char *out = nnpt_mkdtemp(), path[FULL_CAP];
+    nnpt_run_t r0 = {.rank = 0, .rank_size = 2, .steps = STEPS};
+    nnpt_run_t r1 = {.rank = 1, .rank_size = 2, .steps = STEPS};
+    nnp_analyse_options_t o;
+    int status = 0;
+    pid_t user;
+    (void)state;
+    nnpt_record_in_child(out, &r0, NULL, 0);
+    nnpt_record_in_child(out, &r1, NULL, 0);
+    fflush(NULL);
+    user = fork();
+    if (user == 0)
+        _exit(USER_CHILD_EXIT); /* a zombie until its parent waits for it */
+    assert_true(user > 0);
+    nnp_analyse_options_init(&o);
+    o.quiet = true;
+    o.jobs = 2;
+    assert_int_equal(nnp_offline_analyse(out, &o), NNP_OK);
+    assert_int_equal(waitpid(user, &status, 0), user);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), USER_CHILD_EXIT);
+    for (int rank = 0; rank < 2; rank++) {
+        snprintf(path, sizeof(path), "%s/profiler/profiler_info_%d.json", out, rank);
+        assert_true(exists(path));
+    }
     nnpt_rm_rf(out);
     free(out);
 }
@@ -515,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_foreign_data_never_written),
         cmocka_unit_test(test_two_runs_of_one_rank_refused),
         cmocka_unit_test(test_filters_that_match_nothing),
+        cmocka_unit_test(test_users_children_left_alone),
         cmocka_unit_test(test_child_dirs_join_their_parent),
         cmocka_unit_test(test_missing_meta_recovered),
         cmocka_unit_test(test_missing_info_inferred),
