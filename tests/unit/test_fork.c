@@ -431,15 +431,15 @@ static void test_code_session_child(void **state)
     free(out);
 }
 
-/* A session made in code with follow_fork, writing under out: rank 5, no sampler, its
- * window open from the start or not. */
-static nnp_session_t *follow_session(const char *out, bool start)
+/* A session made in code with follow_fork, writing under out: rank 5, its sampler every
+ * sample_ms (0: none), its window open from the start or not. */
+static nnp_session_t *follow_session(const char *out, bool start, int sample_ms)
 {
     nnp_options_t o;
     nnp_session_t *s;
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
-    o.sample_interval_ms = 0;
+    o.sample_interval_ms = sample_ms;
     o.follow_fork = true;
     o.rank_id = 5;
     o.start_profile = start;
@@ -462,7 +462,7 @@ static void test_code_session_follow_fork(void **state)
     if (!FOLLOW_FORK_TESTABLE)
         skip();
     out = nnpt_mkdtemp();
-    s = follow_session(out, true);
+    s = follow_session(out, true, 0);
     for (uint64_t i = 0; i < STEPS; i++)
         nnp_step_begin(i, 0);
     fflush(NULL);
@@ -559,7 +559,6 @@ static void test_worker_kept_out_of_the_rank(void **state)
     static const char *const names[] = {"parent_op", "worker_op"};
     char *out, *json, path[8192];
     char *text;
-    nnp_options_t o;
     nnp_session_t *s;
     nnp_analyse_options_t ao;
     nnp_model_t m;
@@ -573,13 +572,7 @@ static void test_worker_kept_out_of_the_rank(void **state)
     if (!FOLLOW_FORK_TESTABLE)
         skip();
     out = nnpt_mkdtemp();
-    nnp_options_init(&o);
-    snprintf(o.output_path, sizeof(o.output_path), "%s", out);
-    o.sample_interval_ms = SAMPLE_MS;
-    o.follow_fork = true;
-    o.rank_id = 5;
-    o.start_profile = false;
-    assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
+    s = follow_session(out, false, SAMPLE_MS);
     /* Forked before the window opens, as persistent workers are, once the session's
      * threads have started: under ASan a thread still starting at fork() can hold ASan's
      * allocator lock, which then stays locked in the child (glibc's malloc is fork-safe). */
@@ -657,7 +650,7 @@ static void test_follow_fork_child_follows_later_windows(void **state)
     if (!FOLLOW_FORK_TESTABLE)
         skip();
     out = nnpt_mkdtemp();
-    s = follow_session(out, false);
+    s = follow_session(out, false, 0);
     assert_int_equal(pipe(to_child), 0);
     assert_int_equal(pipe(to_parent), 0);
     fflush(NULL);

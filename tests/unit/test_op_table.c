@@ -38,9 +38,19 @@ static void expect_rows(const nnp_model_t *m, const want_t *w, size_t n)
     nnp__free(rows);
 }
 
-static void op(nnp_model_t *m, int64_t start, int64_t end, const char *name)
+/* An op of thread 0 over [start, end), its name its type. */
+typedef struct op_spec {
+    int64_t start, end;
+    const char *name;
+} op_spec_t;
+
+/* Adds ops to the fixture's model and checks the table against w. */
+static void check(nnpt_afx_t *fx, const op_spec_t *ops, size_t n_ops, const want_t *w, size_t n)
 {
-    nnpt_add_op(m, start, end, name, name, NULL, NULL);
+    for (size_t i = 0; i < n_ops; i++)
+        nnpt_add_op(&fx->m, ops[i].start, ops[i].end, ops[i].name, ops[i].name, NULL, NULL);
+    assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
+    expect_rows(&fx->m, w, n);
 }
 
 /* A child that ends after its parent (times in whole us: the evaluate_function of
@@ -50,19 +60,14 @@ static void op(nnp_model_t *m, int64_t start, int64_t end, const char *name)
  * Q [10,20) holding R [12,15): Q 7, R 3. */
 static void test_overhanging_child_goes_up(void **state)
 {
-    nnpt_afx_t *fx = *state;
-    nnp_model_t *m = &fx->m;
+    static const op_spec_t ops[] = {
+        {0, 8, "evaluate"}, {0, 7, "node"}, {2, 8, "reshape"}, {10, 20, "Q"}, {12, 15, "R"},
+    };
     static const want_t w[] = {
         {"evaluate", 1, 8, -5}, {"node", 1, 7, 7}, {"reshape", 1, 6, 6},
         {"Q", 1, 10, 7},        {"R", 1, 3, 3},
     };
-    op(m, 0, 8, "evaluate");
-    op(m, 0, 7, "node");
-    op(m, 2, 8, "reshape");
-    op(m, 10, 20, "Q");
-    op(m, 12, 15, "R");
-    assert_int_equal(nnp__model_finish(m), NNP_OK);
-    expect_rows(m, w, 5);
+    check(*state, ops, 5, w, 5);
 }
 
 /* An op that starts at another's end is its sibling; an op whose only child has its name
@@ -70,16 +75,11 @@ static void test_overhanging_child_goes_up(void **state)
  * S [30,40) > S [31,39) > T [32,35): S once, total 10, self 10 - 3. */
 static void test_siblings_and_same_name_child(void **state)
 {
-    nnpt_afx_t *fx = *state;
-    nnp_model_t *m = &fx->m;
+    static const op_spec_t ops[] = {
+        {0, 5, "A"}, {5, 10, "A"}, {30, 40, "S"}, {31, 39, "S"}, {32, 35, "T"},
+    };
     static const want_t w[] = {{"A", 2, 10, 10}, {"S", 1, 10, 7}, {"T", 1, 3, 3}};
-    op(m, 0, 5, "A");
-    op(m, 5, 10, "A");
-    op(m, 30, 40, "S");
-    op(m, 31, 39, "S");
-    op(m, 32, 35, "T");
-    assert_int_equal(nnp__model_finish(m), NNP_OK);
-    expect_rows(m, w, 3);
+    check(*state, ops, 5, w, 3);
 }
 
 int main(void)
