@@ -180,6 +180,24 @@ class DataLoaderTest(support.NnprofTestCase):
         for child in children:
             worker_ops |= {r["name"] for r in support.dump(child) if r["kind"] == "op"}
         self.assertIn("aten::pow", worker_ops)
+        # Analysed, the workers' ops are in the rank's timeline, not in its op statistics
+        # (torch.profiler does not count them either); profiler_info counts them.
+        a = subprocess.run([support.cli_path(), "analyse", "--quiet", "-o", self.path("out"),
+                            prof_dir], capture_output=True, text=True, timeout=120,
+                           check=False)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        with open(self.path("out", "op_statistic_0.csv"), newline="", encoding="utf-8") as f:
+            op_types = {r["OP Type"] for r in csv.DictReader(f)}
+        self.assertNotIn("aten::pow", op_types)
+        self.assertIn("aten::sum", op_types)  # the training loop's own batch.sum()
+        with open(self.path("out", "profiler_info_0.json"), encoding="utf-8") as f:
+            info = json.load(f)
+        self.assertEqual(info["worker_processes"], 2)
+        self.assertGreater(info["worker_ops"], 0)
+        with open(os.path.join(info["rank_output_dir"], "trace_view.json"),
+                  encoding="utf-8") as f:
+            names = {e.get("name") for e in json.load(f)}
+        self.assertIn("aten::pow", names)
 
     def test_persistent_workers_follow_a_scheduled_window(self):
         # The workers are forked at the loop's start, in the schedule's wait step: no
