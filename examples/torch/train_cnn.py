@@ -121,7 +121,11 @@ def train(rank, args, port):
         print(f"rank 0 raw data: {prof.raw_dir}")
     dist.barrier()
     dist.destroy_process_group()
-    print(f"rank {rank}: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    # One write per line: the ranks print at the same time into one pipe, and print()
+    # writes the text and its newline apart ("...1.794rank 0: ..." in the demo's output).
+    sys.stdout.write(f"rank {rank}: {len(losses)} steps, loss {losses[0]:.3f} -> "
+                     f"{losses[-1]:.3f}\n")
+    sys.stdout.flush()
     if not losses[-1] < losses[0]:
         sys.exit(1)
 
