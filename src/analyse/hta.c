@@ -13,6 +13,7 @@
 #include "analyse/analyse.h"
 #include "analyse/hta.h"
 #include "analyse/hta_internal.h"
+#include "read/importers.h"
 #include "util/csv_writer.h"
 #include "util/util.h"
 
@@ -95,7 +96,7 @@ double nnp__hta_quantile(const double *x, size_t n, double q)
 bool nnp__hta_applies(const nnp_model_t *m)
 {
     return m->kernels.t.n > 0 && m->info.source_format &&
-           strcmp(m->info.source_format, "pytorch-kineto") == 0;
+           strcmp(m->info.source_format, NNP_KINETO_SOURCE_FORMAT) == 0;
 }
 
 int nnp__hta_create(const char *out_dir, nnp_hta_t **out)

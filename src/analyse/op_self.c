@@ -42,18 +42,21 @@ static int ops_nest(const nnp_model_t *m, bool *nest)
 }
 
 /* The op rows of the table (kind op, at least one call) as time rows, in its order (by
- * self time, largest first, then by name). */
+ * self time, largest first, then by name). A PyTorch trace's ranges too (record_function,
+ * ProfilerStep*): key_averages() lists them with the ops, as the legacy profiler's traces
+ * hold them as ops. */
 static int write_ops(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_rows)
 {
     char name[NNP_NAME_MAX];
     nnp_time_row_t *out = nnp__calloc(n_rows + 1, sizeof(*out));
+    bool ranges = nnp__op_table_is_torch_trace(c->m);
     size_t n = 0;
     int rc;
     if (!out)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     for (size_t i = 0; i < n_rows; i++) {
         const nnp_op_row_t *r = &rows[i];
-        if (r->kind == NNP_ROW_OP && r->count > 0)
+        if ((r->kind == NNP_ROW_OP || (ranges && r->kind == NNP_ROW_RANGE)) && r->count > 0)
             out[n++] =
                 (nnp_time_row_t){r->name, r->count, r->total_ns, r->self_ns, r->min_ns, r->max_ns};
     }

@@ -4,11 +4,14 @@
  * ranges, as torch counts children of user annotations); collectives run asynchronously
  * and are neither parents nor children. Memory events are charged to the innermost
  * interval open on their thread (self) and to every enclosing one (inclusive), as the
- * legacy profiler does. Called by nnp_op_table() (analyse layer, model only). */
+ * legacy profiler does. A PyTorch trace is counted as key_averages() counts the events
+ * torch recorded (below: "torch's own traces"). Called by nnp_op_table() and op_self.c
+ * (analyse layer, model only). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyse/op_table.h"
+#include "read/importers.h"
 #include "read/raw_import.h"
 #include "util/json_writer.h"
 #include "util/util.h"
@@ -28,9 +31,24 @@ typedef struct item {
     int64_t mem, self_mem;
 } item_t;
 
+/* The ops torch's key_averages() leaves out of a trace's events, as parents, children and
+ * rows (_filter_name in torch/autograd/profiler_util.py): record_function's own entry and
+ * exit ops and three autograd helpers. */
+static const char *const TORCH_HIDDEN_OPS[] = {
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+};
+#define N_TORCH_HIDDEN (sizeof(TORCH_HIDDEN_OPS) / sizeof(TORCH_HIDDEN_OPS[0]))
+
 typedef struct table {
     const nnp_model_t *m;
     bool by_shapes;
+    bool torch;                      /* a PyTorch trace: torch's own events counted */
+    uint32_t hidden[N_TORCH_HIDDEN]; /* string ids of TORCH_HIDDEN_OPS, 0 = absent */
     bool filter;
     int64_t lo, hi;
     nnp_op_row_t *rows;
@@ -153,15 +171,29 @@ static int add_interval(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint3
     return NNP_OK;
 }
 
+bool nnp__op_table_is_torch_trace(const nnp_model_t *m)
+{
+    return m->info.source_format && strcmp(m->info.source_format, NNP_KINETO_SOURCE_FORMAT) == 0;
+}
+
+static bool hidden(const table_t *t, uint32_t name)
+{
+    for (size_t k = 0; t->torch && k < N_TORCH_HIDDEN; k++)
+        if (t->hidden[k] && t->hidden[k] == name)
+            return true;
+    return false;
+}
+
 static int add_ops(table_t *t)
 {
     const nnp_ops_t *o = &t->m->ops;
     int rc = NNP_OK;
     for (size_t i = 0; i < o->t.n && rc == NNP_OK; i++) {
-        if (!keep(t, o->start_ns[i]))
+        uint32_t name = o->type[i] ? o->type[i] : o->name[i];
+        if (!keep(t, o->start_ns[i]) || hidden(t, name))
             continue;
-        rc = add_interval(t, NNP_ROW_OP, o->type[i] ? o->type[i] : o->name[i], o->shapes[i],
-                          o->thread[i], o->start_ns[i], o->end_ns[i]);
+        rc = add_interval(t, NNP_ROW_OP, name, o->shapes[i], o->thread[i], o->start_ns[i],
+                          o->end_ns[i]);
         if (rc == NNP_OK && o->flops_matrix)
             t->rows[t->items[t->n_items - 1].group].flops +=
                 o->flops_matrix[i] + o->flops_vector[i];
@@ -195,6 +227,37 @@ static int add_ranges(table_t *t)
         }
     }
     nnp__free(used);
+    return rc;
+}
+
+/* torch's own traces: key_averages() counts every CPU event torch recorded, not only ops
+ * (torch/autograd/profiler.py _parse_kineto_results): record_function ranges (Kineto's
+ * user_annotation, our markers of such a trace), each "ProfilerStep#N" as
+ * "ProfilerStep*" on the thread that ran it, and the CUDA runtime and driver calls, which
+ * are then the children of the op that made them (an op's self time leaves out its
+ * launches). The legacy profiler's traces hold their ranges as ops already. Device
+ * events count no CPU time there and are not rows here. */
+static int add_torch_events(table_t *t)
+{
+    const nnp_model_t *m = t->m;
+    uint32_t step_key = nnp__model_find(m, NNP_TORCH_STEP_KEY);
+    int rc = NNP_OK;
+    for (size_t i = 0; i < m->markers.t.n && rc == NNP_OK; i++) {
+        if (m->markers.end_ns[i] != NNP_OPEN_END && keep(t, m->markers.start_ns[i]))
+            rc = add_interval(t, NNP_ROW_RANGE, m->markers.message[i], 0, m->markers.thread[i],
+                              m->markers.start_ns[i], m->markers.end_ns[i]);
+    }
+    for (size_t i = 0; i < m->steps.t.n && rc == NNP_OK && step_key; i++) {
+        if (m->steps.thread[i] && m->steps.end_ns[i] != NNP_OPEN_END &&
+            keep(t, m->steps.start_ns[i]))
+            rc = add_interval(t, NNP_ROW_RANGE, step_key, 0, m->steps.thread[i] - 1,
+                              m->steps.start_ns[i], m->steps.end_ns[i]);
+    }
+    for (size_t i = 0; i < m->calls.t.n && rc == NNP_OK; i++) {
+        if (keep(t, m->calls.start_ns[i]))
+            rc = add_interval(t, NNP_ROW_OP, m->calls.name[i], 0, m->calls.thread[i],
+                              m->calls.start_ns[i], m->calls.end_ns[i]);
+    }
     return rc;
 }
 
@@ -384,9 +447,14 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
     /* No such step: the empty span [INT64_MAX, INT64_MIN] the call leaves keeps nothing. */
     if (has_steps)
         (void)nnp__step_range_bounds(m, first, last, &t.lo, &t.hi);
+    t.torch = nnp__op_table_is_torch_trace(m);
+    for (size_t k = 0; t.torch && k < N_TORCH_HIDDEN; k++)
+        t.hidden[k] = nnp__model_find(m, TORCH_HIDDEN_OPS[k]);
     rc = add_ops(&t);
     if (rc == NNP_OK)
         rc = add_ranges(&t);
+    if (rc == NNP_OK && t.torch)
+        rc = add_torch_events(&t);
     if (rc == NNP_OK)
         rc = add_memory(&t);
     if (rc == NNP_OK)

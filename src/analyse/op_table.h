@@ -29,6 +29,10 @@ typedef struct nnp_op_row {
 bool nnp__step_range_bounds(const nnp_model_t *m, uint64_t first, uint64_t last, int64_t *lo,
                             int64_t *hi);
 
+/* Whether the model is a PyTorch trace (torch.profiler's, Kineto's or the legacy
+ * profiler's), whose table holds every CPU event torch counts (op_table.c). */
+bool nnp__op_table_is_torch_trace(const nnp_model_t *m);
+
 /* Builds the table. With has_steps, only what starts within the span of steps
  * first..last counts. *rows (released with nnp__free) is sorted by self time, largest
  * first, ties by name. Returns NNP_OK or NNP_ENOMEM. */

@@ -226,10 +226,12 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->steps, graph_id);
     COL(m->steps, start_ns);
     COL(m->steps, end_ns);
+    COL(m->steps, thread);
     COL(m->epochs, id);
     COL(m->epochs, graph_id);
     COL(m->epochs, start_ns);
     COL(m->epochs, end_ns);
+    COL(m->epochs, thread);
 
     COL(m->fp, step_id);
     COL(m->fp, ts_ns);

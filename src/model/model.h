@@ -183,6 +183,8 @@ typedef struct nnp_spans {
     uint64_t *id;
     uint32_t *graph_id; /* steps: graph/model id; epochs: 0 */
     int64_t *start_ns, *end_ns;
+    uint32_t *thread; /* index into threads + 1 of the thread whose range made the step
+                       * (PyTorch traces' "ProfilerStep#N"); 0 when not known */
 } nnp_spans_t;
 
 /* Point marks: fp_start / bp_end per step. */

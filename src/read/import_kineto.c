@@ -20,7 +20,6 @@
 #include "util/checked.h"
 #include "util/util.h"
 
-#define SOURCE_FORMAT "pytorch-kineto"
 /* File names torch.profiler writes (tensorboard_trace_handler: <worker>.<ts>.pt.trace.json). */
 #define TRACE_SUFFIX    ".pt.trace.json"
 #define TRACE_GZ_SUFFIX ".pt.trace.json.gz"
@@ -219,21 +218,26 @@ static int member_cb(void *user, const char *key, const cJSON *v)
 
 /* ---- events ---- */
 
-/* "ProfilerStep#N": a step (HTA and torch.profiler's schedule name them so). */
-static int add_step(kin_t *k, const char *name, int64_t ts, int64_t dur, uint64_t index)
+/* "ProfilerStep#N": a step (HTA and torch.profiler's schedule name them so), with the
+ * thread of its range (key_averages() counts it there, as "ProfilerStep*"). */
+static int add_step(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur,
+                    uint64_t index)
 {
     char *end;
     unsigned long long id = strtoull(name + strlen(STEP_PREFIX), &end, 10);
-    size_t i;
+    size_t th, i;
     if (end == name + strlen(STEP_PREFIX) || *end) {
         bad_event(k, index, name, "step name has no number");
         return NNP_OK;
     }
-    if ((i = nnp__table_push(&k->m->steps.t)) == SIZE_MAX)
+    th = thread_of(k, e);
+    if (th == SIZE_MAX || (i = nnp__table_push(&k->m->steps.t)) == SIZE_MAX ||
+        (k->n_steps == 0 && !nnp__model_intern_cstr(k->m, NNP_TORCH_STEP_KEY)))
         return oom(k);
     k->m->steps.id[i] = id;
     k->m->steps.start_ns[i] = ts;
     k->m->steps.end_ns[i] = ts + dur;
+    k->m->steps.thread[i] = (uint32_t)th + 1;
     k->n_steps++;
     return NNP_OK;
 }
@@ -477,7 +481,7 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
     }
     if (strncmp(n, STEP_PREFIX, strlen(STEP_PREFIX)) == 0 &&
         (strcmp(c, CAT_CPU_OP) == 0 || strcmp(c, CAT_USER_ANNOTATION) == 0))
-        return add_step(k, n, ts, dur, index);
+        return add_step(k, e, n, ts, dur, index);
     if (strcmp(c, CAT_CPU_OP) == 0)
         return add_op(k, e, n, ts, dur);
     if (strcmp(c, CAT_USER_ANNOTATION) == 0)
@@ -676,7 +680,7 @@ static int import(const char *input, nnp_model_t *m)
     memset(&k, 0, sizeof(k));
     k.m = m;
     k.path = input;
-    if (!m->info.source_format && !(m->info.source_format = nnp__strdup(SOURCE_FORMAT)))
+    if (!m->info.source_format && !(m->info.source_format = nnp__strdup(NNP_KINETO_SOURCE_FORMAT)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
     if (!m->info.source && !(m->info.source = nnp__strdup(input)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
@@ -703,4 +707,4 @@ static int import(const char *input, nnp_model_t *m)
     return NNP_OK;
 }
 
-const nnp_importer_t nnp__importer_kineto = {SOURCE_FORMAT, find, import};
+const nnp_importer_t nnp__importer_kineto = {NNP_KINETO_SOURCE_FORMAT, find, import};

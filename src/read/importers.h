@@ -29,6 +29,13 @@ typedef struct nnp_importer {
     int (*import)(const char *input, nnp_model_t *m);
 } nnp_importer_t;
 
+/* info.source_format of PyTorch profiler traces (import_kineto.c): the analyses that count
+ * as torch does test it (op_table.c, hta.c). */
+#define NNP_KINETO_SOURCE_FORMAT "pytorch-kineto"
+/* The name torch's key_averages() gives every "ProfilerStep#N" (_rewrite_name in
+ * torch/autograd/profiler_util.py); interned by the Kineto importer with its first step. */
+#define NNP_TORCH_STEP_KEY "ProfilerStep*"
+
 /* NULL-terminated list, in the order the driver tries them (importers.c). */
 extern const nnp_importer_t *const nnp__importers[];
 

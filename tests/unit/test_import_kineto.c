@@ -448,6 +448,72 @@ static void test_bad_events(void **state)
     free(dir);
 }
 
+/* key_averages() of a Kineto trace (torch/autograd/profiler.py _parse_kineto_results,
+ * profiler_util.py): every CPU event is counted, record_function ranges (user_annotation)
+ * and each ProfilerStep#N (as "ProfilerStep*") and the CUDA runtime calls included, the
+ * latter children of the op that made them; record_function's entry op and aten::is_leaf
+ * are left out altogether (_filter_name), so their parents keep that time as self time.
+ * One thread (µs):
+ *   ProfilerStep#1 [1000, 1100]                   self 100 - forward 60          = 40
+ *     forward [1005, 1065]                        self 60 - linear 40 - relu 10  = 10
+ *       profiler::_record_function_enter_new [1005.5, 1006.5]   (left out)
+ *       aten::linear [1010, 1050]                 self 40 - addmm 30             = 10
+ *         aten::addmm [1012, 1042]                self 30 - launch 8.5           = 21.5
+ *           cudaLaunchKernel [1020, 1028.5]       self                           = 8.5
+ *         aten::is_leaf [1045, 1047]              (left out)
+ *       aten::relu [1052, 1062]                   self                           = 10
+ *   ProfilerStep#2 [1100, 1150]                   self 50 - add_ 5.25            = 44.75
+ *     aten::add_ [1110, 1115.25]                  self                           = 5.25
+ * ProfilerStep*: 2 calls, total 150, self 84.75 (avg 75, min 50, max 100). All self time:
+ * 150 (the two steps), so ProfilerStep* has 56.50 %, addmm 14.33 %, the 10 us rows 6.67 %,
+ * the launch 5.67 %, add_ 3.50 %. The kernel (device time) is no row. */
+static void test_key_averages_of_kineto_trace(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":5,"
+        "\"tid\":5,\"ts\":1000,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"forward\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1005,\"dur\":60},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"profiler::_record_function_enter_new\","
+        "\"pid\":5,\"tid\":5,\"ts\":1005.5,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1010,\"dur\":40,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1012,\"dur\":30,\"args\":{\"External id\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":5,"
+        "\"tid\":5,\"ts\":1020,\"dur\":8.5,\"args\":{\"External id\":2,\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::is_leaf\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1045,\"dur\":2},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1052,\"dur\":10},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":1030,"
+        "\"dur\":20,\"args\":{\"correlation\":9,\"stream\":7,\"device\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":5,"
+        "\"tid\":5,\"ts\":1100,\"dur\":50},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":5,\"tid\":5,"
+        "\"ts\":1110,\"dur\":5.25}\n"
+        "]}\n";
+    char *dir = nnpt_mkdtemp(), out[1024], *t;
+    (void)state;
+    free(nnpt_write_file(dir, "w.pt.trace.json", trace));
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
+    t = nnpt_read_in(out, "op_self_time_0.csv");
+    assert_string_equal(t, "Name,Calls,Total Time(us),Self Time(us),Avg Time(us),Min Time(us),"
+                           "Max Time(us),Self Time(%)\n"
+                           "ProfilerStep*,2,150.000,84.750,75.000,50.000,100.000,56.50\n"
+                           "aten::addmm,1,30.000,21.500,30.000,30.000,30.000,14.33\n"
+                           "aten::linear,1,40.000,10.000,40.000,40.000,40.000,6.67\n"
+                           "aten::relu,1,10.000,10.000,10.000,10.000,10.000,6.67\n"
+                           "forward,1,60.000,10.000,60.000,60.000,60.000,6.67\n"
+                           "cudaLaunchKernel,1,8.500,8.500,8.500,8.500,8.500,5.67\n"
+                           "aten::add_,1,5.250,5.250,5.250,5.250,5.250,3.50\n");
+    free(t);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* The legacy autograd profiler's array ("CPU functions"), as PyTorch without Kineto
  * (Debian's 1.13) exports it: ops and ProfilerStep#N steps. */
 static void test_legacy_format(void **state)
@@ -558,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_gzip_same_results),
         cmocka_unit_test(test_cut_gzip),
         cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_key_averages_of_kineto_trace),
         cmocka_unit_test(test_legacy_format),
         cmocka_unit_test(test_real_torch_trace),
     };
