@@ -1,5 +1,6 @@
-/* test_decimal.c - nnp__parse_decimal_ns: exact decimal times (us, ms) into integer ns, the
- * one parser every importer uses for times written as text. */
+/* test_decimal.c - nnp__parse_decimal_ns (src/util/decimal.c): exact decimal times (us, ms),
+ * plain or with an exponent, into integer ns, the one parser every importer uses for times
+ * written as text. */
 #include <stdint.h>
 
 #include "test_util.h"
@@ -27,7 +28,24 @@ static void test_decimal_cases(void **state)
         {".5", 3, true, 500},
         {"", 3, false, 0},
         {"abc", 3, false, 0},
-        {"1e3", 3, false, 0},
+        {"1e3", 3, true, 1000000},
+        /* Python's str() of small floats (MindSpore's aicore_intermediate_*_detail.csv) */
+        {"5e-05", 6, true, 50},
+        {"1.25E-3", 3, true, 1}, /* 1.25 ns: rounds down */
+        {"1.5e-3", 3, true, 2},  /* 1.5 ns: half up */
+        {"7.1e+2", 3, true, 710000},
+        {"-2.5e-1", 3, true, -250},
+        {"0.000e5", 3, true, 0},
+        {"00012.0", 3, true, 12000},
+        {"0.0012345678", 6, true, 1235}, /* 1234.5678 ns */
+        {"9.223372036854775807e15", 3, true, INT64_MAX},
+        {"9.223372036854775808e15", 3, false, 0}, /* one ns past int64 */
+        {"1e99999999", 3, false, 0},
+        {"1e-99999999", 3, true, 0},
+        {"1e", 3, false, 0},
+        {"e5", 3, false, 0},
+        {"1e+", 3, false, 0},
+        {"1e5x", 3, false, 0},
         {"1.2.3", 3, false, 0},
         {"-", 3, false, 0},
         {"99999999999999999999", 3, false, 0}, /* overflows int64 ns */

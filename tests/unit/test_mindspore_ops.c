@@ -53,6 +53,13 @@ static void test_run1_op_types(void **state)
                               "MatMul,AI_CORE,25,2807.820,112.313,,,57.60\n"
                               "Cast,AI_CORE,27,104.320,3.864,,,2.14\n"));
     free(t);
+    /* The detail file's times as Python wrote them: "Default/GetNext-op6,5e-05,3" is a mean
+     * of 0.05 us over 3 executions, 0.150 us; "Default/StreamSend-op199,1e-05,3" 0.030 us
+     * (these rows were refused as "not a number" before). */
+    t = nnpt_read_in(out, "op_detail_1.csv");
+    assert_non_null(strstr(t, "\nDefault/GetNext-op6,GetNext,AI_CORE,3,0.150,0.050,,,"));
+    assert_non_null(strstr(t, "\nDefault/StreamSend-op199,StreamSend,AI_CORE,3,0.030,0.010,,,"));
+    free(t);
     /* Detail (1.x: mean ms x frequency): Default/AtomicAddrClean... */
     t = nnpt_read_in(out, "kernel_details_1.csv");
     /* The first timeline op, Default/AssignAdd-op414, 0.00266 ms: type AssignAdd. */
