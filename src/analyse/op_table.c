@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyse/op_table.h"
+#include "model/host_pairs.h"
 #include "read/importers.h"
 #include "read/raw_import.h"
 #include "util/json_writer.h"
@@ -201,32 +202,21 @@ static int add_ops(table_t *t)
     return rc;
 }
 
-/* Host ranges: each end matched with the innermost open begin of the same event and
- * module on its thread (a begin never ended is left out, as torch leaves out unfinished
- * ranges). Open begins are found by a backwards scan of the thread's rows, which stays
- * short because ranges nest shallowly. */
+/* Host ranges, each end paired with its begin (host_pairs.h: the innermost open range of
+ * the same event, module and stage on its thread; a begin never ended is left out, as
+ * torch leaves out unfinished ranges). */
 static int add_ranges(table_t *t)
 {
     const nnp_host_rows_t *h = &t->m->host;
-    bool *used = h->t.n ? nnp__calloc(h->t.n, sizeof(bool)) : NULL;
-    int rc = NNP_OK;
-    if (h->t.n && !used)
-        return nnp__fail(NNP_ENOMEM, "out of memory building the op table");
+    size_t *begin_of;
+    int rc = nnp__host_pairs(h, t->m->threads.t.n, &begin_of);
     for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
-        if (h->kind[i] != 1)
-            continue;
-        for (size_t k = i; k-- > 0;) {
-            if (used[k] || h->kind[k] != 0 || h->thread[k] != h->thread[i] ||
-                h->event[k] != h->event[i] || h->module[k] != h->module[i])
-                continue;
-            used[k] = true;
-            if (keep(t, h->ts_ns[k]))
-                rc = add_interval(t, NNP_ROW_RANGE, h->event[k], 0, h->thread[k], h->ts_ns[k],
-                                  h->ts_ns[i]);
-            break;
-        }
+        size_t b = begin_of[i];
+        if (b != NNP_HOST_NO_PAIR && keep(t, h->ts_ns[b]))
+            rc = add_interval(t, NNP_ROW_RANGE, h->event[b], 0, h->thread[b], h->ts_ns[b],
+                              h->ts_ns[i]);
     }
-    nnp__free(used);
+    nnp__free(begin_of);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "analyse/analyse.h"
 #include "analyse/step_trace.h"
+#include "model/host_pairs.h"
 
 /* The data-fetch op MindSpore starts the forward pass after (seed 001: "the first op
  * connected after get_next"; formats.md 2.2 "first node that consumes a GetNext output"). */
@@ -216,7 +217,7 @@ static int fetch_ranges(detect_t *d)
 {
     const nnp_host_rows_t *h = &d->m->host;
     const nnp_markers_t *mk = &d->m->markers;
-    size_t cap = 0, n_open = 0, *open = NULL;
+    size_t cap = 0, *begin_of = NULL;
     fetch_range_t *v;
 
     for (size_t i = 0; i < mk->t.n; i++)
@@ -226,38 +227,23 @@ static int fetch_ranges(detect_t *d)
     if (cap == 0)
         return NNP_OK;
     v = nnp__malloc(cap * sizeof(*v));
-    open = nnp__malloc(cap * sizeof(*open));
-    if (!v || !open) {
+    if (!v || nnp__host_pairs(h, d->m->threads.t.n, &begin_of) != NNP_OK) {
         nnp__free(v);
-        nnp__free(open);
         return nnp__fail(NNP_ENOMEM, "out of memory in step trace");
     }
     for (size_t i = 0; i < mk->t.n; i++)
         if (is_fetch_marker(d, i))
             v[d->n_fetch_ranges++] = (fetch_range_t){mk->start_ns[i], mk->end_ns[i],
                                                      is_dataloader_str(d, mk->message[i])};
+    /* An end pairs with a begin of its own event (host_pairs.h), so a fetch end closes a
+     * fetch begin. */
     for (size_t i = 0; i < h->t.n; i++) {
-        if (!is_fetch_row(d, i))
-            continue;
-        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
-            open[n_open++] = i;
-            continue;
-        }
-        if (h->kind[i] != NNP_HOST_ROW_END)
-            continue;
-        for (size_t k = n_open; k-- > 0;) {
-            size_t b = open[k];
-            if (h->thread[b] != h->thread[i] || h->event[b] != h->event[i] ||
-                h->module[b] != h->module[i] || h->stage[b] != h->stage[i])
-                continue;
+        size_t b = begin_of[i];
+        if (b != NNP_HOST_NO_PAIR && is_fetch_row(d, i))
             v[d->n_fetch_ranges++] =
                 (fetch_range_t){h->ts_ns[b], h->ts_ns[i], is_dataloader_str(d, h->event[i])};
-            memmove(&open[k], &open[k + 1], (n_open - k - 1) * sizeof(*open));
-            n_open--;
-            break;
-        }
     }
-    nnp__free(open);
+    nnp__free(begin_of);
     qsort(v, d->n_fetch_ranges, sizeof(*v), cmp_span);
     d->fetch_ranges = v;
     d->fetch_starts = nnp__malloc(cap * sizeof(*d->fetch_starts));

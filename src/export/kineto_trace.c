@@ -13,6 +13,7 @@
 
 #include "analyse/op_table.h"
 #include "export/kineto_trace.h"
+#include "model/host_pairs.h"
 #include "read/raw_import.h"
 #include "util/json_writer.h"
 #include "util/util.h"
@@ -302,56 +303,23 @@ static int write_flows(kx_t *x)
 /* ---- host ranges (user annotations) and steps ---- */
 
 /* Begin rows still open, per thread: indexes into the host table. */
-typedef struct open_ranges {
-    size_t *rows;
-    size_t n, cap;
-} open_ranges_t;
-
+/* Host ranges as user_annotation events, in the order they end (host_pairs.h pairs them;
+ * ranges never closed stay out, as torch drops unfinished ones). */
 static int write_ranges(kx_t *x)
 {
     const nnp_host_rows_t *h = &x->m->host;
-    size_t n_threads = x->m->threads.t.n + 1;
-    open_ranges_t *open = nnp__calloc(n_threads, sizeof(*open));
-    int rc = NNP_OK;
-    if (!open)
-        return nnp__fail(NNP_ENOMEM, "out of memory matching host ranges");
+    size_t n_threads = x->m->threads.t.n + 1, *begin_of;
+    int rc = nnp__host_pairs(h, x->m->threads.t.n, &begin_of);
     for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
+        size_t b = begin_of[i];
         uint32_t th = h->thread[i] < n_threads ? h->thread[i] : 0;
-        open_ranges_t *s = &open[th];
-        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
-            if (s->n == s->cap) {
-                size_t ncap = s->cap ? s->cap * 2 : 16;
-                size_t *p = nnp__realloc(s->rows, ncap * sizeof(size_t));
-                if (!p) {
-                    rc = nnp__fail(NNP_ENOMEM, "out of memory matching host ranges");
-                    break;
-                }
-                s->rows = p;
-                s->cap = ncap;
-            }
-            s->rows[s->n++] = i;
-        } else if (h->kind[i] == NNP_HOST_ROW_END) {
-            /* The innermost open range of the same event and module; ranges that were
-             * never closed stay out, as torch drops unfinished ones. */
-            size_t k = s->n;
-            while (k > 0 && (h->event[s->rows[k - 1]] != h->event[i] ||
-                             h->module[s->rows[k - 1]] != h->module[i]))
-                k--;
-            if (k == 0)
-                continue;
-            size_t b = s->rows[k - 1];
-            memmove(&s->rows[k - 1], &s->rows[k], (s->n - k) * sizeof(size_t));
-            s->n--;
-            if (!keep(x, h->ts_ns[b]))
-                continue;
-            complete_begin(x, "user_annotation", str(x, h->event[b]), thread_pid(x, th),
-                           thread_tid(x, th), h->ts_ns[b], h->ts_ns[i]);
-            complete_end(x);
-        }
+        if (b == NNP_HOST_NO_PAIR || !keep(x, h->ts_ns[b]))
+            continue;
+        complete_begin(x, "user_annotation", str(x, h->event[b]), thread_pid(x, th),
+                       thread_tid(x, th), h->ts_ns[b], h->ts_ns[i]);
+        complete_end(x);
     }
-    for (size_t t = 0; t < n_threads; t++)
-        nnp__free(open[t].rows);
-    nnp__free(open);
+    nnp__free(begin_of);
     return rc;
 }
 

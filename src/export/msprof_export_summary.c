@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "export/msprof_export_internal.h"
+#include "model/host_pairs.h"
 #include "util/csv_writer.h"
 #include "util/json_writer.h"
 
@@ -362,42 +363,26 @@ static int write_comm_statistic(msprof_ex_t *x)
     return rc;
 }
 
-/* Host ranges: a begin row is closed by the latest open begin of the same thread, module,
- * event and stage (host_info's pairing rule); Level = module, API Name = event. */
+/* Host ranges, paired by host_info's rule (host_pairs.h: an end closes the latest open
+ * begin of the same thread, module, event and stage); Level = module, API Name = event. */
 static int write_api_statistic(msprof_ex_t *x)
 {
     const nnp_host_rows_t *h = &x->m->host;
     sample_t *s = nnp__calloc(h->t.n + 1, sizeof(*s));
-    size_t *open = nnp__calloc(h->t.n + 1, sizeof(*open));
-    size_t n = 0, n_open = 0;
+    size_t n = 0, *begin_of = NULL;
     int rc;
-    if (!s || !open) {
+    if (!s || nnp__host_pairs(h, x->m->threads.t.n, &begin_of) != NNP_OK) {
         nnp__free(s);
-        nnp__free(open);
         return nnp__fail(NNP_ENOMEM, "export: out of memory");
     }
     for (size_t i = 0; i < h->t.n; i++) {
-        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
-            open[n_open++] = i;
-            continue;
-        }
-        if (h->kind[i] != 1)
-            continue;
-        for (size_t k = n_open; k-- > 0;) {
-            size_t b = open[k];
-            if (h->thread[b] != h->thread[i] || h->module[b] != h->module[i] ||
-                h->event[b] != h->event[i] || h->stage[b] != h->stage[i])
-                continue;
-            if (nnp__msprof_in_window(x, h->ts_ns[b]))
-                s[n++] = (sample_t){h->event[b], h->module[b], h->ts_ns[i] - h->ts_ns[b]};
-            memmove(&open[k], &open[k + 1], (n_open - k - 1) * sizeof(*open));
-            n_open--;
-            break;
-        }
+        size_t b = begin_of[i];
+        if (b != NNP_HOST_NO_PAIR && nnp__msprof_in_window(x, h->ts_ns[b]))
+            s[n++] = (sample_t){h->event[b], h->module[b], h->ts_ns[i] - h->ts_ns[b]};
     }
     rc = write_stats(x, 2, s, n);
     nnp__free(s);
-    nnp__free(open);
+    nnp__free(begin_of);
     return rc;
 }
 
