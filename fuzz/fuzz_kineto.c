@@ -4,13 +4,16 @@
  * mutations reach the JSON scanner through zlib), written as is under a .gz name (zlib's
  * damaged-stream paths), or as a plain trace; and whether HTA's analyses run on the model.
  * The file goes to the harness's directory (fuzz/harness.h: RAM-backed unless TMPDIR says
- * otherwise); an imported model is checked against the importers' contract. */
+ * otherwise); an imported model is checked against the importers' contract, and its
+ * operator table (src/analyse/op_table.c: key_averages()' rules for torch's traces) is
+ * built. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "analyse/hta.h"
+#include "analyse/op_table.h"
 #include "harness.h"
 #include "model/model.h"
 #include "nnprof/nnprof.h"
@@ -48,6 +51,18 @@ static int write_input(const char *path, const uint8_t *data, size_t size, bool 
     }
 }
 
+/* key_averages()' table of the trace: ops, annotations, steps and launches nested. */
+static void run_op_table(const nnp_model_t *m)
+{
+    nnp_op_row_t *rows = NULL;
+    size_t n = 0;
+    if (nnp__op_table(m, false, 0, 0, false, &rows, &n) != NNP_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        sink += rows[i].count + (uint64_t)rows[i].self_ns;
+    nnp__free(rows);
+}
+
 static void run_hta(const nnp_model_t *m)
 {
     char out[PATH_BUF];
@@ -82,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sink += nnp__model_rows(&m) + (uint64_t)m.info.rank_id;
         for (size_t i = 0; i < m.kernels.t.n; i++)
             sink += (uint64_t)(m.kernels.end_ns[i] - m.kernels.start_ns[i]) + m.kernels.launch[i];
+        run_op_table(&m);
         if (mode & MODE_HTA)
             run_hta(&m);
     }

@@ -209,6 +209,8 @@ void nnp_fuzz_check_model(const nnp_model_t *m)
     check_ids(m, m->host.event, m->host.t.n);
     for (size_t i = 0; i < m->host.t.n; i++)
         nnp_fuzz_check(m->host.thread[i] < m->threads.t.n);
+    for (size_t i = 0; i < m->steps.t.n; i++) /* index + 1, 0 = not known */
+        nnp_fuzz_check(m->steps.thread[i] <= m->threads.t.n);
 }
 
 void nnp_fuzz_import(const nnp_importer_t *imp, const char *rel)
