@@ -56,7 +56,7 @@ static void run_op_table(const nnp_model_t *m)
 {
     nnp_op_row_t *rows = NULL;
     size_t n = 0;
-    if (nnp__op_table(m, false, 0, 0, false, &rows, &n) != NNP_OK)
+    if (nnp__op_table(m, false, 0, 0, 0, &rows, &n) != NNP_OK)
         return;
     for (size_t i = 0; i < n; i++)
         sink += rows[i].count + (uint64_t)rows[i].self_ns;

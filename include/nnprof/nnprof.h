@@ -408,6 +408,18 @@ NNP_API NNP_NODISCARD int nnp_export_kineto(const char *raw_dir, const char *out
 NNP_API NNP_NODISCARD int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o,
                                        bool by_shapes, char **json);
 
+/* Flags of nnp_op_table_ex. */
+#define NNP_OP_TABLE_BY_SHAPES 0x1u /* one object per op name and input shapes */
+#define NNP_OP_TABLE_STEPS                                                                         \
+    0x2u /* each step also a range "ProfilerStep*" on the thread that                              \
+          * began it, as torch.profiler lists its steps when it has                                \
+          * a schedule (its parent of the step's top-level ops) */
+
+/* nnp_op_table with flags (NNP_OP_TABLE_*; other bits: NNP_EINVAL). A PyTorch trace's steps
+ * are ranges whatever the flags (docs/OUTPUTS.md "Op self time"). */
+NNP_API NNP_NODISCARD int nnp_op_table_ex(const char *raw_dir, const nnp_analyse_options_t *o,
+                                          unsigned flags, char **json);
+
 /* Releases memory the library handed out (nnp_op_analyse's JSON). NULL is a no-op. */
 NNP_API void nnp_free(void *p);
 

@@ -22,8 +22,8 @@ import ctypes
 import ctypes.util
 import os
 import shutil
-from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32,
-                    c_uint64, c_void_p)
+from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint,
+                    c_uint32, c_uint64, c_void_p)
 
 from ._options import (AnalyseOptions, ClockSync, CommStruct, HostTag, KernelStruct, OpStruct,
                        Options, PipelineOpStruct, Stats, TensorStruct)
@@ -67,6 +67,7 @@ PROTOTYPES = {
     "nnp_export_kineto": (c_int, [c_char_p, c_char_p, POINTER(AnalyseOptions), c_char_p]),
     # char **json is received as a void pointer so that it can be handed to nnp_free.
     "nnp_op_table": (c_int, [c_char_p, POINTER(AnalyseOptions), c_bool, POINTER(c_void_p)]),
+    "nnp_op_table_ex": (c_int, [c_char_p, POINTER(AnalyseOptions), c_uint, POINTER(c_void_p)]),
     "nnp_free": (None, [c_void_p]),
     # recording: strings, clocks, threads
     "nnp_intern": (c_uint32, [c_char_p]),

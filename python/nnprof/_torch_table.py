@@ -167,12 +167,20 @@ class KeyAverages(list):
         return self.table()
 
 
-def op_table(raw_dir, step_list=None, by_shapes=False):
-    """``nnp_op_table`` of a raw directory: a list of row dicts (see nnprof.h)."""
+# nnp_op_table_ex's flags (nnprof.h).
+OP_TABLE_BY_SHAPES = 0x1
+OP_TABLE_STEPS = 0x2
+
+
+def op_table(raw_dir, step_list=None, by_shapes=False, with_steps=False):
+    """``nnp_op_table_ex`` of a raw directory: a list of row dicts (see nnprof.h). With
+    ``with_steps`` each step is a range "ProfilerStep*", as torch.profiler lists its steps
+    when it has a schedule."""
     aopts = _session.analyse_options(False, step_list, False)
     out = ctypes.c_void_p()
-    errors.check(_lib.lib.nnp_op_table(_lib.encode(raw_dir), ctypes.byref(aopts),
-                                       bool(by_shapes), ctypes.byref(out)), "nnp_op_table")
+    flags = (OP_TABLE_BY_SHAPES if by_shapes else 0) | (OP_TABLE_STEPS if with_steps else 0)
+    errors.check(_lib.lib.nnp_op_table_ex(_lib.encode(raw_dir), ctypes.byref(aopts), flags,
+                                          ctypes.byref(out)), "nnp_op_table_ex")
     try:
         text = ctypes.string_at(out.value).decode("utf-8") if out.value else "[]"
     finally:
@@ -181,8 +189,10 @@ def op_table(raw_dir, step_list=None, by_shapes=False):
 
 
 def key_averages(raw_dir, step_list=None, group_by_input_shape=False, with_memory=False,
-                 with_flops=False):
-    """A :class:`KeyAverages` of the ops recorded in ``raw_dir``."""
-    rows = [OpAverage(r) for r in op_table(raw_dir, step_list, group_by_input_shape)]
+                 with_flops=False, with_steps=False):
+    """A :class:`KeyAverages` of the ops recorded in ``raw_dir`` (with ``with_steps``, the
+    steps too, as "ProfilerStep*")."""
+    rows = [OpAverage(r) for r in op_table(raw_dir, step_list, group_by_input_shape,
+                                           with_steps)]
     return KeyAverages(rows, by_shapes=group_by_input_shape, with_memory=with_memory,
                        with_flops=with_flops)

@@ -335,10 +335,12 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
                     "recorded; grouping by name only")
         raw = self._flush()
         steps = self._steps()
+        # torch.profiler lists its steps ("ProfilerStep*") only when it has a schedule.
         return _torch_table.key_averages(raw, list(range(steps[0], steps[1] + 1))
                                          if steps else None, group_by_input_shape,
                                          with_memory=self.profile_memory,
-                                         with_flops=self.with_flops)
+                                         with_flops=self.with_flops,
+                                         with_steps=self._has_schedule and self.record_steps)
 
     def export_chrome_trace(self, path):
         """Writes the recorded data as a PyTorch profiler trace (Kineto's format:

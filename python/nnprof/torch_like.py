@@ -125,6 +125,8 @@ class profile:  # pylint: disable=invalid-name,too-many-instance-attributes
         if "start_profile" in options:
             raise TypeError("profile() manages start_profile itself; use a schedule")
         self.schedule = schedule or _always_record
+        # torch.profiler records its steps ("ProfilerStep#N") only with a schedule.
+        self._has_schedule = schedule is not None
         self.on_trace_ready = on_trace_ready
         self.record_shapes = bool(record_shapes)
         self.profile_memory = bool(profile_memory)

@@ -63,6 +63,37 @@ class CaptureTest(support.NnprofTestCase):
         self.assertEqual(ours["AddmmBackward0"], STEPS)
         self.assertEqual(ours["Optimizer.step#SGD.step"], STEPS)
 
+    def test_steps_as_torch_lists_them(self):
+        """torch.profiler records its steps ("ProfilerStep#N") only with a schedule and
+        key_averages() lists them as "ProfilerStep*"; so does ours, with each step's time
+        less its top-level ops' and ranges' as self time."""
+        def run(prof):
+            with prof:
+                for _ in range(4):
+                    train_step(self.model, self.opt, self.x)
+                    prof.step()
+            return {r.key: r for r in prof.key_averages()}
+        theirs = run(tp.profile(activities=[tp.ProfilerActivity.CPU],
+                                schedule=tp.schedule(wait=1, warmup=1, active=2)))
+        ours = run(nt.profile(output_path=self.path("sched"),
+                              schedule=nt.schedule(wait=1, warmup=1, active=2)))
+        self.assertEqual(ours["ProfilerStep*"].count, theirs["ProfilerStep*"].count)
+        step = ours["ProfilerStep*"]
+        self.assertEqual(step.count, 2)
+        self.assertGreater(step.cpu_time_total, step.self_cpu_time_total)
+        self.assertGreater(step.self_cpu_time_total, 0)
+        # Its self time is what no top-level event of the step covers: with the steps'
+        # events in, all self times add up to the steps' total time (nothing runs outside
+        # a step here but the profiler's own bookkeeping between them).
+        self.assertLessEqual(sum(r.self_cpu_time_total for r in ours.values()
+                                 if r.kind != "comm"),
+                             step.cpu_time_total + 1e-3)
+        # Without a schedule neither lists steps.
+        unscheduled = run(nt.profile(output_path=self.path("plain")))
+        self.assertNotIn("ProfilerStep*", unscheduled)
+        self.assertNotIn("ProfilerStep*",
+                         run(tp.profile(activities=[tp.ProfilerActivity.CPU])))
+
     def test_shapes_and_dtypes(self):
         theirs = {}
         for e in self.torch_run(record_shapes=True).events():

@@ -95,7 +95,7 @@ int nnp__op_self_write(const nnp_actx_t *c, nnp_findings_t *f)
     int rc = ops_nest(c->m, &nest);
     if (rc != NNP_OK || !nest)
         return rc;
-    rc = nnp__op_table(c->m, c->has_steps, c->step_first, c->step_last, false, &rows, &n_rows);
+    rc = nnp__op_table(c->m, c->has_steps, c->step_first, c->step_last, 0, &rows, &n_rows);
     if (rc == NNP_OK)
         rc = write_ops(c, rows, n_rows);
     /* With kernels the top types are those of the device time, which does not nest. */

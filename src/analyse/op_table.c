@@ -220,28 +220,36 @@ static int add_ranges(table_t *t)
     return rc;
 }
 
+/* Steps as ranges "ProfilerStep*" on the thread that began them (torch.profiler records
+ * each step of a schedule as a record_function "ProfilerStep#N", which key_averages() lists
+ * under that one name). Steps of no known thread or never ended are left out. */
+static int add_steps(table_t *t)
+{
+    const nnp_spans_t *s = &t->m->steps;
+    uint32_t key = nnp__model_find(t->m, NNP_TORCH_STEP_KEY);
+    int rc = NNP_OK;
+    for (size_t i = 0; i < s->t.n && rc == NNP_OK && key; i++) {
+        if (s->thread[i] && s->end_ns[i] != NNP_OPEN_END && keep(t, s->start_ns[i]))
+            rc = add_interval(t, NNP_ROW_RANGE, key, 0, s->thread[i] - 1, s->start_ns[i],
+                              s->end_ns[i]);
+    }
+    return rc;
+}
+
 /* torch's own traces: key_averages() counts every CPU event torch recorded, not only ops
  * (torch/autograd/profiler.py _parse_kineto_results): record_function ranges (Kineto's
- * user_annotation, our markers of such a trace), each "ProfilerStep#N" as
- * "ProfilerStep*" on the thread that ran it, and the CUDA runtime and driver calls, which
- * are then the children of the op that made them (an op's self time leaves out its
- * launches). The legacy profiler's traces hold their ranges as ops already. Device
- * events count no CPU time there and are not rows here. */
+ * user_annotation, our markers of such a trace), the steps (add_steps), and the CUDA
+ * runtime and driver calls, which are then the children of the op that made them (an op's
+ * self time leaves out its launches). The legacy profiler's traces hold their ranges as
+ * ops already. Device events count no CPU time there and are not rows here. */
 static int add_torch_events(table_t *t)
 {
     const nnp_model_t *m = t->m;
-    uint32_t step_key = nnp__model_find(m, NNP_TORCH_STEP_KEY);
     int rc = NNP_OK;
     for (size_t i = 0; i < m->markers.t.n && rc == NNP_OK; i++) {
         if (m->markers.end_ns[i] != NNP_OPEN_END && keep(t, m->markers.start_ns[i]))
             rc = add_interval(t, NNP_ROW_RANGE, m->markers.message[i], 0, m->markers.thread[i],
                               m->markers.start_ns[i], m->markers.end_ns[i]);
-    }
-    for (size_t i = 0; i < m->steps.t.n && rc == NNP_OK && step_key; i++) {
-        if (m->steps.thread[i] && m->steps.end_ns[i] != NNP_OPEN_END &&
-            keep(t, m->steps.start_ns[i]))
-            rc = add_interval(t, NNP_ROW_RANGE, step_key, 0, m->steps.thread[i] - 1,
-                              m->steps.start_ns[i], m->steps.end_ns[i]);
     }
     for (size_t i = 0; i < m->calls.t.n && rc == NNP_OK; i++) {
         if (keep(t, m->calls.start_ns[i]))
@@ -424,7 +432,7 @@ static int cmp_rows(const void *pa, const void *pb, void *model)
 }
 
 int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t last,
-                  bool by_shapes, nnp_op_row_t **rows, size_t *n_rows)
+                  unsigned flags, nnp_op_row_t **rows, size_t *n_rows)
 {
     table_t t;
     int rc;
@@ -432,7 +440,7 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
     *rows = NULL;
     *n_rows = 0;
     t.m = m;
-    t.by_shapes = by_shapes;
+    t.by_shapes = (flags & NNP_OP_TABLE_BY_SHAPES) != 0;
     t.filter = has_steps;
     /* No such step: the empty span [INT64_MAX, INT64_MIN] the call leaves keeps nothing. */
     if (has_steps)
@@ -443,6 +451,8 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
     rc = add_ops(&t);
     if (rc == NNP_OK)
         rc = add_ranges(&t);
+    if (rc == NNP_OK && (t.torch || (flags & NNP_OP_TABLE_STEPS)))
+        rc = add_steps(&t);
     if (rc == NNP_OK && t.torch)
         rc = add_torch_events(&t);
     if (rc == NNP_OK)
@@ -507,9 +517,10 @@ static void write_row(nnp_jw_t *w, const nnp_model_t *m, const nnp_op_row_t *r, 
     nnp__jw_obj_end(w);
 }
 
-int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o, bool by_shapes, char **json)
+int nnp_op_table_ex(const char *raw_dir, const nnp_analyse_options_t *o, unsigned flags,
+                    char **json)
 {
-    nnp_model_t m;
+    nnp_model_t m, view;
     nnp_op_row_t *rows = NULL;
     size_t n_rows = 0;
     nnp_jw_t w;
@@ -517,19 +528,28 @@ int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o, bool by_sh
     if (!raw_dir || !json)
         return nnp__fail(NNP_EINVAL, "nnp_op_table: NULL argument");
     *json = NULL;
+    if (flags & ~(NNP_OP_TABLE_BY_SHAPES | NNP_OP_TABLE_STEPS))
+        return nnp__fail(NNP_EINVAL, "nnp_op_table_ex: unknown flags 0x%x", flags);
+    memset(&view, 0, sizeof(view));
     rc = nnp__model_init(&m);
     if (rc != NNP_OK)
         return nnp__fail(rc, "out of memory");
     rc = nnp__import_raw(raw_dir, &m);
+    /* The steps' name, for add_steps (the view shares the model's strings). */
+    if (rc == NNP_OK && (flags & NNP_OP_TABLE_STEPS) && m.steps.t.n &&
+        !nnp__model_intern_cstr(&m, NNP_TORCH_STEP_KEY))
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    if (rc == NNP_OK) /* what the rank's analyses read (model_view.c) */
+        rc = nnp__model_rank_view(&m, &view);
     if (rc == NNP_OK)
-        rc = nnp__op_table(&m, o && o->has_steps, o ? o->step_first : 0, o ? o->step_last : 0,
-                           by_shapes, &rows, &n_rows);
+        rc = nnp__op_table(&view, o && o->has_steps, o ? o->step_first : 0, o ? o->step_last : 0,
+                           flags, &rows, &n_rows);
     if (rc == NNP_OK)
         rc = nnp__jw_init(&w, -1, false, TABLE_JSON_CAP);
     if (rc == NNP_OK) {
         nnp__jw_arr_begin(&w);
         for (size_t i = 0; i < n_rows; i++)
-            write_row(&w, &m, &rows[i], by_shapes);
+            write_row(&w, &view, &rows[i], (flags & NNP_OP_TABLE_BY_SHAPES) != 0);
         nnp__jw_arr_end(&w);
         rc = w.err;
         *json = rc == NNP_OK ? nnp__jw_take(&w, NULL) : NULL;
@@ -538,6 +558,12 @@ int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o, bool by_sh
             rc = nnp__fail(NNP_ENOMEM, "out of memory");
     }
     nnp__free(rows);
+    nnp__model_view_fini(&view);
     nnp__model_fini(&m);
     return rc;
+}
+
+int nnp_op_table(const char *raw_dir, const nnp_analyse_options_t *o, bool by_shapes, char **json)
+{
+    return nnp_op_table_ex(raw_dir, o, by_shapes ? NNP_OP_TABLE_BY_SHAPES : 0, json);
 }

@@ -34,9 +34,11 @@ bool nnp__step_range_bounds(const nnp_model_t *m, uint64_t first, uint64_t last,
 bool nnp__op_table_is_torch_trace(const nnp_model_t *m);
 
 /* Builds the table. With has_steps, only what starts within the span of steps
- * first..last counts. *rows (released with nnp__free) is sorted by self time, largest
- * first, ties by name. Returns NNP_OK or NNP_ENOMEM. */
+ * first..last counts. flags: NNP_OP_TABLE_* (nnprof.h); with NNP_OP_TABLE_STEPS the model
+ * must hold the string NNP_TORCH_STEP_KEY (read/importers.h), else its steps are left out.
+ * *rows (released with nnp__free) is sorted by self time, largest first, ties by name.
+ * Returns NNP_OK or NNP_ENOMEM. */
 int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t last,
-                  bool by_shapes, nnp_op_row_t **rows, size_t *n_rows);
+                  unsigned flags, nnp_op_row_t **rows, size_t *n_rows);
 
 #endif /* NNP_OP_TABLE_H */

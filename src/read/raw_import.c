@@ -132,8 +132,9 @@ static bool span_close(open_span_t *v, size_t *n, uint64_t id, open_span_t *out)
     return false;
 }
 
+/* thread: index + 1 of the thread that began the span (nnp_spans_t), 0 = not known. */
 static void add_span(import_ctx_t *c, nnp_spans_t *t, uint64_t id, uint32_t graph, int64_t start,
-                     int64_t end)
+                     int64_t end, uint32_t thread)
 {
     size_t i = push(c, &t->t);
     if (i == SIZE_MAX)
@@ -142,6 +143,7 @@ static void add_span(import_ctx_t *c, nnp_spans_t *t, uint64_t id, uint32_t grap
     t->graph_id[i] = graph;
     t->start_ns[i] = start;
     t->end_ns[i] = end;
+    t->thread[i] = thread;
 }
 
 static void add_series(import_ctx_t *c, nnp_series_t *t, int64_t ts, uint32_t name, double v)
@@ -433,18 +435,18 @@ static int on_event(void *user, const nnp_raw_event_t *ev)
         on_call(c, ev);
         break;
     case NNP_REC_STEP_BEGIN:
-        span_open(c->open_steps, &c->n_steps, r->a, (uint32_t)r->b, ts, 0);
+        span_open(c->open_steps, &c->n_steps, r->a, (uint32_t)r->b, ts, thread_of(c, ev->tid) + 1);
         break;
     case NNP_REC_STEP_END:
         if (span_close(c->open_steps, &c->n_steps, r->a, &o))
-            add_span(c, &m->steps, o.id, o.graph, o.start_ns, ts);
+            add_span(c, &m->steps, o.id, o.graph, o.start_ns, ts, o.thread);
         break;
     case NNP_REC_EPOCH_BEGIN:
         span_open(c->open_epochs, &c->n_epochs, r->a, 0, ts, 0);
         break;
     case NNP_REC_EPOCH_END:
         if (span_close(c->open_epochs, &c->n_epochs, r->a, &o))
-            add_span(c, &m->epochs, o.id, 0, o.start_ns, ts);
+            add_span(c, &m->epochs, o.id, 0, o.start_ns, ts, 0);
         break;
     case NNP_REC_FP_START:
     case NNP_REC_BP_END: {
@@ -633,9 +635,10 @@ static int import_records(const char *raw_dir, nnp_model_t *m, uint32_t pid,
     /* Steps and epochs still open when the run ended (crash): kept with an open end. */
     for (size_t i = 0; rc == NNP_OK && i < c->n_steps; i++)
         add_span(c, &m->steps, c->open_steps[i].id, c->open_steps[i].graph,
-                 c->open_steps[i].start_ns, NNP_OPEN_END);
+                 c->open_steps[i].start_ns, NNP_OPEN_END, c->open_steps[i].thread);
     for (size_t i = 0; rc == NNP_OK && i < c->n_epochs; i++)
-        add_span(c, &m->epochs, c->open_epochs[i].id, 0, c->open_epochs[i].start_ns, NNP_OPEN_END);
+        add_span(c, &m->epochs, c->open_epochs[i].id, 0, c->open_epochs[i].start_ns, NNP_OPEN_END,
+                 0);
     rep = nnp__raw_report(c->raw);
     m->info.events_lost += rep->events_lost;
     m->info.chunks_corrupt += rep->chunks_corrupt;

@@ -1,9 +1,9 @@
 /* test_kineto.c - the PyTorch-facing outputs of a recorded run, end to end through the
  * public API (record -> raw files -> reader -> model): nnp_op_table (key_averages' self
- * times, same-name merge, memory per op, step filter) and nnp_export_kineto (Kineto's
- * fields, autograd flows, steps, memory, collectives, metadata). Every time is given with
- * the *_at calls, so the expected figures are exact; they are worked out beside the
- * recording (T is the run's base time in ns). */
+ * times, same-name merge, memory per op, step filter, steps as "ProfilerStep*") and
+ * nnp_export_kineto (Kineto's fields, autograd flows, steps, memory, collectives, metadata). Every
+ * time is given with the *_at calls, so the expected figures are exact; they are worked out beside
+ * the recording (T is the run's base time in ns). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +197,29 @@ static void test_op_table_steps_and_shapes(void **state)
     cJSON_Delete(t);
 }
 
+/* With NNP_OP_TABLE_STEPS each step is a range "ProfilerStep*" on the thread that began it
+ * (as torch.profiler lists its steps under a schedule): step 1 [0, 10000] holds "train"
+ * [500, 9000], self 10000 - 8500 = 1500; step 2 [10000, 20000] holds AddmmBackward0
+ * [11000, 12000], self 9000 (the collective, asynchronous, is nobody's child): 2 calls,
+ * total 20000, self 10500. The other rows do not change. Unknown flags are refused. */
+static void test_op_table_with_steps(void **state)
+{
+    fixture_t *fx = *state;
+    char *json = NULL;
+    cJSON *t;
+    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, NNP_OP_TABLE_STEPS, &json), NNP_OK);
+    t = cJSON_Parse(json);
+    nnp_free(json);
+    assert_non_null(t);
+    assert_int_equal(cJSON_GetArraySize(t), 7);
+    expect_row(cJSON_GetArrayItem(t, 0), "ProfilerStep*", "range", 2, 20000, 10500);
+    expect_row(cJSON_GetArrayItem(t, 1), "train", "range", 1, 8500, 3500);
+    expect_row(cJSON_GetArrayItem(t, 4), "aten::linear", "op", 1, 4000, 1500);
+    cJSON_Delete(t);
+    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, 0x4u, &json), NNP_EINVAL);
+    assert_null(json);
+}
+
 static char *export_text(const fixture_t *fx, const nnp_analyse_options_t *o, const char *meta)
 {
     char path[NNP_PATH_MAX], *text = NULL;
@@ -368,6 +391,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_op_table_self_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_op_table_steps_and_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_op_table_with_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export_steps_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_export_kineto, setup, teardown),

@@ -20,7 +20,7 @@ static void expect_rows(const nnp_model_t *m, const want_t *w, size_t n)
 {
     nnp_op_row_t *rows = NULL;
     size_t n_rows = 0;
-    assert_int_equal(nnp__op_table(m, false, 0, 0, false, &rows, &n_rows), NNP_OK);
+    assert_int_equal(nnp__op_table(m, false, 0, 0, 0, &rows, &n_rows), NNP_OK);
     assert_int_equal(n_rows, n);
     for (size_t i = 0; i < n; i++) {
         size_t k = 0;
