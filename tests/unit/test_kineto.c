@@ -131,15 +131,21 @@ static int teardown(void **state)
     return 0;
 }
 
-static cJSON *table(const fixture_t *fx, const nnp_analyse_options_t *o, bool by_shapes)
+/* The op table (nnp_op_table_ex with flags NNP_OP_TABLE_*) as parsed JSON. */
+static cJSON *table_ex(const fixture_t *fx, const nnp_analyse_options_t *o, unsigned flags)
 {
     char *json = NULL;
     cJSON *root;
-    assert_int_equal(nnp_op_table(fx->raw, o, by_shapes, &json), NNP_OK);
+    assert_int_equal(nnp_op_table_ex(fx->raw, o, flags, &json), NNP_OK);
     root = cJSON_Parse(json);
     nnp_free(json);
     assert_non_null(root);
     return root;
+}
+
+static cJSON *table(const fixture_t *fx, const nnp_analyse_options_t *o, bool by_shapes)
+{
+    return table_ex(fx, o, by_shapes ? NNP_OP_TABLE_BY_SHAPES : 0);
 }
 
 static void expect_row(const cJSON *row, const char *name, const char *kind, int count, int total,
@@ -205,12 +211,8 @@ static void test_op_table_steps_and_shapes(void **state)
 static void test_op_table_with_steps(void **state)
 {
     fixture_t *fx = *state;
-    char *json = NULL;
-    cJSON *t;
-    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, NNP_OP_TABLE_STEPS, &json), NNP_OK);
-    t = cJSON_Parse(json);
-    nnp_free(json);
-    assert_non_null(t);
+    char *json = NULL, *plain = NULL;
+    cJSON *t = table_ex(fx, NULL, NNP_OP_TABLE_STEPS);
     assert_int_equal(cJSON_GetArraySize(t), 7);
     expect_row(cJSON_GetArrayItem(t, 0), "ProfilerStep*", "range", 2, 20000, 10500);
     expect_row(cJSON_GetArrayItem(t, 1), "train", "range", 1, 8500, 3500);
@@ -218,6 +220,12 @@ static void test_op_table_with_steps(void **state)
     cJSON_Delete(t);
     assert_int_equal(nnp_op_table_ex(fx->raw, NULL, 0x4u, &json), NNP_EINVAL);
     assert_null(json);
+    /* nnp_op_table is nnp_op_table_ex without NNP_OP_TABLE_STEPS: the same text. */
+    assert_int_equal(nnp_op_table(fx->raw, NULL, true, &plain), NNP_OK);
+    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, NNP_OP_TABLE_BY_SHAPES, &json), NNP_OK);
+    assert_string_equal(plain, json);
+    nnp_free(plain);
+    nnp_free(json);
 }
 
 static char *export_text(const fixture_t *fx, const nnp_analyse_options_t *o, const char *meta)
