@@ -183,8 +183,9 @@ typedef struct nnp_spans {
     uint64_t *id;
     uint32_t *graph_id; /* steps: graph/model id; epochs: 0 */
     int64_t *start_ns, *end_ns;
-    uint32_t *thread; /* index into threads + 1 of the thread whose range made the step
-                       * (PyTorch traces' "ProfilerStep#N"); 0 when not known */
+    uint32_t *thread; /* index into threads + 1 of the thread that began the step (our
+                       * step records; PyTorch traces' "ProfilerStep#N" ranges); 0 when not
+                       * known (other tools' steps, epochs) */
 } nnp_spans_t;
 
 /* Point marks: fp_start / bp_end per step. */
