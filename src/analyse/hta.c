@@ -95,8 +95,7 @@ double nnp__hta_quantile(const double *x, size_t n, double q)
 
 bool nnp__hta_applies(const nnp_model_t *m)
 {
-    return m->kernels.t.n > 0 && m->info.source_format &&
-           strcmp(m->info.source_format, NNP_KINETO_SOURCE_FORMAT) == 0;
+    return m->kernels.t.n > 0 && nnp__is_kineto_model(m);
 }
 
 int nnp__hta_create(const char *out_dir, nnp_hta_t **out)

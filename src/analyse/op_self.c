@@ -12,6 +12,7 @@
 
 #include "analyse/analyse.h"
 #include "analyse/op_table.h"
+#include "read/importers.h"
 
 #define PERCENT 100.0
 
@@ -49,7 +50,7 @@ static int write_ops(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_row
 {
     char name[NNP_NAME_MAX];
     nnp_time_row_t *out = nnp__calloc(n_rows + 1, sizeof(*out));
-    bool ranges = nnp__op_table_is_torch_trace(c->m);
+    bool ranges = nnp__is_kineto_model(c->m);
     size_t n = 0;
     int rc;
     if (!out)

@@ -172,11 +172,6 @@ static int add_interval(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint3
     return NNP_OK;
 }
 
-bool nnp__op_table_is_torch_trace(const nnp_model_t *m)
-{
-    return m->info.source_format && strcmp(m->info.source_format, NNP_KINETO_SOURCE_FORMAT) == 0;
-}
-
 static bool hidden(const table_t *t, uint32_t name)
 {
     for (size_t k = 0; t->torch && k < N_TORCH_HIDDEN; k++)
@@ -445,7 +440,7 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
     /* No such step: the empty span [INT64_MAX, INT64_MIN] the call leaves keeps nothing. */
     if (has_steps)
         (void)nnp__step_range_bounds(m, first, last, &t.lo, &t.hi);
-    t.torch = nnp__op_table_is_torch_trace(m);
+    t.torch = nnp__is_kineto_model(m);
     for (size_t k = 0; t.torch && k < N_TORCH_HIDDEN; k++)
         t.hidden[k] = nnp__model_find(m, TORCH_HIDDEN_OPS[k]);
     rc = add_ops(&t);

@@ -29,10 +29,6 @@ typedef struct nnp_op_row {
 bool nnp__step_range_bounds(const nnp_model_t *m, uint64_t first, uint64_t last, int64_t *lo,
                             int64_t *hi);
 
-/* Whether the model is a PyTorch trace (torch.profiler's, Kineto's or the legacy
- * profiler's), whose table holds every CPU event torch counts (op_table.c). */
-bool nnp__op_table_is_torch_trace(const nnp_model_t *m);
-
 /* Builds the table. With has_steps, only what starts within the span of steps
  * first..last counts. flags: NNP_OP_TABLE_* (nnprof.h); with NNP_OP_TABLE_STEPS the model
  * must hold the string NNP_TORCH_STEP_KEY (read/importers.h), else its steps are left out.

@@ -302,7 +302,6 @@ static int write_flows(kx_t *x)
 
 /* ---- host ranges (user annotations) and steps ---- */
 
-/* Begin rows still open, per thread: indexes into the host table. */
 /* Host ranges as user_annotation events, in the order they end (host_pairs.h pairs them;
  * ranges never closed stay out, as torch drops unfinished ones). */
 static int write_ranges(kx_t *x)

@@ -707,4 +707,9 @@ static int import(const char *input, nnp_model_t *m)
     return NNP_OK;
 }
 
+bool nnp__is_kineto_model(const nnp_model_t *m)
+{
+    return m->info.source_format && strcmp(m->info.source_format, NNP_KINETO_SOURCE_FORMAT) == 0;
+}
+
 const nnp_importer_t nnp__importer_kineto = {NNP_KINETO_SOURCE_FORMAT, find, import};

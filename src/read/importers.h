@@ -32,6 +32,8 @@ typedef struct nnp_importer {
 /* info.source_format of PyTorch profiler traces (import_kineto.c): the analyses that count
  * as torch does test it (op_table.c, hta.c). */
 #define NNP_KINETO_SOURCE_FORMAT "pytorch-kineto"
+/* Whether m was read from a PyTorch trace (Kineto's or the legacy profiler's). */
+bool nnp__is_kineto_model(const nnp_model_t *m);
 /* The name torch's key_averages() gives every "ProfilerStep#N" (_rewrite_name in
  * torch/autograd/profiler_util.py); interned by the Kineto importer with its first step. */
 #define NNP_TORCH_STEP_KEY "ProfilerStep*"
