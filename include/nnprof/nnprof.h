@@ -140,7 +140,7 @@ typedef enum nnp_full_policy {
     NNP_FULL_DROP = 0, /* drop the event and count it at once: never slow the host */
     NNP_FULL_BLOCK,    /* spin-yield until the writer frees room (exact, may stall) */
     NNP_FULL_WAIT      /* default: yield to the writer while it frees room, for at most
-                          10 ms per event; once a wait runs out (the writer is stalled),
+                          1 s per event; once a wait runs out (the writer is stalled),
                           drop until the writer makes progress again */
 } nnp_full_policy_t;
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -21,8 +22,16 @@
 #define TBUF_KICK_PARTS 2u
 /* ... and again every 1/TBUF_KICK_STEPS of the buffer while it stays past half. */
 #define TBUF_KICK_STEPS 16u
-/* NNP_FULL_WAIT: the longest a thread waits for room in its full buffer before dropping. */
-#define FULL_WAIT_NS 10000000u
+/* NNP_FULL_WAIT: the longest a thread waits for room in its full buffer before dropping.
+ * Not the writer's period: a writer that is alive but off the CPU (a 2-vCPU VM delays it by
+ * 10-25 ms now and then; a fork() holds the registry lock while the page tables are copied;
+ * the kernel throttles writes of dirty pages up to 200 ms) must not lose events. Only a
+ * writer stalled this long counts as stuck, and that costs each thread one such wait. */
+#define FULL_WAIT_NS 1000000000u
+/* A waiting thread yields (and kicks the writer) for this long, then sleeps in naps: it must
+ * not take the CPU from the writer it waits for on a machine with one CPU to spare. */
+#define FULL_SPIN_NS 1000000u
+#define FULL_NAP_NS  50000u
 
 /* Read by every recording call: the flag and the config sit on their own cache line, away
  * from the registry lock and counters the writer writes every period (STYLE 7.8). */
@@ -149,6 +158,23 @@ static bool full_drops(nnp_tbuf_t *b, int policy, uint64_t tail, uint64_t *deadl
     return b->wait_spent;
 }
 
+/* One pass of a thread waiting for room: kick the writer and yield to it for the first
+ * FULL_SPIN_NS, then nap (a kick each nap: cheap next to it). `since`: when the wait began
+ * (0: this is its first pass). */
+static void full_wait_pass(uint64_t *since)
+{
+    uint64_t now = nnp__mono_ns();
+    kick_writer();
+    if (*since == 0)
+        *since = now;
+    if (now - *since < FULL_SPIN_NS) {
+        sched_yield();
+    } else {
+        struct timespec nap = {0, FULL_NAP_NS};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* The producer reserves freely up to b->limit. Below half full the limit is the half mark;
  * past it the producer comes back here every cap/TBUF_KICK_STEPS slots and kicks the
  * writer each time (a fast thread would otherwise fill its buffer while the writer sleeps
@@ -189,7 +215,7 @@ uint64_t nnp__ring_reserve_slow(struct nnp_tbuf *b, unsigned n)
 uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
 {
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
-    uint64_t deadline = 0;
+    uint64_t deadline = 0, since = 0;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&b->tail, memory_order_acquire);
         uint64_t step = h + b->cap / TBUF_KICK_STEPS;
@@ -212,10 +238,9 @@ uint64_t nnp__tbuf_reserve_slow(nnp_tbuf_t *b, unsigned n)
                 kick_writer();
             return UINT64_MAX;
         }
-        /* Waiting: kick the writer and let it run. Syscalls, but only a thread that outran
-         * the writer gets here; without the kick the writer could sleep out its period. */
-        kick_writer();
-        sched_yield();
+        /* Waiting: syscalls, but only a thread that outran the writer gets here; without the
+         * kick the writer could sleep out its period. */
+        full_wait_pass(&since);
     }
 }
 

@@ -349,15 +349,15 @@ static void test_drop_policy_counts_every_loss(void **state)
     check_full_policy_losses(NNP_FULL_DROP, &loop_s);
 }
 
-/* The default policy waits for a writer that makes no progress at most 10 ms (tbuf.c
+/* The default policy waits for a writer that makes no progress at most 1 s (tbuf.c
  * FULL_WAIT_NS), then drops until the writer moves again: the stalled writer costs the
- * thread one wait, not one per event (200,000 waits would take 2,000 s). */
+ * thread one wait, not one per event (200,000 waits would take 200,000 s). */
 static void test_wait_policy_drops_when_the_writer_stalls(void **state)
 {
     double loop_s;
     (void)state;
     check_full_policy_losses(NNP_FULL_WAIT, &loop_s);
-    assert_true(loop_s >= 0.009);
+    assert_true(loop_s >= 0.99);
     assert_true(loop_s < 5.0);
 }
 
