@@ -1,17 +1,19 @@
 /* host_ranges.c - host_ranges_{rank}.csv: one row per host range name (nnp_range_begin/end,
  * Python record_function, MindSpore host_info begin/end rows) with its calls and total,
  * self, average, min and max time, the table torch.profiler's key_averages() prints.
- * Begin and end rows pair per thread, last opened first (a range ends the innermost open
- * range of the same event, module and stage); a range's self time is its time minus that
- * of the ranges and host ops directly inside it on its thread (as torch counts a
- * record_function's self time: every event inside is its child). Ranges never ended (a
- * crash) and ends without a begin are left out and counted in one log line. Called once per
- * rank by the analyse driver; docs/OUTPUTS.md "Host ranges". */
+ * Begin and end rows pair by the rule every reader of ranges shares (host_pairs.h: an end
+ * closes the innermost open range of the same event, module and stage on its thread; ranges
+ * opened inside it stay open); a range's self time is its time minus that of the ranges and
+ * host ops directly inside it on its thread (as torch counts a record_function's self time:
+ * every event inside is its child). Ranges never ended (a crash) and ends without a begin
+ * are left out and counted in one log line. Called once per rank by the analyse driver;
+ * docs/OUTPUTS.md "Host ranges". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "model/host_pairs.h"
 
 typedef struct open_range {
     size_t row;       /* the begin row */
@@ -30,6 +32,7 @@ typedef struct ranges {
     nnp_time_row_t *rows;  /* by name, grown on first sight */
     size_t n_rows, rows_cap;
     uint32_t *row_of; /* model string id -> rows index + 1 (0 = none yet) */
+    size_t *begin_of; /* host_pairs.h: each end row's begin row */
     uint64_t unmatched_ends;
 } ranges_t;
 
@@ -45,11 +48,6 @@ static int push(range_stack_t *s, size_t row)
     }
     s->v[s->n++] = (open_range_t){row, 0};
     return NNP_OK;
-}
-
-static bool same_range(const nnp_host_rows_t *h, size_t a, size_t b)
-{
-    return h->event[a] == h->event[b] && h->module[a] == h->module[b] && h->stage[a] == h->stage[b];
 }
 
 static int add(ranges_t *r, uint32_t name, int64_t dur, int64_t self)
@@ -76,28 +74,31 @@ static int add(ranges_t *r, uint32_t name, int64_t dur, int64_t self)
     return NNP_OK;
 }
 
-/* An end row: closes the innermost open range it matches (ranges opened inside it and
- * never closed are dropped with it). */
+/* An end row: takes the range it closes off its thread's stack (ranges opened inside it
+ * and still open stay, now inside the range below it) and charges its time to that range. */
 static int on_end(ranges_t *r, size_t i)
 {
     const nnp_host_rows_t *h = &r->m->host;
     range_stack_t *s = &r->stacks[h->thread[i]];
-    size_t k = s->n;
+    size_t b = r->begin_of[i], k = s->n;
+    open_range_t closed;
     int64_t dur;
-    while (k > 0 && !same_range(h, s->v[k - 1].row, i))
+    while (k > 0 && s->v[k - 1].row != b)
         k--;
-    if (k == 0) {
+    if (b == NNP_HOST_NO_PAIR || k == 0) {
         r->unmatched_ends++;
         return NNP_OK;
     }
-    dur = h->ts_ns[i] - h->ts_ns[s->v[k - 1].row];
+    closed = s->v[k - 1];
+    memmove(&s->v[k - 1], &s->v[k], (s->n - k) * sizeof(*s->v));
+    s->n--;
+    dur = h->ts_ns[i] - h->ts_ns[b];
     if (dur < 0)
         dur = 0;
-    s->n = k - 1;
-    if (s->n > 0)
-        s->v[s->n - 1].child_ns += dur;
+    if (k > 1)
+        s->v[k - 2].child_ns += dur;
     /* An op that started inside and ended after the range counts no more than the range. */
-    return add(r, h->event[i], dur, s->v[k - 1].child_ns < dur ? dur - s->v[k - 1].child_ns : 0);
+    return add(r, h->event[i], dur, closed.child_ns < dur ? dur - closed.child_ns : 0);
 }
 
 /* Op j: when it is inside no other op of its thread, a child of the thread's innermost
@@ -142,6 +143,8 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
     r.row_of = nnp__calloc(m->n_strs + 1, sizeof(uint32_t));
     if (!r.stacks || !r.row_of)
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    if (rc == NNP_OK)
+        rc = nnp__host_pairs(h, m->threads.t.n, &r.begin_of);
     for (size_t t = 0; r.stacks && t <= m->threads.t.n; t++)
         r.stacks[t].op_end = INT64_MIN;
     /* Rows are sorted by time (stable), so each thread's rows come in recorded order; ops
@@ -172,6 +175,7 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
     }
     nnp__free(r.stacks);
     nnp__free(r.row_of);
+    nnp__free(r.begin_of);
     nnp__free(r.rows);
     return rc;
 }

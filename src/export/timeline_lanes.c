@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "export/timeline.h"
+#include "model/host_pairs.h"
 
 int nnp__tl_oom(tl_t *tl)
 {
@@ -355,44 +356,24 @@ int nnp__tl_prepare_ops(tl_t *tl)
     return NNP_OK;
 }
 
-/* Matches host begin/end rows per (thread, event, stage) with a stack, as host_info does:
- * an end closes the most recent open begin of the same key. */
+/* Each host begin row's end (host_pairs.h: the rule every reader of ranges shares). A pair
+ * is drawn only when the level filter keeps both its rows. */
 int nnp__tl_prepare_host(tl_t *tl)
 {
     const nnp_host_rows_t *h = &tl->m->host;
-    hmap_t tops = {0};
-    uint32_t *prev;
-    int rc = NNP_OK;
+    size_t *begin_of;
     if (h->t.n == 0)
         return NNP_OK;
     tl->host_end = nnp__malloc(h->t.n * sizeof(*tl->host_end));
-    prev = nnp__malloc(h->t.n * sizeof(*prev));
-    if (!tl->host_end || !prev) {
-        nnp__free(prev);
+    if (!tl->host_end || nnp__host_pairs(h, tl->m->threads.t.n, &begin_of) != NNP_OK)
         return nnp__tl_oom(tl);
-    }
     memset(tl->host_end, 0xff, h->t.n * sizeof(*tl->host_end));
-    for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
-        uint64_t a = (uint64_t)h->thread[i] << 32 | h->event[i], b = h->stage[i];
-        uint32_t top;
-        if (!nnp__tl_host_row_wanted(tl, i) || h->kind[i] == NNP_HOST_ROW_INSTANT)
-            continue;
-        top = hmap_get(&tops, a, b);
-        if (top >= h->t.n)
-            top = NONE; /* no entry, or the "emptied stack" sentinel below */
-        if (h->kind[i] == NNP_HOST_ROW_BEGIN) {
-            prev[i] = top;
-            rc = hmap_set(&tops, a, b, (uint32_t)i);
-        } else if (top != NONE) {
-            tl->host_end[top] = (uint32_t)i;
-            /* An emptied stack keeps a NONE-valued entry: hmap_set refuses NONE, so the
-             * slot stores a sentinel row past the table instead. */
-            rc = hmap_set(&tops, a, b, prev[top] == NONE ? (uint32_t)h->t.n : prev[top]);
-        }
+    for (size_t i = 0; i < h->t.n; i++) {
+        size_t b = begin_of[i];
+        if (b != NNP_HOST_NO_PAIR && nnp__tl_host_row_wanted(tl, i) &&
+            nnp__tl_host_row_wanted(tl, b))
+            tl->host_end[b] = (uint32_t)i;
     }
-    nnp__tl_hmap_fini(&tops);
-    nnp__free(prev);
-    if (rc != NNP_OK)
-        return nnp__tl_oom(tl);
+    nnp__free(begin_of);
     return NNP_OK;
 }

@@ -2,9 +2,8 @@
  * record_function, MindSpore host_info begin/end rows), the one pairing rule of the
  * analyses and exports that read ranges: an end row closes the innermost range still open
  * on its thread with the same event, module and stage (host_info's rule); ranges opened
- * inside it and not closed yet stay open. Read by op_table.c, step_trace.c, kineto_trace.c
- * and msprof_export_summary.c. (host_ranges.c pairs as it goes, to charge each range's
- * time to its parent; timeline_lanes.c keeps the rows its level filter wants.) */
+ * inside it and not closed yet stay open. Read by op_table.c, step_trace.c, host_ranges.c,
+ * kineto_trace.c, msprof_export_summary.c and timeline_lanes.c. */
 #ifndef NNP_HOST_PAIRS_H
 #define NNP_HOST_PAIRS_H
 
