@@ -106,6 +106,17 @@ static void test_summary_output_folder_and_unanalysed_data(void **state)
              res);
     expect_in(text, want);
     assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s/none'", out), 1);
+    /* Results cut short (a full disk): the file is named, not "read them with summary". */
+    snprintf(want, sizeof(want), "%s/profiler_info_0.json", res);
+    assert_int_equal(truncate(want, 40), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", res), 1);
+    snprintf(want, sizeof(want),
+             "nnprof: %s/profiler_info_0.json: not readable as JSON (damaged or cut short?): "
+             "rank 0 left out; 'nnprof analyse' on the profiling data writes it again\n"
+             "nnprof: %s: no readable analysed results: 1 damaged profiler_info file(s), named "
+             "above\n",
+             res, res);
+    assert_string_equal(text, want);
     nnpt_rm_rf(out);
     free(out);
 }

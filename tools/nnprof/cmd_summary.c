@@ -403,6 +403,10 @@ static int rank_of_name(const char *name)
     return (int)v;
 }
 
+/* profiler_info files found but not readable as JSON (find_ranks): named once each on
+ * stderr, and not_analysed then says so instead of "nothing here". */
+static int g_damaged;
+
 /* Ranks analysed into dir: profiler_info_{rank}.json files nnprof wrote, sorted. */
 static int find_ranks(const char *dir, int *ranks, int cap)
 {
@@ -419,6 +423,15 @@ static int find_ranks(const char *dir, int *ranks, int cap)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         info = load_json(path);
+        if (!info) {
+            /* A MindSpore profiler_info (no nnprof_version) is skipped quietly; a file that
+             * is no JSON at all is a damaged result of ours or theirs: say which. */
+            nnp_cli_error(path,
+                          "not readable as JSON (damaged or cut short?): rank %d left out; "
+                          "'nnprof analyse' on the profiling data writes it again",
+                          r);
+            g_damaged++;
+        }
         if (cJSON_GetObjectItemCaseSensitive(info, "nnprof_version"))
             ranks[n++] = r;
         cJSON_Delete(info);
@@ -504,7 +517,16 @@ static void help(FILE *f)
 static int not_analysed(const char *dir)
 {
     nnp_inputs_t in;
-    int rc = nnp__inputs_find(dir, &in), n = in.n + in.n_unranked;
+    int rc, n;
+    if (g_damaged > 0) {
+        nnp_cli_error(dir,
+                      "no readable analysed results: %d damaged profiler_info file(s), named "
+                      "above",
+                      g_damaged);
+        return NNP_EXIT_FAIL;
+    }
+    rc = nnp__inputs_find(dir, &in);
+    n = in.n + in.n_unranked;
     nnp__inputs_fini(&in);
     if (rc != NNP_OK)
         nnp_cli_error(dir, "no analysed results found: %s", nnp_last_error());
