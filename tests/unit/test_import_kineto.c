@@ -494,7 +494,7 @@ static void test_key_averages_of_kineto_trace(void **state)
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":5,\"tid\":5,"
         "\"ts\":1110,\"dur\":5.25}\n"
         "]}\n";
-    char *dir = nnpt_mkdtemp(), out[1024], *t;
+    char *dir = nnpt_mkdtemp(), out[1024], *t, text[8192];
     (void)state;
     free(nnpt_write_file(dir, "w.pt.trace.json", trace));
     snprintf(out, sizeof(out), "%s/out", dir);
@@ -510,6 +510,12 @@ static void test_key_averages_of_kineto_trace(void **state)
                            "cudaLaunchKernel,1,8.500,8.500,8.500,8.500,8.500,5.67\n"
                            "aten::add_,1,5.250,5.250,5.250,5.250,5.250,3.50\n");
     free(t);
+    /* The summary's heading says the table is torch's, ranges and steps included. */
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    if (!strstr(text, "Top by self time, as torch's key_averages() counts (op_self_time_0.csv: "
+                      "ops, record_function ranges, ProfilerStep*):\n"
+                      "  ProfilerStep*  "))
+        fail_msg("summary:\n%s", text);
     nnpt_rm_rf(dir);
     free(dir);
 }

@@ -15,6 +15,7 @@
 #include "analyse/driver.h"
 #include "cli.h"
 #include "nnprof/nnprof.h"
+#include "read/importers.h"
 #include "read/json_num.h"
 #include "read/raw_reader.h"
 
@@ -238,16 +239,21 @@ static const char *str(const cJSON *o, const char *key)
  * types repeat one piece of work. The analysis then wrote op_self_time_{rank}.csv (torch's
  * key_averages sorted by self time, the host_ranges columns), shown instead. Returns
  * whether it printed it. */
-static bool top_self_ops(const char *dir, int rank)
+static bool top_self_ops(const char *dir, int rank, bool torch_trace)
 {
     static top_rows_t t;
     char path[PATH_CAP];
     snprintf(path, sizeof(path), "%s/op_self_time_%d.csv", dir, rank);
     if (!read_top(path, HR_COLS, HR_NAME, &t) || t.n == 0)
         return false;
-    printf("Top ops by self time (op_self_time_%d.csv; ops nest: op_statistic's totals include "
-           "nested ops):\n",
-           rank);
+    if (torch_trace) /* its table counts what key_averages() counts, not only ops */
+        printf("Top by self time, as torch's key_averages() counts (op_self_time_%d.csv: ops, "
+               "record_function ranges, ProfilerStep*):\n",
+               rank);
+    else
+        printf("Top ops by self time (op_self_time_%d.csv; ops nest: op_statistic's totals "
+               "include nested ops):\n",
+               rank);
     for (int i = 0; i < t.n; i++) {
         char **f = t.f[i];
         printf("  %-*s %6s%%  %8s calls  self %14s us  total %14s us\n", t.name_width, f[HR_NAME],
@@ -486,7 +492,7 @@ static void one_rank(const char *dir, int rank)
         printf("Worker processes: %lld (DataLoader workers, forked children) recorded %lld ops: "
                "they are in the timeline, not in the tables below (docs/OUTPUTS.md)\n",
                (long long)workers, (long long)worker_ops);
-    if (!top_self_ops(dir, rank))
+    if (!top_self_ops(dir, rank, strcmp(str(info, "mode"), NNP_KINETO_SOURCE_FORMAT) == 0))
         top_op_types(dir, rank);
     top_host_ranges(dir, rank);
     step_phases(dir, rank);
