@@ -37,6 +37,8 @@
 
 /* Room for a list of ranks in one message. */
 #define LIST_CAP 1024
+/* The folders nnp__inputs_suggest names when nothing is found (a few paths). */
+#define SUGGEST_CAP 1024
 
 static pid_t async_child = -1;
 
@@ -677,12 +679,21 @@ int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
 
     memset(rep, 0, sizeof(*rep));
     rc = nnp__inputs_find(path, &ins);
-    if (rc == NNP_OK && ins.n == 0 && ins.n_unranked == 0)
-        rc = nnp__fail(NNP_ENOENT,
-                       "no profiling data found in '%s' (expected a PROF_* raw directory, a "
-                       "profiler/ directory holding them, other tools' data (docs/IMPORT.md) "
-                       "or host_info_{rank}.csv)",
-                       path);
+    if (rc == NNP_OK && ins.n == 0 && ins.n_unranked == 0) {
+        char below[SUGGEST_CAP];
+        int k = nnp__inputs_suggest(path, below, sizeof(below));
+        if (k > 0)
+            rc = nnp__fail(NNP_ENOENT,
+                           "no profiling data found in '%s' itself, but below it in %s: "
+                           "analyse %s",
+                           path, below, k > 1 ? "one of them (each is one run)" : "that folder");
+        else
+            rc = nnp__fail(NNP_ENOENT,
+                           "no profiling data found in '%s' (expected a PROF_* raw directory, "
+                           "a profiler/ directory holding them, other tools' data "
+                           "(docs/IMPORT.md) or host_info_{rank}.csv)",
+                           path);
+    }
     if (rc == NNP_OK)
         rc = filter_rank(&ins, o->rank);
     out_dir = o->output_dir[0] ? o->output_dir : ins.out_dir;

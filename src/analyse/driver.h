@@ -51,6 +51,11 @@ typedef struct nnp_inputs {
  * empty result (n == 0) is not an error here. Release with nnp__inputs_fini. */
 int nnp__inputs_find(const char *path, nnp_inputs_t *in);
 void nnp__inputs_fini(nnp_inputs_t *in);
+/* When nothing was found at path: the folders below it (3 levels at most; not our own
+ * results) that hold data, the first few quoted and joined by ", " into out, then "and N
+ * more" (cap bytes, NUL-terminated; cut at a whole name). Returns how many there are; 0
+ * with out empty when none. */
+int nnp__inputs_suggest(const char *path, char *out, size_t cap);
 /* Imports input i into m (initialised, empty), finished and with the input's rank. */
 int nnp__input_import(const nnp_inputs_t *in, int i, nnp_model_t *m);
 /* True when p names a directory. */

@@ -534,6 +534,90 @@ int nnp__inputs_find(const char *path, nnp_inputs_t *in)
     return rc;
 }
 
+/* ---- nothing found: where the data may be ---- */
+
+/* How deep below the folder named, and how many folders at most, nnp__inputs_suggest looks:
+ * a MindInsight train job holds its data two levels down (run/normal_run/profiler). */
+#define SUGGEST_DEPTH  3
+#define SUGGEST_VISITS 512
+/* Folders named at most; the others are counted. */
+#define SUGGEST_NAMES 4
+
+/* Whether dir holds data analyse reads (a raw directory, other tools' files, a host_info
+ * CSV): the importers' probes only, nothing imported or logged. */
+static bool looks_like_data(const char *dir)
+{
+    nnp_foreign_input_t *found;
+    char csv[NNP_PATH_MAX];
+    int rank = -1;
+    bool yes = nnp__raw_is_dir(dir) || nnp__host_info_csv_find(dir, &rank, csv, sizeof(csv));
+    found = yes ? NULL : nnp__calloc(NNP_MAX_INPUTS, sizeof(*found));
+    for (const nnp_importer_t *const *imp = nnp__importers; found && !yes && *imp; imp++)
+        yes = (*imp)->find(dir, found, NNP_MAX_INPUTS) > 0;
+    nnp__free(found);
+    return yes;
+}
+
+int nnp__inputs_suggest(const char *path, char *out, size_t cap)
+{
+    /* Breadth first: the folders to look into, as offsets into one growing text. */
+    char(*queue)[NNP_PATH_MAX] = nnp__malloc(SUGGEST_VISITS * sizeof(*queue));
+    int depth[SUGGEST_VISITS], head = 0, tail = 0, found = 0;
+    size_t len = 0;
+    if (!queue || cap == 0)
+        goto out;
+    out[0] = '\0';
+    nnp__strlcpy(queue[tail], path, sizeof(queue[tail]));
+    depth[tail++] = 0;
+    while (head < tail) {
+        const char *dir = queue[head];
+        int dd = depth[head++];
+        DIR *d;
+        struct dirent *e;
+        if (dd > 0 && holds_our_results(dir))
+            continue; /* an earlier analysis's output folder: not data */
+        if (dd > 0 && looks_like_data(dir)) {
+            /* A raw directory is analysed through the folder that holds it. */
+            char shown[NNP_PATH_MAX];
+            if (nnp__raw_is_dir(dir))
+                parent_of(dir, shown, sizeof(shown));
+            else
+                nnp__strlcpy(shown, dir, sizeof(shown));
+            char quoted[NNP_PATH_MAX + 2];
+            snprintf(quoted, sizeof(quoted), "'%s'", shown);
+            if (!strstr(out, quoted) && found >= SUGGEST_NAMES) {
+                found++;
+            } else if (!strstr(out, quoted)) {
+                int k = snprintf(out + len, cap - len, "%s%s", found ? ", " : "", quoted);
+                if (k < 0 || (size_t)k >= cap - len) {
+                    out[len] = '\0'; /* no name cut in half */
+                    break;
+                }
+                len += (size_t)k;
+                found++;
+            }
+            continue;
+        }
+        if (dd >= SUGGEST_DEPTH || !(d = opendir(dir)))
+            continue;
+        while ((e = readdir(d)) != NULL && tail < SUGGEST_VISITS) {
+            char sub[NNP_PATH_MAX];
+            if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+                continue;
+            if (nnp__path_join(sub, sizeof(sub), dir, e->d_name) != NNP_OK || !nnp__dir_exists(sub))
+                continue;
+            nnp__strlcpy(queue[tail], sub, sizeof(queue[tail]));
+            depth[tail++] = dd + 1;
+        }
+        closedir(d);
+    }
+    if (found > SUGGEST_NAMES && len < cap)
+        snprintf(out + len, cap - len, " and %d more", found - SUGGEST_NAMES);
+out:
+    nnp__free(queue);
+    return found;
+}
+
 /* ---- importing one input ---- */
 
 int nnp__input_import(const nnp_inputs_t *in, int i, nnp_model_t *m)

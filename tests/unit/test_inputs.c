@@ -522,6 +522,43 @@ static void test_unreadable_folder(void **state)
     free(out);
 }
 
+/* A folder above the data (a MindInsight summary folder holding train jobs, a folder of
+ * captures): the message names the folders below it that hold data, nearest first, and
+ * not an earlier analysis's output folder (it said only "no profiling data found"). BASE:
+ * job2/traces/ (a PyTorch trace: job2 is read as a folder of traces, depth 1),
+ * job1/profiler/PROF_* (our run: its profiler/ folder is named, depth 2), results/ (job1
+ * analysed: left out). */
+static void test_data_below_is_named(void **state)
+{
+    char *out = nnpt_mkdtemp(), base[PATH_CAP / 2], p[FULL_CAP], text[OUT_CAP], want[CMD_CAP];
+    nnpt_run_t run = {.rank = 0, .steps = 2};
+    (void)state;
+    snprintf(base, sizeof(base), "%s/base", out);
+    snprintf(p, sizeof(p), "%s/job1", base);
+    nnpt_record_in_child(p, &run, NULL, 0);
+    snprintf(p, sizeof(p), "%s/job2", base);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/job2/traces", base);
+    assert_int_equal(mkdir(p, 0700), 0);
+    free(nnpt_write_file(p, "w.pt.trace.json",
+                         "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+                         "\"aten::add\",\"pid\":5,\"tid\":5,\"ts\":10,\"dur\":3}]}\n"));
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s/results' '%s/job1'", base, base), 0);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "analyse '%s'", base), 1);
+    snprintf(want, sizeof(want),
+             "nnprof: %s: no profiling data found in '%s' itself, but below it in '%s/job2', "
+             "'%s/job1/profiler': analyse one of them (each is one run)\n",
+             base, base, base, base);
+    assert_string_equal(text, want);
+    /* What it names is analysable. */
+    assert_int_equal(
+        nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s/r2' '%s/job1/profiler'", out, base),
+        0);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 /* More raw directories than the finder's first array holds (it grows while they are
  * read, and sorting them once read names from freed memory before the fix: a crash with
  * 64 ranks, reported by ASan here): every rank is found, each with its own directory. */
@@ -562,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_missing_info_inferred),
         cmocka_unit_test(test_info_json_numbers_validated),
         cmocka_unit_test(test_unreadable_folder),
+        cmocka_unit_test(test_data_below_is_named),
         cmocka_unit_test(test_many_raw_dirs),
     };
     nnp_log_set_level(NNP_LOG_ERROR);
