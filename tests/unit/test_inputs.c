@@ -551,6 +551,12 @@ static void test_data_below_is_named(void **state)
              "'%s/job1/profiler': analyse one of them (each is one run)\n",
              base, base, base, base);
     assert_string_equal(text, want);
+    assert_int_equal(nnpt_cli(text, sizeof(text), "info '%s'", base), 1);
+    snprintf(want, sizeof(want),
+             "nnprof: %s: no profiling data found here, but below it in '%s/job2', "
+             "'%s/job1/profiler': name one of them\n",
+             base, base, base);
+    assert_string_equal(text, want);
     /* What it names is analysable. */
     assert_int_equal(
         nnpt_cli(text, sizeof(text), "analyse --quiet -o '%s/r2' '%s/job1/profiler'", out, base),

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/driver.h"
 #include "cli.h"
 #include "format/raw_format.h"
 #include "model/model.h"
@@ -22,7 +23,9 @@
 #define NS_PER_S      1e9
 /* The sentence about lost events (nnp__raw_loss_text) is well under this. */
 #define LOSS_TEXT_CAP 512
-#define NS_PER_US     1e3
+/* Room for the folders nnp__inputs_suggest names when nothing is found. */
+#define SUGGEST_CAP 1024
+#define NS_PER_US   1e3
 
 /* What the records of one raw directory add up to. */
 typedef struct info_scan {
@@ -293,10 +296,16 @@ int nnp_cmd_info(int argc, char **argv)
         int k = foreign_info(argv[optind], json, ranks);
         free(dirs);
         if (k <= 0) {
+            char below[SUGGEST_CAP];
+            int n_below = nnp__inputs_suggest(argv[optind], below, sizeof(below));
+            if (n_below > 0)
+                nnp_cli_error(argv[optind], "no profiling data found here, but below it in %s: %s",
+                              below, n_below > 1 ? "name one of them" : "name that folder");
+            else
+                nnp_cli_error(argv[optind], "no profiling data found (expected nnprof raw data, "
+                                            "a PROF_* directory holding meta.nnp, or data of "
+                                            "CANN msprof, MindSpore or torch_npu)");
             cJSON_Delete(doc);
-            nnp_cli_error(argv[optind], "no profiling data found (expected nnprof raw data, a "
-                                        "PROF_* directory holding meta.nnp, or data of CANN "
-                                        "msprof, MindSpore or torch_npu)");
             return NNP_EXIT_FAIL;
         }
         if (json) {
