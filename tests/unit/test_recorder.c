@@ -301,10 +301,18 @@ static double mono_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU seconds of the calling thread. */
+static double thread_cpu_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* A tiny buffer and a stalled writer (the registry lock held, as a fork() does, so its
  * next drain waits for it): events are dropped, and recorded + dropped must equal what the
  * thread tried to record, with the loss visible to the reader. */
-static void check_full_policy_losses(nnp_full_policy_t policy, double *loop_s)
+static void check_full_policy_losses(nnp_full_policy_t policy, double *loop_s, double *cpu_s)
 {
     enum { N = 200000 };
     char *dir = nnpt_mkdtemp();
@@ -319,9 +327,11 @@ static void check_full_policy_losses(nnp_full_policy_t policy, double *loop_s)
     nnp_step_begin(0, 0); /* the thread's buffer exists before the writer is stalled */
     nnp__tbuf_fork_prepare();
     t0 = mono_sec();
+    *cpu_s = thread_cpu_sec();
     for (uint64_t i = 1; i < N; i++)
         nnp_step_begin(i, 0);
     *loop_s = mono_sec() - t0;
+    *cpu_s = thread_cpu_sec() - *cpu_s;
     nnp__tbuf_fork_parent();
     assert_int_equal(nnp_session_stop(s), NNP_OK);
     nnp_session_stats(s, &st);
@@ -344,21 +354,25 @@ static void check_full_policy_losses(nnp_full_policy_t policy, double *loop_s)
 
 static void test_drop_policy_counts_every_loss(void **state)
 {
-    double loop_s;
+    double loop_s, cpu_s;
     (void)state;
-    check_full_policy_losses(NNP_FULL_DROP, &loop_s);
+    check_full_policy_losses(NNP_FULL_DROP, &loop_s, &cpu_s);
 }
 
 /* The default policy waits for a writer that makes no progress at most 1 s (tbuf.c
  * FULL_WAIT_NS), then drops until the writer moves again: the stalled writer costs the
- * thread one wait, not one per event (200,000 waits would take 200,000 s). */
+ * thread one wait, not one per event (200,000 waits would take 200,000 s). The wait naps
+ * after its first ms: the thread does not burn the CPU the writer may need (spinning, its
+ * CPU time was the whole second). */
 static void test_wait_policy_drops_when_the_writer_stalls(void **state)
 {
-    double loop_s;
+    double loop_s, cpu_s;
     (void)state;
-    check_full_policy_losses(NNP_FULL_WAIT, &loop_s);
+    check_full_policy_losses(NNP_FULL_WAIT, &loop_s, &cpu_s);
     assert_true(loop_s >= 0.99);
     assert_true(loop_s < 5.0);
+    if (cpu_s >= 0.5 * loop_s)
+        fail_msg("the waiting thread used %.3f s of CPU in %.3f s", cpu_s, loop_s);
 }
 
 /* A thread whose buffer passes half full wakes the writer at once, instead of the writer
