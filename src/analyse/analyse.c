@@ -226,18 +226,32 @@ static int stop_rank(int rc, bool log, const char *what)
 }
 
 /* The analyses that run on a second thread beside the others (issue 17: on 2 cores the
- * CLI's wall time is nearly halved): op statistics, the timeline and FLOPs, about half
- * of the writing of a large run. They only read the model and the step trace and overlap
- * results, write their own files and fill only their own findings (FLOPs), so nothing
- * they touch is written by the main thread meanwhile. */
+ * CLI's wall time is nearly halved): op statistics, FLOPs and the timeline, about half
+ * of the writing of a large run. They start once the step trace is done, while the main
+ * thread computes the overlap analysis, which only the timeline needs: it waits for
+ * ov_ready. They only read the model and the step trace and overlap results, write their
+ * own files and fill only their own findings (FLOPs), so nothing they touch is written by
+ * the main thread meanwhile. */
 typedef struct side_job {
     const nnp_actx_t *c;
     const nnp_step_trace_t *st;
-    const nnp_overlap_t *ov;
+    const nnp_overlap_t *ov; /* complete once ov_ready */
     nnp_findings_t *f;
     const char *path;
     int first; /* the first error, logged on this thread (its last-error text is its own) */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool ov_ready;
 } side_job_t;
+
+/* The main thread has finished *ov (side_main may draw it now). */
+static void side_ov_ready(side_job_t *j)
+{
+    pthread_mutex_lock(&j->lock);
+    j->ov_ready = true;
+    pthread_cond_broadcast(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+}
 
 static void side_stage(side_job_t *j, int rc, const char *name, stage_clock_t t0)
 {
@@ -251,9 +265,13 @@ static void *side_main(void *arg)
     stage_clock_t t0 = stage_start();
     side_stage(j, nnp__op_stats_write_all(j->c, j->st), "operator statistics", t0);
     t0 = stage_start();
-    side_stage(j, nnp__timeline_write(j->c, j->st, j->ov), "timeline", t0);
-    t0 = stage_start();
     side_stage(j, nnp__flops_write(j->c, j->st, j->f), "FLOPs", t0);
+    pthread_mutex_lock(&j->lock);
+    while (!j->ov_ready)
+        pthread_cond_wait(&j->cond, &j->lock);
+    pthread_mutex_unlock(&j->lock);
+    t0 = stage_start();
+    side_stage(j, nnp__timeline_write(j->c, j->st, j->ov), "timeline", t0);
     return NULL;
 }
 
@@ -371,6 +389,10 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     if (rc == NNP_OK)
         stage(&first, nnp__step_trace_write(&c, &st), "step trace output", in->path);
     stage_time(c.rank, "step trace", t0);
+    side = (side_job_t){.c = &c, .st = &st, .ov = &ov, .f = &findings, .path = in->path};
+    pthread_mutex_init(&side.lock, NULL);
+    pthread_cond_init(&side.cond, NULL);
+    has_side = pthread_create(&side_thread, NULL, side_main, &side) == 0;
     if (rc == NNP_OK) {
         progress(o, "overlap", 1, STAGES);
         t0 = stage_start();
@@ -381,9 +403,8 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
         stage_time(c.rank, "overlap", t0);
     }
     nnp__findings_from_core(&findings, &c, &st, &ov);
-    side = (side_job_t){&c, &st, &ov, &findings, in->path, NNP_OK};
+    side_ov_ready(&side);
     /* Without a second thread (pthread_create failed) the same analyses run here. */
-    has_side = pthread_create(&side_thread, NULL, side_main, &side) == 0;
     if (!has_side)
         side_main(&side);
     progress(o, "host info", 4, STAGES);
@@ -408,6 +429,8 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     progress(o, "operator statistics, timeline, FLOPs", 11, STAGES);
     if (has_side)
         pthread_join(side_thread, NULL);
+    pthread_cond_destroy(&side.cond);
+    pthread_mutex_destroy(&side.lock);
     if (first == NNP_OK)
         first = side.first;
     progress(o, "advisor", 12, STAGES);
