@@ -45,6 +45,20 @@ static const char *const TORCH_HIDDEN_OPS[] = {
 };
 #define N_TORCH_HIDDEN (sizeof(TORCH_HIDDEN_OPS) / sizeof(TORCH_HIDDEN_OPS[0]))
 
+/* The CUDA runtime calls Kineto leaves out of its traces (libkineto
+ * CuptiActivityProfiler.cpp, isBlockListedRuntimeCbid: "very frequent and also not very
+ * interesting"), so torch's key_averages() never lists them; our CUPTI back end records
+ * every call. Named as our back end names them (without CUPTI's _v3020 suffix). */
+static const char *const KINETO_SKIPPED_RUNTIME[] = {
+    "cudaGetDevice",
+    "cudaSetDevice",
+    "cudaGetLastError",
+    "cudaEventCreate",
+    "cudaEventCreateWithFlags",
+    "cudaEventDestroy",
+};
+#define N_KINETO_SKIPPED (sizeof(KINETO_SKIPPED_RUNTIME) / sizeof(KINETO_SKIPPED_RUNTIME[0]))
+
 typedef struct table {
     const nnp_model_t *m;
     bool by_shapes;
@@ -231,6 +245,32 @@ static int add_steps(table_t *t)
     return rc;
 }
 
+/* The CUDA runtime and driver calls as CPU events, children of the op that made them, as
+ * key_averages() counts a Kineto trace: of a PyTorch trace (add_torch_events) and of our
+ * own captures with the CUDA back end; never the calls Kineto does not record (our
+ * Kineto export may hold them: read back, it counts as the capture did). */
+static int add_cuda_calls(table_t *t)
+{
+    const nnp_model_t *m = t->m;
+    const nnp_calls_t *c = &m->calls;
+    uint32_t skip[N_KINETO_SKIPPED];
+    int rc = NNP_OK;
+    for (size_t k = 0; k < N_KINETO_SKIPPED; k++)
+        skip[k] = nnp__model_find(m, KINETO_SKIPPED_RUNTIME[k]);
+    for (size_t i = 0; i < c->t.n && rc == NNP_OK; i++) {
+        bool skipped = false;
+        if ((c->kind[i] != NNP_CALL_CUDA_RUNTIME && c->kind[i] != NNP_CALL_CUDA_DRIVER) ||
+            !keep(t, c->start_ns[i]))
+            continue;
+        for (size_t k = 0; k < N_KINETO_SKIPPED && !skipped; k++)
+            skipped = c->kind[i] == NNP_CALL_CUDA_RUNTIME && skip[k] && skip[k] == c->name[i];
+        if (!skipped)
+            rc = add_interval(t, NNP_ROW_OP, c->name[i], 0, c->thread[i], c->start_ns[i],
+                              c->end_ns[i]);
+    }
+    return rc;
+}
+
 /* torch's own traces: key_averages() counts every CPU event torch recorded, not only ops
  * (torch/autograd/profiler.py _parse_kineto_results): record_function ranges (Kineto's
  * user_annotation, our markers of such a trace), the steps (add_steps), and the CUDA
@@ -246,12 +286,7 @@ static int add_torch_events(table_t *t)
             rc = add_interval(t, NNP_ROW_RANGE, m->markers.message[i], 0, m->markers.thread[i],
                               m->markers.start_ns[i], m->markers.end_ns[i]);
     }
-    for (size_t i = 0; i < m->calls.t.n && rc == NNP_OK; i++) {
-        if (keep(t, m->calls.start_ns[i]))
-            rc = add_interval(t, NNP_ROW_OP, m->calls.name[i], 0, m->calls.thread[i],
-                              m->calls.start_ns[i], m->calls.end_ns[i]);
-    }
-    return rc;
+    return rc == NNP_OK ? add_cuda_calls(t) : rc;
 }
 
 static int add_memory(table_t *t)
@@ -448,8 +483,8 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
         rc = add_ranges(&t);
     if (rc == NNP_OK && (t.torch || (flags & NNP_OP_TABLE_STEPS)))
         rc = add_steps(&t);
-    if (rc == NNP_OK && t.torch)
-        rc = add_torch_events(&t);
+    if (rc == NNP_OK)
+        rc = t.torch ? add_torch_events(&t) : add_cuda_calls(&t);
     if (rc == NNP_OK)
         rc = add_memory(&t);
     if (rc == NNP_OK)
