@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analyse/intervals.h"
 #include "model/model.h"
 #include "nnprof/nnprof.h"
 #include "util/util.h"
@@ -76,14 +77,6 @@ int nnp__step_trace_write(const nnp_actx_t *c, const nnp_step_trace_t *st);
 void nnp__step_trace_fini(nnp_step_trace_t *st);
 
 /* ---- overlap results (overlap.c), used by the timeline ---- */
-typedef struct nnp_interval {
-    int64_t start_ns, end_ns;
-} nnp_interval_t;
-
-typedef struct nnp_interval_list {
-    nnp_interval_t *v;
-    size_t n, cap;
-} nnp_interval_list_t;
 
 /* Values of a row: computing, communication, not overlapped, overlapped, free. */
 #define NNP_OVERLAP_COLS 5

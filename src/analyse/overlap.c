@@ -3,7 +3,8 @@
  * msprof-analyze). Called by the
  * analyse driver after step_trace.c; its merged interval lists feed the timeline's
  * "Overlap Analysis" process. Every list here is sorted by start and disjoint once built;
- * all set operations are linear sweeps over such lists, so a run costs O(n log n).
+ * all set operations are linear sweeps over such lists (intervals.c), so a run costs
+ * O(n log n).
  * Rules and units for users: docs/OUTPUTS.md, "Compute/communication overlap". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,278 +14,9 @@
 #include "util/csv_writer.h"
 #include "util/util.h"
 
-/* First capacity of an interval list; lists double from there. */
-#define LIST_INITIAL 64
 /* ps per ns: the tick of inputs with sub-ns durations (ticks_t). */
 #define PS_PER_NS 1000
 _Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
-
-/* ---- interval lists ---- */
-
-static int list_push(nnp_interval_list_t *l, int64_t start_ns, int64_t end_ns)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : LIST_INITIAL;
-        nnp_interval_t *v;
-        if (ncap > NNP_MODEL_MAX_ROWS * (size_t)2)
-            return nnp__fail(NNP_ENOMEM, "overlap: too many intervals");
-        v = nnp__realloc(l->v, ncap * sizeof(*v));
-        if (!v)
-            return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
-        nnp__hint_huge_pages(v, ncap * sizeof(*v)); /* millions of intervals at 10 M events */
-        l->v = v;
-        l->cap = ncap;
-    }
-    l->v[l->n].start_ns = start_ns;
-    l->v[l->n].end_ns = end_ns;
-    l->n++;
-    return NNP_OK;
-}
-
-static void list_fini(nnp_interval_list_t *l)
-{
-    nnp__free(l->v);
-    memset(l, 0, sizeof(*l));
-}
-
-static int cmp_start(const void *a, const void *b)
-{
-    const nnp_interval_t *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
-}
-
-/* Sorts by start (skipped when the model's order already holds, the usual case) and merges
- * overlapping or touching intervals in place: [0,10] + [10,20] is one busy period. */
-static void list_normalise(nnp_interval_list_t *l)
-{
-    size_t out = 0;
-    bool sorted = true;
-    for (size_t i = 1; i < l->n && sorted; i++)
-        sorted = l->v[i - 1].start_ns <= l->v[i].start_ns;
-    if (!sorted)
-        qsort(l->v, l->n, sizeof(*l->v), cmp_start);
-    for (size_t i = 0; i < l->n; i++) {
-        if (out > 0 && l->v[i].start_ns <= l->v[out - 1].end_ns) {
-            if (l->v[i].end_ns > l->v[out - 1].end_ns)
-                l->v[out - 1].end_ns = l->v[i].end_ns;
-            continue;
-        }
-        l->v[out++] = l->v[i];
-    }
-    l->n = out;
-}
-
-/* Keeps the parts of a normalised list inside [lo, hi]; empty results are dropped. */
-static void list_clip(nnp_interval_list_t *l, int64_t lo, int64_t hi)
-{
-    size_t out = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        int64_t s = l->v[i].start_ns > lo ? l->v[i].start_ns : lo;
-        int64_t e = l->v[i].end_ns < hi ? l->v[i].end_ns : hi;
-        if (s < e)
-            l->v[out++] = (nnp_interval_t){s, e};
-    }
-    l->n = out;
-}
-
-/* out = a minus b (both normalised). Two pointers: j only moves forward because a's
- * intervals are disjoint and sorted; each a looks only at the b's that overlap it, so the
- * total work is O(|a| + |b|). */
-static int list_subtract(const nnp_interval_list_t *a, const nnp_interval_list_t *b,
-                         nnp_interval_list_t *out)
-{
-    size_t j = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        int64_t cur = a->v[i].start_ns, end = a->v[i].end_ns;
-        while (j < b->n && b->v[j].end_ns <= cur)
-            j++;
-        for (size_t k = j; k < b->n && b->v[k].start_ns < end; k++) {
-            if (b->v[k].start_ns > cur) {
-                int rc = list_push(out, cur, b->v[k].start_ns);
-                if (rc != NNP_OK)
-                    return rc;
-            }
-            if (b->v[k].end_ns > cur)
-                cur = b->v[k].end_ns;
-        }
-        if (cur < end) {
-            int rc = list_push(out, cur, end);
-            if (rc != NNP_OK)
-                return rc;
-        }
-    }
-    return NNP_OK;
-}
-
-/* out = [lo, hi] minus (a union b), both normalised and clipped to [lo, hi]: the idle gaps,
- * including the head and tail gaps (MSP section_calculator: Free has head and tail). One
- * merge of the two sorted lists; the union itself is never built (at 3 M ops it was as
- * large as the compute list). */
-static int list_gaps(const nnp_interval_list_t *a, const nnp_interval_list_t *b, int64_t lo,
-                     int64_t hi, nnp_interval_list_t *out)
-{
-    int64_t cur = lo;
-    size_t i = 0, j = 0;
-    while (i < a->n || j < b->n) {
-        nnp_interval_t x;
-        if (j >= b->n || (i < a->n && a->v[i].start_ns <= b->v[j].start_ns))
-            x = a->v[i++];
-        else
-            x = b->v[j++];
-        if (x.start_ns > cur) {
-            int rc = list_push(out, cur, x.start_ns);
-            if (rc != NNP_OK)
-                return rc;
-        }
-        if (x.end_ns > cur)
-            cur = x.end_ns;
-    }
-    if (cur < hi)
-        return list_push(out, cur, hi);
-    return NNP_OK;
-}
-
-/* Gives back a list's spare capacity: the lists live on until the timeline is written. */
-static void list_shrink(nnp_interval_list_t *l)
-{
-    nnp_interval_t *v;
-    if (l->n == 0 || l->n == l->cap)
-        return;
-    v = nnp__realloc(l->v, l->n * sizeof(*v));
-    if (v) {
-        l->v = v;
-        l->cap = l->n;
-    }
-}
-
-/* ---- measuring a list inside a window in O(log n + CUM_STRIDE) ---- */
-
-/* Intervals per prefix-sum entry: a sum for every interval would cost 8 bytes per
- * interval (a list has one per op of a CPU-only run); one per 16 costs 0.5 and at most
- * 2 x 16 interval lengths per measurement. */
-#define CUM_STRIDE 16
-
-/* cum[b] = total length of intervals 0..b*CUM_STRIDE-1, so any run of whole intervals
- * costs two lookups and two short sums; only the two edge intervals need clipping. */
-static int prefix_sums(const nnp_interval_list_t *l, int64_t **out)
-{
-    size_t nb = l->n / CUM_STRIDE + 1;
-    int64_t *cum = nnp__malloc(nb * sizeof(*cum)), sum = 0;
-    if (!cum)
-        return nnp__fail(NNP_ENOMEM, "overlap: out of memory");
-    for (size_t i = 0; i < l->n; i++) {
-        if (i % CUM_STRIDE == 0)
-            cum[i / CUM_STRIDE] = sum;
-        sum += l->v[i].end_ns - l->v[i].start_ns;
-    }
-    if (l->n % CUM_STRIDE == 0)
-        cum[l->n / CUM_STRIDE] = sum;
-    *out = cum;
-    return NNP_OK;
-}
-
-/* Total length of intervals 0..x-1. */
-static int64_t sum_before(const nnp_interval_list_t *l, const int64_t *cum, size_t x)
-{
-    int64_t sum = cum[x / CUM_STRIDE];
-    for (size_t k = x / CUM_STRIDE * CUM_STRIDE; k < x; k++)
-        sum += l->v[k].end_ns - l->v[k].start_ns;
-    return sum;
-}
-
-/* Where measure() starts its two searches in one list: the answers of the previous row.
- * Steps come in time order, so each search moves a few intervals from there. */
-typedef struct hint {
-    size_t first, last;
-} hint_t;
-
-/* Whether interval x is past key: by its end (end > key), or by its start (start >= key). */
-static bool past(const nnp_interval_list_t *l, size_t x, int64_t key, bool by_end)
-{
-    return by_end ? l->v[x].end_ns > key : l->v[x].start_ns >= key;
-}
-
-/* The first interval past key (l->n when none; past() is false then true along the list,
- * since starts and ends are both sorted): doubling steps from `from` in the direction of
- * the answer, then a binary search between the last two steps. Any `from` gives the same
- * answer; a near one makes it O(log distance). */
-static size_t first_past(const nnp_interval_list_t *l, int64_t key, bool by_end, size_t from)
-{
-    size_t lo, hi, step = 1;
-    if (from > l->n)
-        from = l->n;
-    if (from < l->n && !past(l, from, key, by_end)) { /* the answer is after from */
-        lo = from + 1;
-        while (from + step < l->n && !past(l, from + step, key, by_end)) {
-            lo = from + step + 1;
-            step *= 2;
-        }
-        hi = from + step < l->n ? from + step : l->n;
-    } else { /* at from or before it */
-        hi = from;
-        while (step <= from && past(l, from - step, key, by_end)) {
-            hi = from - step;
-            step *= 2;
-        }
-        lo = step <= from ? from - step + 1 : 0;
-    }
-    while (lo < hi) { /* past() is false before lo and true from hi */
-        size_t mid = lo + (hi - lo) / 2;
-        if (past(l, mid, key, by_end))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-/* Length of the normalised list inside [lo, hi]. Ends are sorted too (the intervals are
- * disjoint), so both searches are over sorted keys. */
-static int64_t measure(const nnp_interval_list_t *l, const int64_t *cum, int64_t lo, int64_t hi,
-                       hint_t *h)
-{
-    size_t i, j;
-    int64_t total;
-    if (hi <= lo)
-        return 0;
-    i = first_past(l, lo, true, h->first); /* the first interval ending after lo */
-    /* the first starting at or after hi: none before i does (they end by lo < hi) */
-    j = first_past(l, hi, false, h->last);
-    h->first = i;
-    h->last = j;
-    if (i >= j)
-        return 0;
-    total = sum_before(l, cum, j) - sum_before(l, cum, i);
-    if (l->v[i].start_ns < lo)
-        total -= lo - l->v[i].start_ns;
-    if (l->v[j - 1].end_ns > hi)
-        total -= l->v[j - 1].end_ns - hi;
-    return total;
-}
-
-/* First busy instant .. last busy instant of two normalised lists; false when both are
- * empty. */
-static bool busy_span(const nnp_interval_list_t *compute, const nnp_interval_list_t *comm,
-                      int64_t *lo, int64_t *hi)
-{
-    if (compute->n == 0 && comm->n == 0)
-        return false;
-    *lo = INT64_MAX;
-    *hi = INT64_MIN;
-    if (compute->n > 0) {
-        *lo = compute->v[0].start_ns;
-        *hi = compute->v[compute->n - 1].end_ns;
-    }
-    if (comm->n > 0) {
-        if (comm->v[0].start_ns < *lo)
-            *lo = comm->v[0].start_ns;
-        if (comm->v[comm->n - 1].end_ns > *hi)
-            *hi = comm->v[comm->n - 1].end_ns;
-    }
-    return *hi > *lo;
-}
 
 /* ---- what counts as compute and as communication ---- */
 
@@ -396,7 +128,7 @@ static void ticks_init(const nnp_model_t *m, ticks_t *tk)
         tk->base = 0;
 }
 
-/* Adds [s, e) to a list that list_normalise will merge: into its last interval at once
+/* Adds [s, e) to a list that nnp__ivl_normalise will merge: into its last interval at once
  * when it starts inside it (records come by start, and nested host ops, PyTorch's, start
  * inside their parent), so a list holds about one interval per outermost op, not one per
  * op. The union, and so the normalised list, is the same. */
@@ -410,7 +142,7 @@ static int push_merged(nnp_interval_list_t *l, int64_t s, int64_t e)
             return NNP_OK;
         }
     }
-    return list_push(l, s, e);
+    return nnp__ivl_push(l, s, e);
 }
 
 /* Adds one record to the list its class names. Zero-length and inverted intervals carry
@@ -479,7 +211,7 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const
         }
         return *hi > *lo;
     }
-    return busy_span(compute, comm, lo, hi);
+    return nnp__ivl_busy_span(compute, comm, lo, hi);
 }
 
 /* The four lists measured per row: computing, communication, not overlapped, free. */
@@ -487,7 +219,7 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const
 /* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
 typedef struct sums {
     int64_t *computing, *communication, *not_overlapped, *free;
-    hint_t hint[OV_LISTS]; /* where the searches of the previous row ended, per list */
+    nnp_ivl_hint_t hint[OV_LISTS]; /* where the searches of the previous row ended, per list */
 } sums_t;
 
 /* One row's five values in ticks (before the conversion to ns + ps). */
@@ -501,11 +233,12 @@ static tick_row_t measure_row(const nnp_overlap_t *ov, sums_t *s, int64_t lo, in
     memset(&r, 0, sizeof(r));
     if (hi <= lo)
         return r; /* an empty or inverted step span measures nothing */
-    r.v[NNP_OV_COMPUTING] = measure(&ov->computing, s->computing, lo, hi, &s->hint[0]);
-    r.v[NNP_OV_COMMUNICATION] = measure(&ov->communication, s->communication, lo, hi, &s->hint[1]);
+    r.v[NNP_OV_COMPUTING] = nnp__ivl_measure(&ov->computing, s->computing, lo, hi, &s->hint[0]);
+    r.v[NNP_OV_COMMUNICATION] =
+        nnp__ivl_measure(&ov->communication, s->communication, lo, hi, &s->hint[1]);
     r.v[NNP_OV_NOT_OVERLAPPED] =
-        measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi, &s->hint[2]);
-    r.v[NNP_OV_FREE] = measure(&ov->free, s->free, lo, hi, &s->hint[3]);
+        nnp__ivl_measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi, &s->hint[2]);
+    r.v[NNP_OV_FREE] = nnp__ivl_measure(&ov->free, s->free, lo, hi, &s->hint[3]);
     return r;
 }
 
@@ -618,14 +351,6 @@ static int assign_whole(const nnp_interval_list_t *l, const int64_t *lo, const i
     return NNP_OK;
 }
 
-static int64_t list_total(const nnp_interval_list_t *l)
-{
-    int64_t s = 0;
-    for (size_t i = 0; i < l->n; i++)
-        s += l->v[i].end_ns - l->v[i].start_ns;
-    return s;
-}
-
 /* torch_npu's rule: the four lists over the whole device span (first to last busy instant,
  * as msprof's Overlap Analysis events), each interval counted whole in one step. */
 static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ticks_t *tk,
@@ -644,10 +369,10 @@ static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ti
     if (rc == NNP_OK)
         rc = assign_whole(&out->free, lo, hi, st->n, rows, NNP_OV_FREE);
     if (rc == NNP_OK) {
-        rows[st->n].v[NNP_OV_COMPUTING] = list_total(&out->computing);
-        rows[st->n].v[NNP_OV_COMMUNICATION] = list_total(&out->communication);
-        rows[st->n].v[NNP_OV_NOT_OVERLAPPED] = list_total(&out->comm_not_overlapped);
-        rows[st->n].v[NNP_OV_FREE] = list_total(&out->free);
+        rows[st->n].v[NNP_OV_COMPUTING] = nnp__ivl_total(&out->computing);
+        rows[st->n].v[NNP_OV_COMMUNICATION] = nnp__ivl_total(&out->communication);
+        rows[st->n].v[NNP_OV_NOT_OVERLAPPED] = nnp__ivl_total(&out->comm_not_overlapped);
+        rows[st->n].v[NNP_OV_FREE] = nnp__ivl_total(&out->free);
     }
     nnp__free(lo);
     nnp__free(hi);
@@ -683,28 +408,28 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
     rc = gather(c->m, &tk, &out->computing, &out->communication);
     if (rc != NNP_OK)
         goto out;
-    list_normalise(&out->computing);
-    list_normalise(&out->communication);
+    nnp__ivl_normalise(&out->computing);
+    nnp__ivl_normalise(&out->communication);
 
     has_span = by_device
-                   ? busy_span(&out->computing, &out->communication, &lo, &hi)
+                   ? nnp__ivl_busy_span(&out->computing, &out->communication, &lo, &hi)
                    : analysed_span(c, st, &tk, &out->computing, &out->communication, &lo, &hi);
     if (has_span) {
-        list_clip(&out->computing, lo, hi);
-        list_clip(&out->communication, lo, hi);
-        rc = list_subtract(&out->communication, &out->computing, &out->comm_not_overlapped);
+        nnp__ivl_clip(&out->computing, lo, hi);
+        nnp__ivl_clip(&out->communication, lo, hi);
+        rc = nnp__ivl_subtract(&out->communication, &out->computing, &out->comm_not_overlapped);
         if (rc == NNP_OK)
-            rc = list_gaps(&out->computing, &out->communication, lo, hi, &out->free);
+            rc = nnp__ivl_gaps(&out->computing, &out->communication, lo, hi, &out->free);
         if (rc != NNP_OK)
             goto out;
     } else {
         out->computing.n = out->communication.n = 0;
     }
 
-    list_shrink(&out->computing);
-    list_shrink(&out->communication);
-    list_shrink(&out->comm_not_overlapped);
-    list_shrink(&out->free);
+    nnp__ivl_shrink(&out->computing);
+    nnp__ivl_shrink(&out->communication);
+    nnp__ivl_shrink(&out->comm_not_overlapped);
+    nnp__ivl_shrink(&out->free);
     rows = nnp__calloc(n_steps + 1, sizeof(*rows));
     out->rows = nnp__calloc(n_steps + 1, sizeof(*out->rows));
     if (!rows || !out->rows) {
@@ -714,13 +439,13 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
     if (by_device) {
         rc = device_rows(c, st, &tk, out, rows);
     } else {
-        rc = prefix_sums(&out->computing, &sums.computing);
+        rc = nnp__ivl_prefix_sums(&out->computing, &sums.computing);
         if (rc == NNP_OK)
-            rc = prefix_sums(&out->communication, &sums.communication);
+            rc = nnp__ivl_prefix_sums(&out->communication, &sums.communication);
         if (rc == NNP_OK)
-            rc = prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
+            rc = nnp__ivl_prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
         if (rc == NNP_OK)
-            rc = prefix_sums(&out->free, &sums.free);
+            rc = nnp__ivl_prefix_sums(&out->free, &sums.free);
         for (size_t i = 0; rc == NNP_OK && i < n_steps; i++)
             rows[i] = measure_row(out, &sums, to_tick(&tk, st->rows[i].start_point_ns),
                                   to_tick(&tk, st->rows[i].end_ns));
@@ -751,10 +476,10 @@ void nnp__overlap_fini(nnp_overlap_t *ov)
     if (!ov)
         return;
     nnp__free(ov->rows);
-    list_fini(&ov->computing);
-    list_fini(&ov->communication);
-    list_fini(&ov->comm_not_overlapped);
-    list_fini(&ov->free);
+    nnp__ivl_fini(&ov->computing);
+    nnp__ivl_fini(&ov->communication);
+    nnp__ivl_fini(&ov->comm_not_overlapped);
+    nnp__ivl_fini(&ov->free);
     ov->rows = NULL;
     ov->n = 0;
 }
