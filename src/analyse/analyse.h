@@ -102,12 +102,38 @@ typedef struct nnp_overlap {
     nnp_overlap_row_t *rows; /* one per step, then the whole run */
     size_t n;
     /* Merged intervals over the analysed span, for the "Overlap Analysis" timeline. */
-    nnp_interval_list_t computing, communication, comm_not_overlapped, free;
+    nnp_interval_list_t computing, communication, comm_not_overlapped;
+    /* Free time: the gaps of the analysed span [span_lo_ns, span_hi_ns) left by computing
+     * and communication. Read them through nnp_gap_iter_t: they are kept as a list
+     * (free_kept) only for device steps and inputs measured in ps, and otherwise made as
+     * they are read (a CPU run has one gap per op: 39 MB of list at 10 M events). */
+    nnp_interval_list_t free_kept;
+    bool free_is_kept;
+    bool has_span;
+    int64_t span_lo_ns, span_hi_ns;
 } nnp_overlap_t;
 
 int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overlap_t *out);
 int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov);
 void nnp__overlap_fini(nnp_overlap_t *ov);
+
+/* The free intervals of an overlap analysis in time order, as list_gaps made them:
+ *   nnp_gap_iter_t it;
+ *   for (nnp__overlap_gaps_begin(ov, &it); it.has; nnp__overlap_gaps_next(&it))
+ *       use(it.gap);
+ * it.has and it.gap are the current gap (read them, never write them); ov must outlive the
+ * iterator and stay unchanged. No allocation, no failure. */
+typedef struct nnp_gap_iter {
+    const nnp_overlap_t *ov;
+    size_t i, j;    /* next computing and communication interval, or next kept row (i) */
+    int64_t cur;    /* the busy time so far ends here */
+    bool tail_done; /* the gap up to the span's end was considered */
+    bool has;       /* gap is a gap */
+    nnp_interval_t gap;
+} nnp_gap_iter_t;
+
+void nnp__overlap_gaps_begin(const nnp_overlap_t *ov, nnp_gap_iter_t *it);
+void nnp__overlap_gaps_next(nnp_gap_iter_t *it);
 
 /* ---- the driver (analyse.c) ---- */
 /* Ranks one report lists (the inputs a call accepts). */

@@ -18,6 +18,58 @@
 #define PS_PER_NS 1000
 _Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
+/* ---- the gaps as they are read (nnp_gap_iter_t): nnp__ivl_gaps without the list ---- */
+
+/* Moves it to the next gap of the span left by computing and communication: the steps of
+ * nnp__ivl_gaps, one gap at a time. */
+static void gaps_advance_made(nnp_gap_iter_t *it)
+{
+    const nnp_interval_list_t *a = &it->ov->computing, *b = &it->ov->communication;
+    while (it->i < a->n || it->j < b->n) {
+        nnp_interval_t x;
+        bool gap;
+        if (it->j >= b->n || (it->i < a->n && a->v[it->i].start_ns <= b->v[it->j].start_ns))
+            x = a->v[it->i++];
+        else
+            x = b->v[it->j++];
+        gap = x.start_ns > it->cur;
+        if (gap)
+            it->gap = (nnp_interval_t){it->cur, x.start_ns};
+        if (x.end_ns > it->cur)
+            it->cur = x.end_ns;
+        if (gap)
+            return;
+    }
+    it->has = !it->tail_done && it->cur < it->ov->span_hi_ns;
+    it->tail_done = true;
+    if (it->has)
+        it->gap = (nnp_interval_t){it->cur, it->ov->span_hi_ns};
+}
+
+void nnp__overlap_gaps_next(nnp_gap_iter_t *it)
+{
+    const nnp_overlap_t *ov = it->ov;
+    if (!it->has)
+        return;
+    if (ov->free_is_kept) {
+        it->has = it->i < ov->free_kept.n;
+        if (it->has)
+            it->gap = ov->free_kept.v[it->i++];
+        return;
+    }
+    gaps_advance_made(it);
+}
+
+void nnp__overlap_gaps_begin(const nnp_overlap_t *ov, nnp_gap_iter_t *it)
+{
+    memset(it, 0, sizeof(*it));
+    it->ov = ov;
+    it->cur = ov->span_lo_ns;
+    it->has = ov->free_is_kept || ov->has_span; /* no span: no gap */
+    it->tail_done = !ov->has_span;
+    nnp__overlap_gaps_next(it);
+}
+
 /* ---- what counts as compute and as communication ---- */
 
 /* Case-insensitive "s contains needle" for short ASCII needles. */
@@ -214,12 +266,14 @@ static bool analysed_span(const nnp_actx_t *c, const nnp_step_trace_t *st, const
     return nnp__ivl_busy_span(compute, comm, lo, hi);
 }
 
-/* The four lists measured per row: computing, communication, not overlapped, free. */
-#define OV_LISTS 4
-/* Prefix sums of the four lists, so that each row is four O(log n) measurements. */
+/* The three lists measured per row: computing, communication, not overlapped. */
+#define OV_LISTS 3
+/* Prefix sums of the three lists, so that each row is three O(log n) measurements, and
+ * the analysed span [span_lo, span_hi) in ticks (empty when there is none). */
 typedef struct sums {
-    int64_t *computing, *communication, *not_overlapped, *free;
+    int64_t *computing, *communication, *not_overlapped;
     nnp_ivl_hint_t hint[OV_LISTS]; /* where the searches of the previous row ended, per list */
+    int64_t span_lo, span_hi;
 } sums_t;
 
 /* One row's five values in ticks (before the conversion to ns + ps). */
@@ -238,7 +292,14 @@ static tick_row_t measure_row(const nnp_overlap_t *ov, sums_t *s, int64_t lo, in
         nnp__ivl_measure(&ov->communication, s->communication, lo, hi, &s->hint[1]);
     r.v[NNP_OV_NOT_OVERLAPPED] =
         nnp__ivl_measure(&ov->comm_not_overlapped, s->not_overlapped, lo, hi, &s->hint[2]);
-    r.v[NNP_OV_FREE] = nnp__ivl_measure(&ov->free, s->free, lo, hi, &s->hint[3]);
+    /* The span is free, computing or exposed communication, each instant one of them (the
+     * gaps are the span minus computing and communication, and communication outside
+     * computing is the exposed part), so the free time in [lo, hi) is the span's time
+     * there minus the other two: exactly the gaps' length, without the gaps. */
+    lo = lo > s->span_lo ? lo : s->span_lo;
+    hi = hi < s->span_hi ? hi : s->span_hi;
+    if (hi > lo)
+        r.v[NNP_OV_FREE] = hi - lo - r.v[NNP_OV_COMPUTING] - r.v[NNP_OV_NOT_OVERLAPPED];
     return r;
 }
 
@@ -367,12 +428,12 @@ static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ti
     if (rc == NNP_OK)
         rc = assign_whole(&out->comm_not_overlapped, lo, hi, st->n, rows, NNP_OV_NOT_OVERLAPPED);
     if (rc == NNP_OK)
-        rc = assign_whole(&out->free, lo, hi, st->n, rows, NNP_OV_FREE);
+        rc = assign_whole(&out->free_kept, lo, hi, st->n, rows, NNP_OV_FREE);
     if (rc == NNP_OK) {
         rows[st->n].v[NNP_OV_COMPUTING] = nnp__ivl_total(&out->computing);
         rows[st->n].v[NNP_OV_COMMUNICATION] = nnp__ivl_total(&out->communication);
         rows[st->n].v[NNP_OV_NOT_OVERLAPPED] = nnp__ivl_total(&out->comm_not_overlapped);
-        rows[st->n].v[NNP_OV_FREE] = nnp__ivl_total(&out->free);
+        rows[st->n].v[NNP_OV_FREE] = nnp__ivl_total(&out->free_kept);
     }
     nnp__free(lo);
     nnp__free(hi);
@@ -383,7 +444,9 @@ static int device_rows(const nnp_actx_t *c, const nnp_step_trace_t *st, const ti
 static void lists_to_ns(const ticks_t *tk, nnp_overlap_t *ov)
 {
     nnp_interval_list_t *ls[] = {&ov->computing, &ov->communication, &ov->comm_not_overlapped,
-                                 &ov->free};
+                                 &ov->free_kept};
+    ov->span_lo_ns = tick_ns(tk, ov->span_lo_ns, NULL);
+    ov->span_hi_ns = tick_ns(tk, ov->span_hi_ns, NULL);
     if (tk->scale == 1)
         return;
     for (size_t k = 0; k < NNP_ARRAY_LEN(ls); k++)
@@ -410,6 +473,9 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
         goto out;
     nnp__ivl_normalise(&out->computing);
     nnp__ivl_normalise(&out->communication);
+    /* The gaps are kept as a list where they are read by index (device steps) or could
+     * not be made again from the lists in ns (ps ticks: two ticks may give one ns). */
+    out->free_is_kept = by_device || tk.scale != 1;
 
     has_span = by_device
                    ? nnp__ivl_busy_span(&out->computing, &out->communication, &lo, &hi)
@@ -418,10 +484,13 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
         nnp__ivl_clip(&out->computing, lo, hi);
         nnp__ivl_clip(&out->communication, lo, hi);
         rc = nnp__ivl_subtract(&out->communication, &out->computing, &out->comm_not_overlapped);
-        if (rc == NNP_OK)
-            rc = nnp__ivl_gaps(&out->computing, &out->communication, lo, hi, &out->free);
+        if (rc == NNP_OK && out->free_is_kept)
+            rc = nnp__ivl_gaps(&out->computing, &out->communication, lo, hi, &out->free_kept);
         if (rc != NNP_OK)
             goto out;
+        out->has_span = true;
+        out->span_lo_ns = sums.span_lo = lo;
+        out->span_hi_ns = sums.span_hi = hi;
     } else {
         out->computing.n = out->communication.n = 0;
     }
@@ -429,7 +498,7 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
     nnp__ivl_shrink(&out->computing);
     nnp__ivl_shrink(&out->communication);
     nnp__ivl_shrink(&out->comm_not_overlapped);
-    nnp__ivl_shrink(&out->free);
+    nnp__ivl_shrink(&out->free_kept);
     rows = nnp__calloc(n_steps + 1, sizeof(*rows));
     out->rows = nnp__calloc(n_steps + 1, sizeof(*out->rows));
     if (!rows || !out->rows) {
@@ -444,8 +513,6 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
             rc = nnp__ivl_prefix_sums(&out->communication, &sums.communication);
         if (rc == NNP_OK)
             rc = nnp__ivl_prefix_sums(&out->comm_not_overlapped, &sums.not_overlapped);
-        if (rc == NNP_OK)
-            rc = nnp__ivl_prefix_sums(&out->free, &sums.free);
         for (size_t i = 0; rc == NNP_OK && i < n_steps; i++)
             rows[i] = measure_row(out, &sums, to_tick(&tk, st->rows[i].start_point_ns),
                                   to_tick(&tk, st->rows[i].end_ns));
@@ -465,7 +532,6 @@ out:
     nnp__free(sums.computing);
     nnp__free(sums.communication);
     nnp__free(sums.not_overlapped);
-    nnp__free(sums.free);
     if (rc != NNP_OK)
         nnp__overlap_fini(out);
     return rc;
@@ -479,7 +545,7 @@ void nnp__overlap_fini(nnp_overlap_t *ov)
     nnp__ivl_fini(&ov->computing);
     nnp__ivl_fini(&ov->communication);
     nnp__ivl_fini(&ov->comm_not_overlapped);
-    nnp__ivl_fini(&ov->free);
+    nnp__ivl_fini(&ov->free_kept);
     ov->rows = NULL;
     ov->n = 0;
 }

@@ -34,6 +34,8 @@ static int tl_init(tl_t *tl, const nnp_actx_t *c, const nnp_step_trace_t *st,
     tl->m = m;
     tl->st = st;
     tl->ov = ov;
+    if (ov)
+        nnp__overlap_gaps_begin(ov, &tl->free_gaps);
     tl->fd = -1;
     tl->next_tid = SYNTH_TID_BASE;
     tl->window_lo = INT64_MIN;

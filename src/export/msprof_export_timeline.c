@@ -104,26 +104,36 @@ static int tl_end(tl_t *t)
 static const char *const OVERLAP_LANES[] = {"Computing", "Communication",
                                             "Communication(Not Overlapped)", "Free"};
 
+/* One interval of overlap lane k, inside the window: the process and lane names come
+ * before a process's and a lane's first slice. */
+static void tl_overlap_slice(tl_t *t, size_t k, const nnp_interval_t *iv, bool *any, bool *lane)
+{
+    if (!nnp__msprof_in_window(t->x, iv->start_ns))
+        return;
+    if (!*any)
+        tl_meta(t, "process_name", PID_OVERLAP, 0, "Overlap Analysis");
+    if (!*lane)
+        tl_meta(t, "thread_name", PID_OVERLAP, k, OVERLAP_LANES[k]);
+    *any = *lane = true;
+    if (tl_slice(t, OVERLAP_LANES[k], PID_OVERLAP, k, iv->start_ns, iv->end_ns))
+        nnp__jw_obj_end(&t->w);
+}
+
 static void tl_overlap(tl_t *t)
 {
     const nnp_interval_list_t *l[] = {&t->x->ov.computing, &t->x->ov.communication,
-                                      &t->x->ov.comm_not_overlapped, &t->x->ov.free};
-    bool any = false;
+                                      &t->x->ov.comm_not_overlapped};
+    const size_t free_lane = NNP_ARRAY_LEN(OVERLAP_LANES) - 1;
+    nnp_gap_iter_t gaps;
+    bool any = false, lane;
     for (size_t k = 0; k < NNP_ARRAY_LEN(l); k++) {
-        bool lane = false;
-        for (size_t i = 0; i < l[k]->n; i++) {
-            if (!nnp__msprof_in_window(t->x, l[k]->v[i].start_ns))
-                continue;
-            if (!any)
-                tl_meta(t, "process_name", PID_OVERLAP, 0, "Overlap Analysis");
-            if (!lane)
-                tl_meta(t, "thread_name", PID_OVERLAP, k, OVERLAP_LANES[k]);
-            any = lane = true;
-            if (tl_slice(t, OVERLAP_LANES[k], PID_OVERLAP, k, l[k]->v[i].start_ns,
-                         l[k]->v[i].end_ns))
-                nnp__jw_obj_end(&t->w);
-        }
+        lane = false;
+        for (size_t i = 0; i < l[k]->n; i++)
+            tl_overlap_slice(t, k, &l[k]->v[i], &any, &lane);
     }
+    lane = false;
+    for (nnp__overlap_gaps_begin(&t->x->ov, &gaps); gaps.has; nnp__overlap_gaps_next(&gaps))
+        tl_overlap_slice(t, free_lane, &gaps.gap, &any, &lane);
 }
 
 /* msprof_{ts}.json: CANN (host ops per host thread), Ascend Hardware (kernels per

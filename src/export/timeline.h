@@ -128,7 +128,8 @@ typedef struct tl {
     size_t n_corr;
 
     /* Cursors: the next row of each source, all sources being sorted by time. */
-    size_t c_ops, c_kernels, c_host, c_markers, c_comms, c_ov[OV_TRACKS];
+    size_t c_ops, c_kernels, c_host, c_markers, c_comms, c_ov[OV_TRACKS - 1];
+    nnp_gap_iter_t free_gaps; /* the last overlap track's (Free) cursor */
     size_t c_counters, c_host_mem, c_rss, c_queues, c_cpu;
     int64_t window_lo; /* events starting before it are not written (--steps) */
     int64_t limit;     /* the current bucket ends here (exclusive) */

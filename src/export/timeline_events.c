@@ -394,29 +394,37 @@ static void emit_comms(tl_t *tl, bool emit)
 const char *const nnp__tl_ov_names[OV_TRACKS] = {"Computing", "Communication",
                                                  "Communication(Not Overlapped)", "Free"};
 
+/* One slice of overlap track k. Merged lists are disjoint: nnp__tl_place() never needs an
+ * overflow lane here, but it still guards the invariant. */
+static void overlap_slice(tl_t *tl, int k, const nnp_interval_t *iv)
+{
+    uint32_t t = nnp__tl_place(tl, tl->ov_tracks[k], iv->start_ns, iv->end_ns);
+    if (t == NONE)
+        return;
+    ev_head_clean(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
+    dur(tl, iv->start_ns, iv->end_ns);
+    LIT(tl, "}");
+}
+
 static void emit_overlap(tl_t *tl, bool emit)
 {
-    const nnp_interval_list_t *lists[OV_TRACKS];
+    const nnp_interval_list_t *lists[OV_TRACKS - 1];
+    nnp_gap_iter_t *gaps = &tl->free_gaps;
     if (!tl->ov)
         return;
     lists[0] = &tl->ov->computing;
     lists[1] = &tl->ov->communication;
     lists[2] = &tl->ov->comm_not_overlapped;
-    lists[3] = &tl->ov->free;
-    for (int k = 0; k < OV_TRACKS; k++) {
+    for (int k = 0; k < OV_TRACKS - 1; k++) {
         const nnp_interval_list_t *l = lists[k];
         for (; tl->c_ov[k] < l->n && l->v[tl->c_ov[k]].start_ns < tl->limit; tl->c_ov[k]++) {
-            const nnp_interval_t *iv = &l->v[tl->c_ov[k]];
-            uint32_t t;
-            /* Merged lists are disjoint: nnp__tl_place() never needs an overflow lane here, but it
-             * still guards the invariant. */
-            if (!emit ||
-                (t = nnp__tl_place(tl, tl->ov_tracks[k], iv->start_ns, iv->end_ns)) == NONE)
-                continue;
-            ev_head_clean(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
-            dur(tl, iv->start_ns, iv->end_ns);
-            LIT(tl, "}");
+            if (emit)
+                overlap_slice(tl, k, &l->v[tl->c_ov[k]]);
         }
+    }
+    for (; gaps->has && gaps->gap.start_ns < tl->limit; nnp__overlap_gaps_next(gaps)) {
+        if (emit)
+            overlap_slice(tl, OV_TRACKS - 1, &gaps->gap);
     }
 }
 
@@ -543,7 +551,7 @@ bool nnp__tl_rows_left(const tl_t *tl)
     bool ov_left = false;
     if (tl->ov)
         ov_left = tl->c_ov[0] < tl->ov->computing.n || tl->c_ov[1] < tl->ov->communication.n ||
-                  tl->c_ov[2] < tl->ov->comm_not_overlapped.n || tl->c_ov[3] < tl->ov->free.n;
+                  tl->c_ov[2] < tl->ov->comm_not_overlapped.n || tl->free_gaps.has;
     return ov_left || tl->c_ops < m->ops.t.n || tl->c_host < m->host.t.n ||
            tl->c_markers < m->markers.t.n || tl->c_kernels < m->kernels.t.n ||
            tl->c_comms < m->comms.t.n || tl->c_counters < m->counters.t.n ||

@@ -142,6 +142,19 @@ static void expect_list(const nnp_interval_list_t *l, size_t n, const int64_t *p
     }
 }
 
+/* The free gaps, read as the timeline reads them (nnp_gap_iter_t), are the n given. */
+static void expect_gaps(const nnp_overlap_t *ov, size_t n, const int64_t *pairs_us)
+{
+    nnp_gap_iter_t it;
+    size_t k = 0;
+    for (nnp__overlap_gaps_begin(ov, &it); it.has; nnp__overlap_gaps_next(&it), k++) {
+        assert_true(k < n);
+        assert_int_equal(it.gap.start_ns, pairs_us[2 * k] * US);
+        assert_int_equal(it.gap.end_ns, pairs_us[2 * k + 1] * US);
+    }
+    assert_int_equal(k, n);
+}
+
 /* Compute [0,100], communication [50,150]: half of the communication is hidden. */
 static void test_partial_overlap(void **state)
 {
@@ -158,7 +171,7 @@ static void test_partial_overlap(void **state)
         static const int64_t not_ov[] = {100, 150};
         expect_list(&ov.comm_not_overlapped, 1, not_ov);
     }
-    assert_int_equal(ov.free.n, 0);
+    expect_gaps(&ov, 0, NULL);
     nnp__overlap_fini(&ov);
 }
 
@@ -184,7 +197,7 @@ static void test_no_overlap(void **state)
     comm(f, 60, 100);
     run(f, &ov);
     expect_row(&ov.rows[0], 40, 40, 40, 20);
-    expect_list(&ov.free, 1, gap);
+    expect_gaps(&ov, 1, gap);
     expect_csv(f, CSV_HEADER ",40.000,40.000,0.000,40.000,20.000\n");
     nnp__overlap_fini(&ov);
 }
@@ -247,6 +260,11 @@ static void test_per_step_clipping(void **state)
     expect_row(&ov.rows[2], 20, 25, 10, 70);
     expect_csv(f, CSV_HEADER "1,10.000,0.000,5.000,5.000,40.000\n"
                              "2,10.000,10.000,10.000,20.000,30.000\n");
+    {
+        /* The span is the steps' [0, 100]; busy [40, 70]: a head and a tail gap. */
+        static const int64_t gaps[] = {0, 40, 70, 100};
+        expect_gaps(&ov, 2, gaps);
+    }
     nnp__overlap_fini(&ov);
 }
 
@@ -369,6 +387,29 @@ static uint64_t rnd(uint64_t n)
     return rng_state % n;
 }
 
+/* The gaps of [s, e) (µs cells) are the maximal runs of cells neither busy list covers. */
+static void expect_gaps_of_cells(const nnp_overlap_t *ov, const uint8_t *comp, const uint8_t *comm,
+                                 int64_t s, int64_t e)
+{
+    static int64_t want[2 * RAND_GRID];
+    size_t n = 0;
+    for (int64_t x = s; x < e; x++) {
+        if (comp[x] || comm[x])
+            continue;
+        if (n > 0 && want[2 * n - 1] == x) {
+            want[2 * n - 1] = x + 1;
+        } else {
+            want[2 * n] = x;
+            want[2 * n + 1] = x + 1;
+            n++;
+        }
+    }
+    expect_gaps(ov, n, want);
+}
+
+/* Random intervals and steps against one cell per µs: every row's five values and the free
+ * gaps. Every other round keeps ps ticks (end_ps columns, all 0), where the gaps are kept
+ * as a list; the others make them as they are read: the same gaps either way. */
 static void test_random_vs_brute_force(void **state)
 {
     (void)state;
@@ -383,6 +424,8 @@ static void test_random_vs_brute_force(void **state)
         void *st;
         setup(&st);
         f = st;
+        if (round % 2)
+            assert_int_equal(nnp__model_want_end_ps(&f->m), NNP_OK);
         memset(cell_comp, 0, sizeof(cell_comp));
         memset(cell_comm, 0, sizeof(cell_comm));
         for (int k = 0; k < n_comp + n_comm; k++) {
@@ -432,6 +475,8 @@ static void test_random_vs_brute_force(void **state)
                 fr += !cell_comm[x] && !cell_comp[x];
             }
             expect_row(&ov.rows[r], comp, cm, not_ov, fr);
+            if (r == ov.n - 1)
+                expect_gaps_of_cells(&ov, cell_comp, cell_comm, s, e);
         }
         nnp__overlap_fini(&ov);
         teardown(&st);
