@@ -100,6 +100,18 @@ void nnpt_add_marker(nnp_model_t *m, int64_t start, int64_t end, const char *mes
     m->markers.thread[i] = th;
 }
 
+void nnpt_add_call(nnp_model_t *m, int64_t start, int64_t end, const char *name, uint32_t kind,
+                   uint32_t th)
+{
+    size_t i = nnp__table_push(&m->calls.t);
+    assert_true(i != SIZE_MAX);
+    m->calls.start_ns[i] = start;
+    m->calls.end_ns[i] = end;
+    m->calls.name[i] = nnp__model_intern_cstr(m, name);
+    m->calls.kind[i] = kind;
+    m->calls.thread[i] = th;
+}
+
 void nnpt_add_pipe_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type,
                       uint32_t workers)
 {

@@ -82,17 +82,6 @@ static void test_siblings_and_same_name_child(void **state)
     check(*state, ops, 5, w, 3);
 }
 
-/* A host call of our CUDA back end on thread 0, as the raw importer gives it. */
-static void add_call(nnp_model_t *m, int64_t start, int64_t end, const char *name, uint32_t kind)
-{
-    size_t i = nnp__table_push(&m->calls.t);
-    assert_true(i != SIZE_MAX);
-    m->calls.start_ns[i] = start;
-    m->calls.end_ns[i] = end;
-    m->calls.name[i] = nnp__model_intern_cstr(m, name);
-    m->calls.kind[i] = kind;
-}
-
 /* Our own capture with the CUDA back end: the runtime and driver calls are rows and
  * children of the op that made them, as key_averages() counts a Kineto trace (addmm
  * [0,30) launching [10,18): self 22, launch 8; a driver call [20,23) inside it too: self
@@ -104,10 +93,10 @@ static void test_cuda_calls_of_our_captures(void **state)
     static const want_t w[] = {
         {"aten::addmm", 1, 30, 19}, {"cudaLaunchKernel", 1, 8, 8}, {"cuMemAlloc_v2", 1, 3, 3}};
     nnpt_add_op(&fx->m, 0, 30, "aten::addmm", "aten::addmm", NULL, NULL);
-    add_call(&fx->m, 2, 3, "cudaGetDevice", NNP_CALL_CUDA_RUNTIME);
-    add_call(&fx->m, 10, 18, "cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME);
-    add_call(&fx->m, 20, 23, "cuMemAlloc_v2", NNP_CALL_CUDA_DRIVER);
-    add_call(&fx->m, 24, 26, "HostToDevice", NNP_CALL_OTHER);
+    nnpt_add_call(&fx->m, 2, 3, "cudaGetDevice", NNP_CALL_CUDA_RUNTIME, 0);
+    nnpt_add_call(&fx->m, 10, 18, "cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 0);
+    nnpt_add_call(&fx->m, 20, 23, "cuMemAlloc_v2", NNP_CALL_CUDA_DRIVER, 0);
+    nnpt_add_call(&fx->m, 24, 26, "HostToDevice", NNP_CALL_OTHER, 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     expect_rows(&fx->m, w, 3);
 }

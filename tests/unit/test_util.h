@@ -128,6 +128,10 @@ void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const cha
                       uint32_t workers);
 /* A queue sample (op_id -1: the device queue). */
 void nnpt_add_queue(struct nnp_model *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap);
+/* A host call of the CUDA back end (kind NNP_CALL_*) on thread index th, as the raw
+ * importer gives it. */
+void nnpt_add_call(struct nnp_model *m, int64_t start, int64_t end, const char *name, uint32_t kind,
+                   uint32_t th);
 
 /* ---- model checks ---- */
 /* What a calls row should hold (model.h): every column but domain. */
