@@ -30,6 +30,7 @@
 
 #include <nnprof/nnprof.h>
 
+#include "bench_load.h"
 #include "synth_run.h"
 
 #ifndef NNP_CLI_PATH
@@ -52,7 +53,6 @@
 #define US_PER_SEC     1e6
 /* write() size of the write baseline: the CLI's JSON writer flushes buffers of this order. */
 #define WRITE_CHUNK (1u << 20)
-#define LOAD_WARN   0.5
 /* Stages shorter than this are not listed (the GPU stages of a CPU run, ...). */
 #define STAGE_PRINT_MIN_S 0.0005
 /* Targets of issue 17. */
@@ -316,14 +316,6 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void print_load(const char *when)
-{
-    double load[3];
-    if (getloadavg(load, 3) == 3)
-        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
-               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
 }
 
 static double sys_cpu_s(void)
@@ -624,12 +616,12 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("generate (record + write)  %.3f s\n", now_s() - t0);
-    print_load("before the runs");
+    nnp_bench_print_load("before the runs");
     print_new_memory_cost();
     fflush(stdout);
     if (bench_cli(small, reps, false, &ss) != 0 || bench_cli(big, reps, true, &sb) != 0)
         return 1;
-    print_load("after the runs");
+    nnp_bench_print_load("after the runs");
 
     printf("\n%llu events:\n", (unsigned long long)ev_small);
     report(&ss, ev_small, reps, false);
@@ -671,7 +663,7 @@ int main(int argc, char **argv)
         }
         if (compare_cli(big, argv[4], reps, ev_big) != 0)
             return 1;
-        print_load("after the comparison");
+        nnp_bench_print_load("after the comparison");
     }
     if (argc <= 2)
         rm_rf(work);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_load.h"
 #include "model/model.h"
 #include "nnprof/nnprof.h"
 #include "read/importers.h"
@@ -39,7 +40,6 @@
 #define PATH_CAP        4096
 #define MAX_FILES       64
 #define OUT_CAP         4096
-#define LOAD_WARN       0.5
 /* The work directory is shorter, so the paths built under it always fit. */
 #define WORK_CAP 1024
 #define CMD_CAP  (3 * PATH_CAP)
@@ -497,14 +497,6 @@ static double bench_input(const input_t *in, int reps, const bool *avail)
     return 0;
 }
 
-static void print_load(const char *when)
-{
-    double load[3];
-    if (getloadavg(load, 3) == 3)
-        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
-               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
-}
-
 /* Gzip input: json_stream on the gzip-compressed file beside `gzip -dc` of it (the
  * decompression alone), CPU time, same run. */
 static void bench_gzip(const char *json, double bytes, int reps)
@@ -600,7 +592,7 @@ int main(int argc, char **argv)
     printf("bench_import: import speed and peak RSS (each measurement its own process), %d "
            "repetitions interleaved%s%s\n",
            reps, avail[M_PYTHON] ? "" : "; python3 not found", avail[M_JQ] ? "" : "; jq not found");
-    print_load("at start");
+    nnp_bench_print_load("at start");
 #ifdef NNP_BENCH_HAVE_SIMDJSON
     printf("simdjson %s on-demand kernel (a benchmark peer, not part of nnprof)\n",
            json_bench_simdjson_kernel());
@@ -646,7 +638,7 @@ int main(int argc, char **argv)
     if (in.n_files == 1)
         bench_gzip(in.files[0], in.bytes, reps);
     input_free(&in);
-    print_load("at end");
+    nnp_bench_print_load("at end");
     printf("\ntarget (issue 17): msprof JSON import >= %.0f MB per CPU-second (on a 500 MB "
            "file: bench_import 500): %.1f MB/CPU-s on %g MB %s\n",
            TARGET_IMPORT_MBPS, synth_mbps, size_mb,

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_load.h"
+
 #ifndef NNP_DEMO_PATH
 #define NNP_DEMO_PATH "examples/demo_train"
 #endif
@@ -29,7 +31,6 @@
 #define MAX_ARGS       24
 #define PERCENT        100.0
 #define NS_PER_US      1000.0
-#define LOAD_WARN      0.5
 /* Issue 5: op-level collection must cost < 1 % at the demo's default op granularity. */
 #define TARGET_OPS_PCT 1.0
 /* Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom; above 30 the
@@ -168,14 +169,6 @@ static bool run_demo(const char *demo, const workload_t *w, run_mode_t mode, sam
     return true;
 }
 
-static void print_load(const char *when)
-{
-    double load[3];
-    if (getloadavg(load, 3) == 3)
-        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
-               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
-}
-
 /* Rounds of off/ops/all in separate processes, the order rotating each round so drift
  * (frequency, other load) is spread over every mode. *ops_ci_hi gets the upper end of the
  * op-level overhead's interval (percent). False when a run failed. */
@@ -256,7 +249,7 @@ int main(int argc, char **argv)
            "overhead = profiled / off - 1 within each round; 'ops' = op-level collection, 'all'\n"
            "adds tensor memory, pipeline, host ranges and a 20 Hz CPU sampler\n",
            demo);
-    print_load("at start");
+    nnp_bench_print_load("at start");
     for (size_t i = 0; i < N_WORKLOADS; i++) {
         double mean = 0, hi = 0;
         if (!bench_workload(demo, &workloads[i], rounds, &mean, &hi))
@@ -269,6 +262,6 @@ int main(int argc, char **argv)
                    : mean < TARGET_OPS_PCT ? "not shown (the interval reaches the target)"
                                            : "MISS");
     }
-    print_load("at end");
+    nnp_bench_print_load("at end");
     return 0;
 }

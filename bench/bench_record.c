@@ -21,6 +21,7 @@
 
 #include <nnprof/nnprof.h>
 
+#include "bench_load.h"
 #include "writer_thread.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,7 +51,6 @@
 #define WRITER_PERIOD_MS 1000
 #define MAX_THREADS      2
 /* A 1-minute load average above this many runnable tasks means other work competed. */
-#define LOAD_WARN  0.5
 #define NS_PER_SEC 1e9
 
 /* Targets of the issue: a begin/end pair in at most 20 ns, an event in at most twice one
@@ -621,15 +621,6 @@ static void print_sustained(const sustained_t v[N_SUSTAINED], double burst_pair_
     }
 }
 
-/* Other work on the machine inflates every figure: say how busy it was. */
-static void print_load(void)
-{
-    double load[3];
-    if (getloadavg(load, 3) == 3)
-        printf("load average (1/5/15 min) %.2f %.2f %.2f%s\n", load[0], load[1], load[2],
-               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
-}
-
 static int parse_args(int argc, char **argv, bool *burst, bool *sustained)
 {
     for (int i = 1; i < argc; i++) {
@@ -692,7 +683,7 @@ static int run_burst(double *pair_ns)
     printf("session: buffer %d KiB/thread, drop policy, writer period %d ms (buffers are "
            "flushed between repetitions, outside the timed loops)\n",
            BUFFER_KB, WRITER_PERIOD_MS);
-    print_load();
+    nnp_bench_print_load("at start");
     print_lttng_state();
     fflush(stdout);
 
@@ -732,8 +723,8 @@ int main(int argc, char **argv)
     printf("cpus online: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
     /* The sustained runs fork first, while this process has no session of its own. */
     if (sustained) {
-        printf("\nsustained runs (%.0f s each): ", g_sustained_s);
-        print_load();
+        printf("\nsustained runs (%.0f s each)\n", g_sustained_s);
+        nnp_bench_print_load("before them");
         fflush(stdout);
         const int policies[N_SUSTAINED] = {POLICY_DEFAULT, NNP_FULL_DROP, NNP_FULL_BLOCK};
         for (int i = 0; i < N_SUSTAINED; i++)
@@ -743,8 +734,8 @@ int main(int argc, char **argv)
     if (burst)
         rc = run_burst(&pair_ns);
     if (sustained) {
-        printf("\nload after the runs: ");
-        print_load();
+        printf("\n");
+        nnp_bench_print_load("after the runs");
         print_sustained(runs, pair_ns);
     }
     return rc;

@@ -27,6 +27,7 @@
 
 /* The on-disk format (a plain header of structs) and the packer: the baseline reads the
  * chunks back, unpacks them and packs them again (rec_pack.c is compiled in). */
+#include "bench_load.h"
 #include "format/raw_format.h"
 #include "format/rec_pack.h"
 #include "util/util.h" /* nnp__crc32c (crc32c.c is compiled in) */
@@ -50,7 +51,6 @@
 /* Goal of issue 17: one writer core drains at least 50 M events/s. */
 #define TARGET_EVENTS_PER_WRITER_CPU_S 50e6
 /* A 1-minute load average above this many runnable tasks means other work competed. */
-#define LOAD_WARN    0.5
 #define DECIMAL      10
 #define NS_PER_SEC   1e9
 #define BYTES_PER_MB 1e6
@@ -512,15 +512,6 @@ static void print_spread(const char *what, double *v, int n, const char *unit)
            n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[n - 1], unit);
 }
 
-/* Other work on the machine inflates every figure: say how busy it was. */
-static void print_load(const char *when)
-{
-    double load[3];
-    if (getloadavg(load, 3) == 3)
-        printf("load average (1/5/15 min) %s: %.2f %.2f %.2f%s\n", when, load[0], load[1], load[2],
-               load[0] > LOAD_WARN ? " - the machine is busy: figures are pessimistic" : "");
-}
-
 /* The candidate encodings of the same slots: bytes per event, median and best speed. */
 static void print_codecs(const sample_t *smp, int reps)
 {
@@ -568,7 +559,7 @@ int main(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), N_THREADS, EVENTS_PER_THREAD, reps);
     printf("baseline: the same record slots (read back from the chunks), packed in the same "
            "chunks + CRC-32C + write(), one thread, same process\n");
-    print_load("at start");
+    nnp_bench_print_load("at start");
     fflush(stdout);
     printf("\n%4s %9s %9s %10s %11s %11s %11s %9s\n", "run", "wall s", "writer s", "MB/wrCPU-s",
            "Mev/wrCPU-s", "base CPU s", "base MB/s", "wr/base");
@@ -594,7 +585,7 @@ int main(int argc, char **argv)
                r->base_cpu_s, bmb[i], r->writer_cpu_s > 0 ? ratio[n_cpu - 1] : 0.0);
         fflush(stdout);
     }
-    print_load("at end");
+    nnp_bench_print_load("at end");
     {
         const sample_t *m = &smp[0];
         printf("\nevents recorded       %llu of %llu (dropped %llu)\n",
