@@ -123,6 +123,18 @@ void nnpt_add_pipe_op(nnp_model_t *m, int64_t id, int64_t parent, const char *ty
     m->pipe_ops.num_workers[i] = workers;
 }
 
+void nnpt_add_task_cpu(nnp_model_t *m, int64_t ts, uint64_t tid, const char *name, uint64_t utime,
+                       uint64_t stime)
+{
+    size_t i = nnp__table_push(&m->task_cpu.t);
+    assert_true(i != SIZE_MAX);
+    m->task_cpu.ts_ns[i] = ts;
+    m->task_cpu.tid[i] = tid;
+    m->task_cpu.name[i] = name ? nnp__model_intern_cstr(m, name) : 0;
+    m->task_cpu.utime[i] = utime;
+    m->task_cpu.stime[i] = stime;
+}
+
 void nnpt_add_queue(nnp_model_t *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap)
 {
     size_t i = nnp__table_push(&m->queues.t);

@@ -54,28 +54,6 @@ static void add_sys(nnp_model_t *m, int64_t ts, uint64_t user, uint64_t sys, uin
     m->sys_cpu.blocked[i] = 1;
 }
 
-static void add_task(nnp_model_t *m, int64_t ts, uint64_t tid, const char *name, uint64_t ut,
-                     uint64_t st)
-{
-    size_t i = nnp__table_push(&m->task_cpu.t);
-    assert_true(i != SIZE_MAX);
-    m->task_cpu.ts_ns[i] = ts;
-    m->task_cpu.tid[i] = tid;
-    m->task_cpu.name[i] = name ? nnp__model_intern_cstr(m, name) : 0;
-    m->task_cpu.utime[i] = ut;
-    m->task_cpu.stime[i] = st;
-}
-
-static void add_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type, uint32_t workers)
-{
-    size_t i = nnp__table_push(&m->pipe_ops.t);
-    assert_true(i != SIZE_MAX);
-    m->pipe_ops.op_id[i] = id;
-    m->pipe_ops.parent_id[i] = parent;
-    m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, type);
-    m->pipe_ops.num_workers[i] = workers;
-}
-
 static void run(fixture_t *fx)
 {
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
@@ -106,28 +84,28 @@ static void build_three_rounds(nnp_model_t *m)
     add_sys(m, 1 * SEC, 1000, 500, 8000, 300, 200, 5000, 3);
     add_sys(m, 2 * SEC, 1200, 600, 8600, 350, 250, 6500, 4);
     add_sys(m, 3 * SEC, 1300, 650, 10400, 350, 300, 7000, 2);
-    add_task(m, 1 * SEC, 0, NULL, 100, 50);
-    add_task(m, 2 * SEC, 0, NULL, 180, 70);
-    add_task(m, 3 * SEC, 0, NULL, 220, 90);
-    add_task(m, 1 * SEC, 101, "MapOp(id=2) worker 0", 10, 0);
-    add_task(m, 2 * SEC, 101, "MapOp(id=2) worker 0", 90, 10);
-    add_task(m, 3 * SEC, 101, "MapOp(id=2) worker 0", 170, 20);
-    add_task(m, 1 * SEC, 102, "MapOp(id=2) worker 1", 0, 0);
-    add_task(m, 2 * SEC, 102, "MapOp(id=2) worker 1", 60, 0);
-    add_task(m, 3 * SEC, 102, "MapOp(id=2) worker 1", 140, 0);
-    add_task(m, 2 * SEC, 103, "GeneratorOp(id=3) worker 0", 50, 0);
-    add_task(m, 3 * SEC, 103, "GeneratorOp(id=3) worker 0", 60, 0);
-    add_task(m, 1 * SEC, 104, "BatchOp(id=1)", 0, 0);
-    add_task(m, 3 * SEC, 104, "BatchOp(id=1)", 80, 0);
-    add_task(m, 1 * SEC, 105, "ShuffleOp(id=5", 0, 0);
-    add_task(m, 3 * SEC, 105, "ShuffleOp(id=5", 90, 0);
-    add_task(m, 1 * SEC, 100, "main", 0, 0);
-    add_task(m, 3 * SEC, 100, "main", 100, 0);
-    add_op(m, 5, 1, "ShuffleOp", 1);
-    add_op(m, 2, 3, "MapOp", 2);
-    add_op(m, 1, -1, "BatchOp", 1);
-    add_op(m, 3, 2, "GeneratorOp", 1);
-    add_op(m, 2, 3, "MapOp", 2); /* registered twice: one entry */
+    nnpt_add_task_cpu(m, 1 * SEC, 0, NULL, 100, 50);
+    nnpt_add_task_cpu(m, 2 * SEC, 0, NULL, 180, 70);
+    nnpt_add_task_cpu(m, 3 * SEC, 0, NULL, 220, 90);
+    nnpt_add_task_cpu(m, 1 * SEC, 101, "MapOp(id=2) worker 0", 10, 0);
+    nnpt_add_task_cpu(m, 2 * SEC, 101, "MapOp(id=2) worker 0", 90, 10);
+    nnpt_add_task_cpu(m, 3 * SEC, 101, "MapOp(id=2) worker 0", 170, 20);
+    nnpt_add_task_cpu(m, 1 * SEC, 102, "MapOp(id=2) worker 1", 0, 0);
+    nnpt_add_task_cpu(m, 2 * SEC, 102, "MapOp(id=2) worker 1", 60, 0);
+    nnpt_add_task_cpu(m, 3 * SEC, 102, "MapOp(id=2) worker 1", 140, 0);
+    nnpt_add_task_cpu(m, 2 * SEC, 103, "GeneratorOp(id=3) worker 0", 50, 0);
+    nnpt_add_task_cpu(m, 3 * SEC, 103, "GeneratorOp(id=3) worker 0", 60, 0);
+    nnpt_add_task_cpu(m, 1 * SEC, 104, "BatchOp(id=1)", 0, 0);
+    nnpt_add_task_cpu(m, 3 * SEC, 104, "BatchOp(id=1)", 80, 0);
+    nnpt_add_task_cpu(m, 1 * SEC, 105, "ShuffleOp(id=5", 0, 0);
+    nnpt_add_task_cpu(m, 3 * SEC, 105, "ShuffleOp(id=5", 90, 0);
+    nnpt_add_task_cpu(m, 1 * SEC, 100, "main", 0, 0);
+    nnpt_add_task_cpu(m, 3 * SEC, 100, "main", 100, 0);
+    nnpt_add_pipe_op(m, 5, 1, "ShuffleOp", 1);
+    nnpt_add_pipe_op(m, 2, 3, "MapOp", 2);
+    nnpt_add_pipe_op(m, 1, -1, "BatchOp", 1);
+    nnpt_add_pipe_op(m, 3, 2, "GeneratorOp", 1);
+    nnpt_add_pipe_op(m, 2, 3, "MapOp", 2); /* registered twice: one entry */
 }
 
 static void test_three_rounds(void **state)
@@ -198,12 +176,12 @@ static void test_thread_name_link(void **state)
     } want[] = {{12, 10}, {-1, 10}, {3, -1}, {4, -1}, {7, 10}, {8, 10}, {9, -1}, {13, 20}};
     fixture_t *fx = *state;
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        add_task(&fx->m, 0, 200 + k, names[k], 5, 5);
-        add_task(&fx->m, 1 * SEC, 200 + k, names[k], 10, 10);
+        nnpt_add_task_cpu(&fx->m, 0, 200 + k, names[k], 5, 5);
+        nnpt_add_task_cpu(&fx->m, 1 * SEC, 200 + k, names[k], 10, 10);
     }
     /* 13 has a second worker: 10 + 10 ticks over the same second = 20%. */
-    add_task(&fx->m, 0, 300, "MapOp(id=13) worker 1", 0, 0);
-    add_task(&fx->m, 1 * SEC, 300, "MapOp(id=13) worker 1", 10, 0);
+    nnpt_add_task_cpu(&fx->m, 0, 300, "MapOp(id=13) worker 1", 0, 0);
+    nnpt_add_task_cpu(&fx->m, 1 * SEC, 300, "MapOp(id=13) worker 1", 10, 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
         double pct;
@@ -220,14 +198,14 @@ static void test_union_and_counter_reset(void **state)
 {
     fixture_t *fx = *state;
     double pct;
-    add_task(&fx->m, 0, 60, "MapOp(id=30) worker 0", 0, 0);
-    add_task(&fx->m, 2 * SEC, 60, "MapOp(id=30) worker 0", 100, 0);
-    add_task(&fx->m, 1 * SEC, 61, "MapOp(id=30) worker 1", 0, 0);
-    add_task(&fx->m, 3 * SEC, 61, "MapOp(id=30) worker 1", 0, 100);
-    add_task(&fx->m, 0, 50, "MapOp(id=20)", 100, 0);
-    add_task(&fx->m, 1 * SEC, 50, "MapOp(id=20)", 150, 0);
-    add_task(&fx->m, 2 * SEC, 50, "MapOp(id=20)", 10, 0);
-    add_task(&fx->m, 3 * SEC, 50, "MapOp(id=20)", 30, 0);
+    nnpt_add_task_cpu(&fx->m, 0, 60, "MapOp(id=30) worker 0", 0, 0);
+    nnpt_add_task_cpu(&fx->m, 2 * SEC, 60, "MapOp(id=30) worker 0", 100, 0);
+    nnpt_add_task_cpu(&fx->m, 1 * SEC, 61, "MapOp(id=30) worker 1", 0, 0);
+    nnpt_add_task_cpu(&fx->m, 3 * SEC, 61, "MapOp(id=30) worker 1", 0, 100);
+    nnpt_add_task_cpu(&fx->m, 0, 50, "MapOp(id=20)", 100, 0);
+    nnpt_add_task_cpu(&fx->m, 1 * SEC, 50, "MapOp(id=20)", 150, 0);
+    nnpt_add_task_cpu(&fx->m, 2 * SEC, 50, "MapOp(id=20)", 10, 0);
+    nnpt_add_task_cpu(&fx->m, 3 * SEC, 50, "MapOp(id=20)", 30, 0);
     assert_int_equal(nnp__model_finish(&fx->m), NNP_OK);
     assert_int_equal(nnp__cpu_op_pct(&fx->m, 30, &pct), NNP_OK);
     assert_true(fabs(pct - 200.0 / 3.0) < EPS);
@@ -245,8 +223,8 @@ static void test_threads_only_and_backwards(void **state)
     fixture_t *fx = *state;
     static const int64_t ts[] = {0, 1000 * MS, 1500 * MS, 2500 * MS};
     for (int k = 0; k < 4; k++)
-        add_task(&fx->m, ts[k], 7, "MapOp(id=0) worker 0", 40 * (uint64_t)k, 0);
-    add_op(&fx->m, 0, -1, "MapOp", 1);
+        nnpt_add_task_cpu(&fx->m, ts[k], 7, "MapOp(id=0) worker 0", 40 * (uint64_t)k, 0);
+    nnpt_add_pipe_op(&fx->m, 0, -1, "MapOp", 1);
     run(fx);
     nnpt_afx_expect_contains(fx, OUT_NAME, "\"sampling_interval\":1000.000,");
     nnpt_afx_expect_contains(fx, OUT_NAME, "\"time_stamp\":[1000.000,1500.000,2500.000],");
@@ -286,8 +264,8 @@ static void test_no_data_no_file(void **state)
     run(fx);
     assert_false(nnpt_afx_exists(fx, OUT_NAME));
     add_sys(&fx->m, 1 * SEC, 1, 1, 1, 1, 1, 1, 1);
-    add_task(&fx->m, 1 * SEC, 0, NULL, 1, 1);
-    add_op(&fx->m, 0, -1, "MapOp", 1);
+    nnpt_add_task_cpu(&fx->m, 1 * SEC, 0, NULL, 1, 1);
+    nnpt_add_pipe_op(&fx->m, 0, -1, "MapOp", 1);
     run(fx);
     assert_false(nnpt_afx_exists(fx, OUT_NAME));
     assert_true(isnan(fx->f.cpu_busy_pct));

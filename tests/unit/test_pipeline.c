@@ -41,39 +41,6 @@ static int setup(void **state)
     return 0;
 }
 
-static void add_op(nnp_model_t *m, int64_t id, int64_t parent, const char *type, uint32_t workers)
-{
-    size_t i = nnp__table_push(&m->pipe_ops.t);
-    assert_true(i != SIZE_MAX);
-    m->pipe_ops.op_id[i] = id;
-    m->pipe_ops.parent_id[i] = parent;
-    m->pipe_ops.op_type[i] = nnp__model_intern_cstr(m, type);
-    m->pipe_ops.num_workers[i] = workers;
-}
-
-/* A connector sample (op_id -1: the device queue). */
-static void add_q(nnp_model_t *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap)
-{
-    size_t i = nnp__table_push(&m->queues.t);
-    assert_true(i != SIZE_MAX);
-    m->queues.ts_ns[i] = ts;
-    m->queues.op_id[i] = op_id;
-    m->queues.size[i] = size;
-    m->queues.capacity[i] = cap;
-}
-
-static void add_cpu(nnp_model_t *m, int64_t ts, uint64_t tid, const char *name, uint64_t ut,
-                    uint64_t st)
-{
-    size_t i = nnp__table_push(&m->task_cpu.t);
-    assert_true(i != SIZE_MAX);
-    m->task_cpu.ts_ns[i] = ts;
-    m->task_cpu.tid[i] = tid;
-    m->task_cpu.name[i] = nnp__model_intern_cstr(m, name);
-    m->task_cpu.utime[i] = ut;
-    m->task_cpu.stime[i] = st;
-}
-
 /* n worker threads of op id "<type>(id=<id>) worker k" (tids id*100+k) that each use pct%
  * of one CPU over the second [1 s, 2 s], all in user time. */
 static void add_workers(nnp_model_t *m, const char *type, int64_t id, int n, uint64_t pct)
@@ -82,8 +49,8 @@ static void add_workers(nnp_model_t *m, const char *type, int64_t id, int n, uin
         char name[64];
         uint64_t tid = (uint64_t)(id * 100 + k + 1);
         snprintf(name, sizeof(name), "%s(id=%d) worker %d", type, (int)id, k);
-        add_cpu(m, 1 * SEC, tid, name, 7, 3);
-        add_cpu(m, 2 * SEC, tid, name, 7 + pct, 3);
+        nnpt_add_task_cpu(m, 1 * SEC, tid, name, 7, 3);
+        nnpt_add_task_cpu(m, 2 * SEC, tid, name, 7 + pct, 3);
     }
 }
 
@@ -146,22 +113,22 @@ static void build_chain(nnp_model_t *m)
 {
     static const uint32_t gen[] = {16, 16, 12, 16}, map[] = {0, 1, 0, 1}, bat[] = {0, 0, 0, 1};
     static const uint32_t dq[] = {0, 0, 1, 0, 2};
-    add_op(m, 3, 2, "GeneratorOp", 1);
-    add_op(m, 0, -1, "DeviceQueueOp", 1);
-    add_op(m, 2, 1, "MapOp", 2);
-    add_op(m, 1, 0, "BatchOp", 1);
+    nnpt_add_pipe_op(m, 3, 2, "GeneratorOp", 1);
+    nnpt_add_pipe_op(m, 0, -1, "DeviceQueueOp", 1);
+    nnpt_add_pipe_op(m, 2, 1, "MapOp", 2);
+    nnpt_add_pipe_op(m, 1, 0, "BatchOp", 1);
     for (int k = 0; k < 4; k++) {
-        add_q(m, (10 + 10 * k) * MS, 3, gen[k], 16);
-        add_q(m, (10 + 10 * k) * MS, 2, map[k], 20);
-        add_q(m, (10 + 10 * k) * MS, 1, bat[k], 10);
+        nnpt_add_queue(m, (10 + 10 * k) * MS, 3, gen[k], 16);
+        nnpt_add_queue(m, (10 + 10 * k) * MS, 2, map[k], 20);
+        nnpt_add_queue(m, (10 + 10 * k) * MS, 1, bat[k], 10);
     }
     for (int k = 0; k < 5; k++)
-        add_q(m, (100 + 100 * k) * MS, -1, dq[k], 2);
+        nnpt_add_queue(m, (100 + 100 * k) * MS, -1, dq[k], 2);
     add_workers(m, "MapOp", 2, 2, 90);
     add_workers(m, "GeneratorOp", 3, 1, 50);
     add_workers(m, "BatchOp", 1, 1, 30);
-    add_cpu(m, 1 * SEC, 1, "main", 0, 0);
-    add_cpu(m, 2 * SEC, 1, "main", 100, 0);
+    nnpt_add_task_cpu(m, 1 * SEC, 1, "main", 0, 0);
+    nnpt_add_task_cpu(m, 2 * SEC, 1, "main", 100, 0);
 }
 
 #define RAW_HEADER                                                                                 \
@@ -256,10 +223,10 @@ static void test_bottleneck_in_the_middle(void **state)
 static void test_queue_always_empty(void **state)
 {
     fixture_t *fx = *state;
-    add_op(&fx->m, 0, -1, "DeviceQueueOp", 1);
-    add_op(&fx->m, 1, 0, "TFRecordOp", 4);
+    nnpt_add_pipe_op(&fx->m, 0, -1, "DeviceQueueOp", 1);
+    nnpt_add_pipe_op(&fx->m, 1, 0, "TFRecordOp", 4);
     for (int k = 0; k < 3; k++)
-        add_q(&fx->m, (1 + k) * MS, 1, 0, 8);
+        nnpt_add_queue(&fx->m, (1 + k) * MS, 1, 0, 8);
     add_workers(&fx->m, "TFRecordOp", 1, 4, 10);
     run(fx);
     nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv",
@@ -294,8 +261,8 @@ static void test_queue_always_empty(void **state)
 static void queue_of(nnp_model_t *m, int64_t id, int empty, uint32_t size)
 {
     for (int k = 0; k < empty; k++)
-        add_q(m, (1 + k) * MS, id, 0, 100);
-    add_q(m, (1 + empty) * MS, id, size, 100);
+        nnpt_add_queue(m, (1 + k) * MS, id, 0, 100);
+    nnpt_add_queue(m, (1 + empty) * MS, id, size, 100);
 }
 
 /* CPU rules at their thresholds: above 75% fires, 75% does not; below 20% fires with more
@@ -304,19 +271,19 @@ static void queue_of(nnp_model_t *m, int64_t id, int empty, uint32_t size)
 static void test_cpu_rules_at_thresholds(void **state)
 {
     fixture_t *fx = *state;
-    add_op(&fx->m, 0, -1, "MapOp", 2);
+    nnpt_add_pipe_op(&fx->m, 0, -1, "MapOp", 2);
     add_workers(&fx->m, "MapOp", 0, 2, 76);
-    add_op(&fx->m, 1, -1, "MapOp", 2);
+    nnpt_add_pipe_op(&fx->m, 1, -1, "MapOp", 2);
     add_workers(&fx->m, "MapOp", 1, 2, 75);
-    add_op(&fx->m, 2, -1, "MapOp", 3);
+    nnpt_add_pipe_op(&fx->m, 2, -1, "MapOp", 3);
     add_workers(&fx->m, "MapOp", 2, 3, 19);
-    add_op(&fx->m, 3, -1, "MapOp", 1);
+    nnpt_add_pipe_op(&fx->m, 3, -1, "MapOp", 1);
     add_workers(&fx->m, "MapOp", 3, 1, 19);
-    add_op(&fx->m, 4, -1, "MapOp", 2);
+    nnpt_add_pipe_op(&fx->m, 4, -1, "MapOp", 2);
     add_workers(&fx->m, "MapOp", 4, 2, 20);
-    add_op(&fx->m, 5, -1, "ShuffleOp", 1);
+    nnpt_add_pipe_op(&fx->m, 5, -1, "ShuffleOp", 1);
     add_workers(&fx->m, "ShuffleOp", 5, 1, 99);
-    add_op(&fx->m, 6, -1, "MapOp", 4); /* no worker thread sampled */
+    nnpt_add_pipe_op(&fx->m, 6, -1, "MapOp", 4); /* no worker thread sampled */
     run(fx);
     expect_key(fx, "avg_cpu_pct_per_worker", "[76.00,75.00,19.00,19.00,20.00,99.00,-1]");
     expect_key(fx, "cpu_analysis_details",
@@ -337,28 +304,28 @@ static void test_queue_rules_at_thresholds(void **state)
 {
     fixture_t *fx = *state;
     nnp_model_t *m = &fx->m;
-    add_op(m, 0, -1, "TFRecordOp", 1);
+    nnpt_add_pipe_op(m, 0, -1, "TFRecordOp", 1);
     queue_of(m, 0, 0, 49);
-    add_op(m, 1, -1, "TFRecordOp", 1);
+    nnpt_add_pipe_op(m, 1, -1, "TFRecordOp", 1);
     queue_of(m, 1, 0, 50);
-    add_op(m, 10, -1, "DeviceQueueOp", 1);
-    add_op(m, 11, 10, "MapOp", 1);
+    nnpt_add_pipe_op(m, 10, -1, "DeviceQueueOp", 1);
+    nnpt_add_pipe_op(m, 11, 10, "MapOp", 1);
     queue_of(m, 11, 4, 100); /* 4 of 5 empty, usage 20%: its own leaf rule fires too */
-    add_op(m, 20, -1, "DataQueueOp", 1);
-    add_op(m, 21, 20, "MapOp", 1);
+    nnpt_add_pipe_op(m, 20, -1, "DataQueueOp", 1);
+    nnpt_add_pipe_op(m, 21, 20, "MapOp", 1);
     for (int k = 0; k < 5; k++) /* 0, 0, 0, 150, 150 of 100: 3 of 5 empty, usage 60% */
-        add_q(m, (1 + k) * MS, 21, k < 3 ? 0 : 150, 100);
-    add_op(m, 30, -1, "MapOp", 1);
+        nnpt_add_queue(m, (1 + k) * MS, 21, k < 3 ? 0 : 150, 100);
+    nnpt_add_pipe_op(m, 30, -1, "MapOp", 1);
     queue_of(m, 30, 0, 39);
-    add_op(m, 31, 30, "MapOp", 1);
+    nnpt_add_pipe_op(m, 31, 30, "MapOp", 1);
     queue_of(m, 31, 0, 90);
-    add_op(m, 40, -1, "MapOp", 1);
+    nnpt_add_pipe_op(m, 40, -1, "MapOp", 1);
     queue_of(m, 40, 0, 40);
-    add_op(m, 41, 40, "MapOp", 1);
+    nnpt_add_pipe_op(m, 41, 40, "MapOp", 1);
     queue_of(m, 41, 0, 90);
-    add_op(m, 50, -1, "BatchOp", 1);
+    nnpt_add_pipe_op(m, 50, -1, "BatchOp", 1);
     queue_of(m, 50, 0, 10);
-    add_op(m, 51, 50, "MapOp", 1);
+    nnpt_add_pipe_op(m, 51, 50, "MapOp", 1);
     queue_of(m, 51, 0, 90);
     run(fx);
     expect_key(fx, "queue_analysis_details",
@@ -388,16 +355,16 @@ static void test_low_cpu_bottleneck(void **state)
 {
     fixture_t *fx = *state;
     nnp_model_t *m = &fx->m;
-    add_op(m, 0, -1, "MapOp", 2);
+    nnpt_add_pipe_op(m, 0, -1, "MapOp", 2);
     queue_of(m, 0, 0, 61);
     add_workers(m, "MapOp", 0, 2, 19);
-    add_op(m, 1, 0, "ShuffleOp", 1); /* single-threaded: skipped, but its queue counts */
+    nnpt_add_pipe_op(m, 1, 0, "ShuffleOp", 1); /* single-threaded: skipped, but its queue counts */
     queue_of(m, 1, 0, 10);
     add_workers(m, "ShuffleOp", 1, 1, 1);
-    add_op(m, 2, 1, "BatchOp", 1);
+    nnpt_add_pipe_op(m, 2, 1, "BatchOp", 1);
     queue_of(m, 2, 0, 9);
     add_workers(m, "BatchOp", 2, 1, 19);
-    add_op(m, 3, 2, "TFRecordOp", 1);
+    nnpt_add_pipe_op(m, 3, 2, "TFRecordOp", 1);
     queue_of(m, 3, 0, 5);
     add_workers(m, "TFRecordOp", 3, 1, 50);
     run(fx);
@@ -412,13 +379,13 @@ static void test_low_cpu_bottleneck_not_firing(void **state)
 {
     fixture_t *fx = *state;
     nnp_model_t *m = &fx->m;
-    add_op(m, 0, -1, "MapOp", 2);
+    nnpt_add_pipe_op(m, 0, -1, "MapOp", 2);
     queue_of(m, 0, 0, 60); /* 60 - 10 = 50: not above 50 */
     add_workers(m, "MapOp", 0, 2, 19);
-    add_op(m, 1, 0, "BatchOp", 1);
+    nnpt_add_pipe_op(m, 1, 0, "BatchOp", 1);
     queue_of(m, 1, 0, 10); /* input at 10%: not below 10 */
     add_workers(m, "BatchOp", 1, 1, 19);
-    add_op(m, 2, 1, "GeneratorOp", 1);
+    nnpt_add_pipe_op(m, 2, 1, "GeneratorOp", 1);
     queue_of(m, 2, 0, 30); /* Batch: 10 - 30 < 50, input 30 >= 10 */
     add_workers(m, "GeneratorOp", 2, 1, 75);
     run(fx);
@@ -448,10 +415,10 @@ static void test_advice_by_op_type(void **state)
         nnp__model_fini(&fx->m);
         assert_int_equal(nnp__model_init(&fx->m), NNP_OK);
         fx->m.info.clock_ticks_per_sec = TICKS_PER_SEC;
-        add_op(&fx->m, 1, -1, cases[k].type, 1);
+        nnpt_add_pipe_op(&fx->m, 1, -1, cases[k].type, 1);
         add_workers(&fx->m, cases[k].type, 1, 1, 80);
         if (!cases[k].leaf)
-            add_op(&fx->m, 2, 1, "TFRecordOp", 1);
+            nnpt_add_pipe_op(&fx->m, 2, 1, "TFRecordOp", 1);
         run(fx);
         assert_string_equal(fx->f.bottleneck_suggestion, cases[k].advice);
     }
@@ -462,7 +429,7 @@ static void test_device_queue_30_percent(void **state)
 {
     fixture_t *fx = *state;
     for (int k = 0; k < 10; k++)
-        add_q(&fx->m, (1 + k) * MS, -1, k < 3 ? 0 : 5, 5);
+        nnpt_add_queue(&fx->m, (1 + k) * MS, -1, k < 3 ? 0 : 5, 5);
     run(fx);
     expect_key(fx, "data_process_status", "[\"normal\"]");
     expect_key(fx, "queue_analysis_details", "[]");
@@ -492,16 +459,16 @@ static void test_graph_shape(void **state)
 {
     fixture_t *fx = *state;
     nnp_model_t *m = &fx->m;
-    add_op(m, 3, 1, "MapOp", 1);
-    add_op(m, 1, 0, "ZipOp", 1);
-    add_op(m, 0, -1, "EpochCtrlOp", 1);
-    add_op(m, 2, 1, "MapOp", 1);
-    add_op(m, 2, 1, "MapOp", 6); /* re-registered with 6 workers */
-    add_op(m, 7, 42, "TakeOp", 1);
-    add_op(m, 8, 9, "SkipOp", 1);
-    add_op(m, 9, 8, "SkipOp", 1);
-    add_q(m, 1 * MS, 99, 0, 4);
-    add_q(m, 2 * MS, 3, 2, 4);
+    nnpt_add_pipe_op(m, 3, 1, "MapOp", 1);
+    nnpt_add_pipe_op(m, 1, 0, "ZipOp", 1);
+    nnpt_add_pipe_op(m, 0, -1, "EpochCtrlOp", 1);
+    nnpt_add_pipe_op(m, 2, 1, "MapOp", 1);
+    nnpt_add_pipe_op(m, 2, 1, "MapOp", 6); /* re-registered with 6 workers */
+    nnpt_add_pipe_op(m, 7, 42, "TakeOp", 1);
+    nnpt_add_pipe_op(m, 8, 9, "SkipOp", 1);
+    nnpt_add_pipe_op(m, 9, 8, "SkipOp", 1);
+    nnpt_add_queue(m, 1 * MS, 99, 0, 4);
+    nnpt_add_queue(m, 2 * MS, 3, 2, 4);
     run(fx);
     nnpt_afx_expect_file(fx, "minddata_pipeline_raw_0.csv",
                          RAW_HEADER "0,EpochCtrlOp,1,,,,,,,[1]\n"

@@ -126,6 +126,9 @@ void nnpt_add_marker(struct nnp_model *m, int64_t start, int64_t end, const char
 /* A data-pipeline op registration. */
 void nnpt_add_pipe_op(struct nnp_model *m, int64_t id, int64_t parent, const char *type,
                       uint32_t workers);
+/* A CPU sample of an OS thread (cumulative utime and stime ticks); name may be NULL. */
+void nnpt_add_task_cpu(struct nnp_model *m, int64_t ts, uint64_t tid, const char *name,
+                       uint64_t utime, uint64_t stime);
 /* A queue sample (op_id -1: the device queue). */
 void nnpt_add_queue(struct nnp_model *m, int64_t ts, int64_t op_id, uint32_t size, uint32_t cap);
 /* A host call of the CUDA back end (kind NNP_CALL_*) on thread index th, as the raw
