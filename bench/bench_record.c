@@ -50,8 +50,7 @@
  * CPU. The writer's own cost is measured by bench_writer. */
 #define WRITER_PERIOD_MS 1000
 #define MAX_THREADS      2
-/* A 1-minute load average above this many runnable tasks means other work competed. */
-#define NS_PER_SEC 1e9
+#define NS_PER_SEC       1e9
 
 /* Targets of the issue: a begin/end pair in at most 20 ns, an event in at most twice one
  * read of the clock, and an LTTng-UST tracepoint at least 5 times dearer. */

@@ -50,11 +50,10 @@
 #define V2_ZSTD_LEVEL 1
 /* Goal of issue 17: one writer core drains at least 50 M events/s. */
 #define TARGET_EVENTS_PER_WRITER_CPU_S 50e6
-/* A 1-minute load average above this many runnable tasks means other work competed. */
-#define DECIMAL      10
-#define NS_PER_SEC   1e9
-#define BYTES_PER_MB 1e6
-#define PER_MILLION  1e6
+#define DECIMAL                        10
+#define NS_PER_SEC                     1e9
+#define BYTES_PER_MB                   1e6
+#define PER_MILLION                    1e6
 
 static nnp_host_tag_t g_tags[N_NAMES];
 static nnp_op_t g_ops[N_NAMES];
