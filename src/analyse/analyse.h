@@ -117,7 +117,7 @@ int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overla
 int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov);
 void nnp__overlap_fini(nnp_overlap_t *ov);
 
-/* The free intervals of an overlap analysis in time order, as list_gaps made them:
+/* The free intervals of an overlap analysis in time order, as nnp__ivl_gaps makes them:
  *   nnp_gap_iter_t it;
  *   for (nnp__overlap_gaps_begin(ov, &it); it.has; nnp__overlap_gaps_next(&it))
  *       use(it.gap);
@@ -125,10 +125,9 @@ void nnp__overlap_fini(nnp_overlap_t *ov);
  * iterator and stay unchanged. No allocation, no failure. */
 typedef struct nnp_gap_iter {
     const nnp_overlap_t *ov;
-    size_t i, j;    /* next computing and communication interval, or next kept row (i) */
-    int64_t cur;    /* the busy time so far ends here */
-    bool tail_done; /* the gap up to the span's end was considered */
-    bool has;       /* gap is a gap */
+    nnp_ivl_gaps_t made; /* the gaps made from the lists (ov->free_is_kept false) */
+    size_t kept;         /* the next row of ov->free_kept (ov->free_is_kept) */
+    bool has;            /* gap is a gap */
     nnp_interval_t gap;
 } nnp_gap_iter_t;
 

@@ -110,31 +110,52 @@ int nnp__ivl_subtract(const nnp_interval_list_t *a, const nnp_interval_list_t *b
     return NNP_OK;
 }
 
-/* out = [lo, hi] minus (a union b), both normalised and clipped to [lo, hi]: the idle gaps,
- * including the head and tail gaps (MSP section_calculator: Free has head and tail). One
- * merge of the two sorted lists; the union itself is never built (at 3 M ops it was as
- * large as the compute list). */
+void nnp__ivl_gaps_begin(nnp_ivl_gaps_t *g, const nnp_interval_list_t *a,
+                         const nnp_interval_list_t *b, int64_t lo, int64_t hi)
+{
+    *g = (nnp_ivl_gaps_t){.a = a, .b = b, .cur = lo, .hi = hi};
+}
+
+/* One merge step at a time over the two sorted lists: an interval starting after the busy
+ * time so far leaves a gap before it; after both lists, the tail up to hi. */
+bool nnp__ivl_gaps_next(nnp_ivl_gaps_t *g, nnp_interval_t *gap)
+{
+    const nnp_interval_list_t *a = g->a, *b = g->b;
+    while (g->i < a->n || g->j < b->n) {
+        nnp_interval_t x;
+        bool found;
+        if (g->j >= b->n || (g->i < a->n && a->v[g->i].start_ns <= b->v[g->j].start_ns))
+            x = a->v[g->i++];
+        else
+            x = b->v[g->j++];
+        found = x.start_ns > g->cur;
+        if (found)
+            *gap = (nnp_interval_t){g->cur, x.start_ns};
+        if (x.end_ns > g->cur)
+            g->cur = x.end_ns;
+        if (found)
+            return true;
+    }
+    if (g->tail_done)
+        return false;
+    g->tail_done = true;
+    if (g->cur >= g->hi)
+        return false;
+    *gap = (nnp_interval_t){g->cur, g->hi};
+    return true;
+}
+
 int nnp__ivl_gaps(const nnp_interval_list_t *a, const nnp_interval_list_t *b, int64_t lo,
                   int64_t hi, nnp_interval_list_t *out)
 {
-    int64_t cur = lo;
-    size_t i = 0, j = 0;
-    while (i < a->n || j < b->n) {
-        nnp_interval_t x;
-        if (j >= b->n || (i < a->n && a->v[i].start_ns <= b->v[j].start_ns))
-            x = a->v[i++];
-        else
-            x = b->v[j++];
-        if (x.start_ns > cur) {
-            int rc = nnp__ivl_push(out, cur, x.start_ns);
-            if (rc != NNP_OK)
-                return rc;
-        }
-        if (x.end_ns > cur)
-            cur = x.end_ns;
+    nnp_ivl_gaps_t g;
+    nnp_interval_t gap;
+    nnp__ivl_gaps_begin(&g, a, b, lo, hi);
+    while (nnp__ivl_gaps_next(&g, &gap)) {
+        int rc = nnp__ivl_push(out, gap.start_ns, gap.end_ns);
+        if (rc != NNP_OK)
+            return rc;
     }
-    if (cur < hi)
-        return nnp__ivl_push(out, cur, hi);
     return NNP_OK;
 }
 

@@ -34,8 +34,25 @@ void nnp__ivl_clip(nnp_interval_list_t *l, int64_t lo, int64_t hi);
 /* Appends a minus b (both normalised) to out, in O(|a| + |b|). */
 int nnp__ivl_subtract(const nnp_interval_list_t *a, const nnp_interval_list_t *b,
                       nnp_interval_list_t *out);
-/* Appends [lo, hi] minus (a union b) to out: a and b normalised and clipped to [lo, hi];
- * the gaps, head and tail included, in one merge of the two lists. */
+/* The gaps of [lo, hi] minus (a union b), a and b normalised and clipped to [lo, hi], one
+ * at a time in time order, head and tail included (MSP section_calculator: Free has head
+ * and tail): one merge of the two lists, the union never built. a and b must outlive the
+ * iteration and stay unchanged; no allocation.
+ *   nnp_ivl_gaps_t g; nnp_interval_t gap;
+ *   for (nnp__ivl_gaps_begin(&g, a, b, lo, hi); nnp__ivl_gaps_next(&g, &gap);) use(gap); */
+typedef struct nnp_ivl_gaps {
+    const nnp_interval_list_t *a, *b;
+    size_t i, j;    /* next interval of a and of b */
+    int64_t cur;    /* the busy time so far ends here */
+    int64_t hi;     /* the end of the span */
+    bool tail_done; /* the gap up to hi was considered */
+} nnp_ivl_gaps_t;
+
+void nnp__ivl_gaps_begin(nnp_ivl_gaps_t *g, const nnp_interval_list_t *a,
+                         const nnp_interval_list_t *b, int64_t lo, int64_t hi);
+/* The next gap in *gap; false when there is none left. */
+bool nnp__ivl_gaps_next(nnp_ivl_gaps_t *g, nnp_interval_t *gap);
+/* Appends every gap of nnp__ivl_gaps_begin's iteration to out; NNP_ENOMEM. */
 int nnp__ivl_gaps(const nnp_interval_list_t *a, const nnp_interval_list_t *b, int64_t lo,
                   int64_t hi, nnp_interval_list_t *out);
 /* Gives back the list's spare capacity (best effort). */

@@ -18,55 +18,26 @@
 #define PS_PER_NS 1000
 _Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
-/* ---- the gaps as they are read (nnp_gap_iter_t): nnp__ivl_gaps without the list ---- */
-
-/* Moves it to the next gap of the span left by computing and communication: the steps of
- * nnp__ivl_gaps, one gap at a time. */
-static void gaps_advance_made(nnp_gap_iter_t *it)
-{
-    const nnp_interval_list_t *a = &it->ov->computing, *b = &it->ov->communication;
-    while (it->i < a->n || it->j < b->n) {
-        nnp_interval_t x;
-        bool gap;
-        if (it->j >= b->n || (it->i < a->n && a->v[it->i].start_ns <= b->v[it->j].start_ns))
-            x = a->v[it->i++];
-        else
-            x = b->v[it->j++];
-        gap = x.start_ns > it->cur;
-        if (gap)
-            it->gap = (nnp_interval_t){it->cur, x.start_ns};
-        if (x.end_ns > it->cur)
-            it->cur = x.end_ns;
-        if (gap)
-            return;
-    }
-    it->has = !it->tail_done && it->cur < it->ov->span_hi_ns;
-    it->tail_done = true;
-    if (it->has)
-        it->gap = (nnp_interval_t){it->cur, it->ov->span_hi_ns};
-}
+/* ---- the gaps as they are read (nnp_gap_iter_t) ---- */
 
 void nnp__overlap_gaps_next(nnp_gap_iter_t *it)
 {
     const nnp_overlap_t *ov = it->ov;
-    if (!it->has)
-        return;
     if (ov->free_is_kept) {
-        it->has = it->i < ov->free_kept.n;
+        it->has = it->kept < ov->free_kept.n;
         if (it->has)
-            it->gap = ov->free_kept.v[it->i++];
-        return;
+            it->gap = ov->free_kept.v[it->kept++];
+    } else {
+        it->has = ov->has_span && nnp__ivl_gaps_next(&it->made, &it->gap);
     }
-    gaps_advance_made(it);
 }
 
 void nnp__overlap_gaps_begin(const nnp_overlap_t *ov, nnp_gap_iter_t *it)
 {
     memset(it, 0, sizeof(*it));
     it->ov = ov;
-    it->cur = ov->span_lo_ns;
-    it->has = ov->free_is_kept || ov->has_span; /* no span: no gap */
-    it->tail_done = !ov->has_span;
+    nnp__ivl_gaps_begin(&it->made, &ov->computing, &ov->communication, ov->span_lo_ns,
+                        ov->span_hi_ns);
     nnp__overlap_gaps_next(it);
 }
 
