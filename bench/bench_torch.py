@@ -8,9 +8,11 @@ repetition, the configurations in a rotating order so drift hits all alike:
   torch                     torch.profiler, CPU activity
   torch+shapes              ... record_shapes=True
   torch+memory              ... profile_memory=True
+  torch+stack               ... with_stack=True
   nnprof                    nnprof.torch.profile
   nnprof+shapes             ... record_shapes=True
   nnprof+memory             ... profile_memory=True
+  nnprof+stack              ... with_stack=True
   nnprof idle               a session alive, no window open (the callbacks are not installed)
 
 Per configuration it prints the step time (min and median of the repetitions' medians),
@@ -103,9 +105,11 @@ CONFIGS = [
     ("torch", "torch", {}),
     ("torch+shapes", "torch", {"record_shapes": True}),
     ("torch+memory", "torch", {"profile_memory": True}),
+    ("torch+stack", "torch", {"with_stack": True}),
     ("nnprof", "nnprof", {}),
     ("nnprof+shapes", "nnprof", {"record_shapes": True}),
     ("nnprof+memory", "nnprof", {"profile_memory": True}),
+    ("nnprof+stack", "nnprof", {"with_stack": True}),
     ("nnprof idle", "idle", {}),
 ]
 
@@ -362,7 +366,8 @@ def main():
                            Trainer(*resnet(args.batch)), args.reps, args.steps, out_dir)
         print(f"\nload average at end {os.getloadavg()[0]:.2f}")
         print("\n== goals")
-        for label, key in (("", ""), ("+shapes", "+shapes"), ("+memory", "+memory")):
+        for label, key in (("", ""), ("+shapes", "+shapes"), ("+memory", "+memory"),
+                           ("+stack", "+stack")):
             for what, idx in (("in the steps", 0), ("with stop work", 3)):
                 t, n = small["torch" + key][idx], small["nnprof" + key][idx]
                 ratio = t / n if n > 0 else float("inf")

@@ -414,6 +414,11 @@ NNP_API NNP_NODISCARD int nnp_op_table(const char *raw_dir, const nnp_analyse_op
     0x2u /* each step also a range "ProfilerStep*" on the thread that                              \
           * began it, as torch.profiler lists its steps when it has                                \
           * a schedule (its parent of the step's top-level ops) */
+/* One object per op name and source stack (nnp_op_t.stack; a backward op counts under its
+ * forward op's stack, as torch.profiler's with_stack): each object gets "stack" (frames
+ * innermost first, '\n' between them; "" for none) and "self_us_whole" (torch's
+ * export_stacks() value: the calls' self times in whole microseconds, summed). */
+#define NNP_OP_TABLE_BY_STACK 0x4u
 
 /* nnp_op_table with flags (NNP_OP_TABLE_*; other bits: NNP_EINVAL). A PyTorch trace's steps
  * are ranges whatever the flags (docs/OUTPUTS.md "Op self time"). */
@@ -491,11 +496,16 @@ typedef struct nnp_op {
      * flows from it). A forward op carries its own thread's framework id in seq_thread, a
      * backward op (is_backward) the framework id of the thread its forward op ran on; a
      * backward op is linked to the forward op with the same sequence_nr and seq_thread.
-     * Zero-filled (has_sequence false) means no link. */
+     * Zero-filled (has_sequence false) means no link; is_backward alone marks a backward
+     * op with no link (PyTorch's AccumulateGrad). */
     int64_t sequence_nr;
     uint32_t seq_thread;
     bool has_sequence;
     bool is_backward;
+    /* The source stack the op was called from (nnprof.torch's with_stack: Python frames
+     * as torch.profiler names them, "file.py(12): forward"), innermost frame first,
+     * frames separated by '\n'. 0 = not recorded. */
+    nnp_str_t stack;
 } nnp_op_t;
 
 /* Records an op that ran from start_ticks (nnp_now()) until now. */

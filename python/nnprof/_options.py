@@ -177,6 +177,7 @@ class OpStruct(ctypes.Structure):
         ("seq_thread", c_uint32),
         ("has_sequence", c_bool),
         ("is_backward", c_bool),
+        ("stack", c_uint32),
     ]
 
 

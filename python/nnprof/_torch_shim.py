@@ -111,6 +111,66 @@ def load():
                           "NNPROF_TORCH_LIBRARY); tried: " + "; ".join(tried or ["nothing"]))
 
 
+_py_shim = None  # the shim again, as a ctypes.PyDLL: its calls keep the GIL
+
+
+def _py():
+    """The shim's Python-facing calls (torch_stacks.cpp), which must hold the GIL: the
+    library loaded again as a ``ctypes.PyDLL``. None when it was built without Python's
+    headers (no stacks)."""
+    global _py_shim  # pylint: disable=global-statement
+    load()
+    with _lock:
+        if _py_shim is None:
+            lib = ctypes.PyDLL(_path)
+            if not hasattr(lib, "nnp_torch_stacks_start"):
+                return None
+            lib.nnp_torch_stacks_start.restype = c_int
+            lib.nnp_torch_stacks_start.argtypes = [ctypes.py_object, ctypes.py_object]
+            lib.nnp_torch_stacks_thread.restype = c_int
+            lib.nnp_torch_stacks_thread.argtypes = []
+            lib.nnp_torch_stacks_stop.restype = None
+            lib.nnp_torch_stacks_stop.argtypes = []
+            _py_shim = lib
+        return _py_shim
+
+
+def has_stacks():
+    """Whether the shim can record Python stacks (``with_stack``)."""
+    return _py() is not None
+
+
+def _thread_hook(_frame, _event, _arg):
+    """threading.setprofile's function: a thread started while stacks are kept hands
+    itself to the shim (whose profile function then replaces this one)."""
+    lib = _py()
+    if lib is not None:
+        lib.nnp_torch_stacks_thread()
+
+
+def stacks_start():
+    """Starts keeping the Python stack of every thread (``with_stack``): the shim's ops
+    then carry it, framed as torch.profiler frames its own."""
+    import torch  # pylint: disable=import-outside-toplevel
+    from torch.profiler import python_tracer  # pylint: disable=import-outside-toplevel
+    lib = _py()
+    if lib is None:
+        raise errors.NnprofError(errors.EINVAL, "the PyTorch shim was built without Python's "
+                                 "headers: no stacks")
+    errors.check(lib.nnp_torch_stacks_start(torch.nn.Module.__call__.__code__,
+                                            list(python_tracer._prefix_regex())),
+                 "nnp_torch_stacks_start")
+    threading.setprofile(_thread_hook)
+
+
+def stacks_stop():
+    """Stops keeping stacks (every thread's profile function removed)."""
+    lib = _py()
+    if lib is not None:
+        threading.setprofile(None)
+        lib.nnp_torch_stacks_stop()
+
+
 def path():
     """The path of the loaded shim (None before :func:`load`)."""
     return _path

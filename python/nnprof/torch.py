@@ -69,9 +69,10 @@ def _check_flags(activities, with_stack, experimental_config, use_cuda):
     for act in acts - {ProfilerActivity.CPU}:
         _refuse(f"activities: {act} is not recorded by the PyTorch shim (CPU ops only; "
                 "device kernels come from nnprof's CUDA back end); ignored")
-    if with_stack:
-        _refuse("with_stack=True is not supported (no Python stacks are recorded); "
-                "ignored, and export_stacks() writes nothing")
+    if with_stack and not _torch_shim.has_stacks():
+        _refuse("with_stack=True: this PyTorch shim was built without Python's headers "
+                "(python3-dev), so no stacks are recorded; ignored, and export_stacks() "
+                "writes nothing")
     if experimental_config is not None:
         _refuse("experimental_config is not supported; ignored")
     if use_cuda:
@@ -91,11 +92,13 @@ class _Capture:
     ``with_modules``."""
 
     def __init__(self, record_shapes, profile_memory, with_flops, with_modules,
-                 auto_steps=False):
+                 auto_steps=False, with_stack=False):
         self.cfg = _torch_shim.Config(bool(record_shapes), bool(profile_memory),
                                       bool(with_flops), bool(with_modules), bool(auto_steps), 0)
+        self.with_stack = bool(with_stack)
         self._saved = None
         self._scopes = None
+        self._stacks = False
 
     def begin(self):
         """Loads the shim and applies the configuration (before the session starts)."""
@@ -105,6 +108,9 @@ class _Capture:
         if self.cfg.with_modules:
             self._scopes = _ModuleScopes()
             self._scopes.install()
+        if self.with_stack and _torch_shim.has_stacks():
+            _torch_shim.stacks_start()
+            self._stacks = True
 
     def refresh_group(self):
         """Collectives are recorded with the default group's descriptor; it is known once
@@ -126,6 +132,9 @@ class _Capture:
 
     def end(self):
         """Restores the shim's previous configuration and removes the hooks."""
+        if self._stacks:
+            _torch_shim.stacks_stop()
+            self._stacks = False
         if self._scopes is not None:
             self._scopes.remove()
             self._scopes = None
@@ -247,7 +256,12 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
         with_flops: FLOPs of the ops torch computes them for (conv2d, mm, addmm, bmm,
             baddbmm, add, mul).
         with_modules: op names carry their module path ("Net/layer1/conv1/aten::conv2d").
-        with_stack, experimental_config, use_cuda: refused with a warning.
+        with_stack: the Python stack of every op, framed as torch.profiler frames its
+            own ("file.py(12): forward", "nn.Module: Linear_0", builtins' repr); a
+            backward op has its forward op's (:meth:`key_averages` with
+            ``group_by_stack_n``, :meth:`export_stacks`). Costs a profile function call
+            per Python call while the profiler lives, as torch's Python tracer does.
+        experimental_config, use_cuda: refused with a warning.
         output_path: where raw data goes (``<output_path>/profiler``, default "./data").
         **options: nnprof session options (``buffer_size_kb``, ``rank_id``, ...);
             ``profile_communication`` defaults to True here (collectives are recorded as
@@ -268,8 +282,9 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
                          with_flops=with_flops, output_path=output_path, **options)
         self.activities = set(activities or [ProfilerActivity.CPU])
         self.with_modules = bool(with_modules)
-        self.with_stack = False
-        self._capture = _Capture(record_shapes, profile_memory, with_flops, with_modules)
+        self.with_stack = bool(with_stack) and _torch_shim.has_stacks()
+        self._capture = _Capture(record_shapes, profile_memory, with_flops, with_modules,
+                                 with_stack=self.with_stack)
         self._metadata = {}
         self._cycle_view = None  # steps of the cycle on_trace_ready is called for
         self._last_raw_dir = None
@@ -330,9 +345,10 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
         """The averages per op name (:class:`~nnprof._torch_table.KeyAverages`, printed
         with ``.table(sort_by=..., row_limit=...)`` as torch prints its own), from the C
         library's op table: count, self and total time, memory, FLOPs."""
-        if group_by_stack_n:
-            _refuse("key_averages(group_by_stack_n=...) needs stacks, which are not "
-                    "recorded; grouping by name only")
+        if group_by_stack_n and not self.with_stack:
+            _refuse("key_averages(group_by_stack_n=...) needs stacks (with_stack=True), "
+                    "which were not recorded; grouping by name only")
+            group_by_stack_n = 0
         raw = self._flush()
         steps = self._steps()
         # torch.profiler lists its steps ("ProfilerStep*") only when it has a schedule.
@@ -340,7 +356,8 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
                                          if steps else None, group_by_input_shape,
                                          with_memory=self.profile_memory,
                                          with_flops=self.with_flops,
-                                         with_steps=self._has_schedule and self.record_steps)
+                                         with_steps=self._has_schedule and self.record_steps,
+                                         group_by_stack_n=group_by_stack_n)
 
     def export_chrome_trace(self, path):
         """Writes the recorded data as a PyTorch profiler trace (Kineto's format:
@@ -352,10 +369,18 @@ class profile(torch_like.profile):  # pylint: disable=invalid-name,too-many-inst
                              self._metadata)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
-        """Refused: stacks are not recorded (``with_stack`` is not supported)."""
-        del path, metric
-        _refuse("export_stacks(): no stacks are recorded (with_stack is not supported); "
-                "nothing written")
+        """Writes the ops' stacks with their self time in the flame graph format, as
+        torch's ``export_stacks`` (``metric`` "self_cpu_time_total"; nnprof records no
+        device time, so "self_cuda_time_total" writes an empty file). Needs
+        ``with_stack=True``."""
+        if not self.with_stack:
+            _refuse("export_stacks(): no stacks were recorded (with_stack=True was not "
+                    "given); nothing written")
+            return
+        raw = self._flush()
+        steps = self._steps()
+        _torch_table.export_stacks(raw, path, metric,
+                                   list(range(steps[0], steps[1] + 1)) if steps else None)
 
     def add_metadata(self, key, value):
         """Adds a string to the top level of exported traces (torch's add_metadata)."""
@@ -460,8 +485,8 @@ class Profiler:  # pylint: disable=too-many-instance-attributes
       :func:`tensor_board_trace_handler`) runs after each cycle; :func:`analyse` analyses
       offline.
 
-    ``record_shapes``, ``with_stack`` (refused with a warning), ``with_flops`` and
-    ``with_modules`` are as :class:`profile`. ``output_layout="ascend_ms"`` makes
+    ``record_shapes``, ``with_stack``, ``with_flops`` and ``with_modules`` are as
+    :class:`profile`. ``output_layout="ascend_ms"`` makes
     :meth:`analyse` write ``<output_path>/<host>_<pid>_<timestamp>_ascend_ms/
     ASCEND_PROFILER_OUTPUT/`` with MindSpore 2.4's file names (default: nnprof's layout,
     ``<output_path>/profiler``). ``data_simplification`` is accepted: nnprof writes no
@@ -499,7 +524,8 @@ class Profiler:  # pylint: disable=too-many-instance-attributes
             return
         _check_flags(activities, with_stack, None, None)
         self._prof = None
-        self._capture = _Capture(record_shapes, profile_memory, with_flops, with_modules)
+        self._capture = _Capture(record_shapes, profile_memory, with_flops, with_modules,
+                                 with_stack=bool(with_stack) and _torch_shim.has_stacks())
         self._capture.begin()
         state = _dist_state()
         if state is not None and "RANK_ID" not in os.environ:

@@ -62,6 +62,7 @@ static const char *const KINETO_SKIPPED_RUNTIME[] = {
 typedef struct table {
     const nnp_model_t *m;
     bool by_shapes;
+    const uint32_t *stacks;          /* by stack: each op's (nnp__op_stacks), else NULL */
     bool torch;                      /* a PyTorch trace: torch's own events counted */
     uint32_t hidden[N_TORCH_HIDDEN]; /* string ids of TORCH_HIDDEN_OPS, 0 = absent */
     bool filter;
@@ -75,6 +76,7 @@ typedef struct table {
 } table_t;
 
 #define INITIAL_CAP 256
+#define NS_PER_US   1000
 
 bool nnp__step_range_bounds(const nnp_model_t *m, uint64_t first, uint64_t last, int64_t *lo,
                             int64_t *hi)
@@ -102,10 +104,10 @@ static bool keep(const table_t *t, int64_t start)
     return !t->filter || (start >= t->lo && start <= t->hi);
 }
 
-static uint64_t key_hash(nnp_op_row_kind_t kind, uint32_t name, uint32_t shapes)
+static uint64_t key_hash(nnp_op_row_kind_t kind, uint32_t name, uint32_t shapes, uint32_t stack)
 {
     uint64_t h = ((uint64_t)name << 32 | shapes) * 0x9e3779b97f4a7c15ull;
-    return h ^ (uint64_t)kind * 0xbf58476d1ce4e5b9ull;
+    return h ^ ((uint64_t)kind << 32 | stack) * 0xbf58476d1ce4e5b9ull;
 }
 
 static int index_grow(table_t *t)
@@ -116,7 +118,7 @@ static int index_grow(table_t *t)
         return NNP_ENOMEM;
     for (size_t r = 0; r < t->n_rows; r++) {
         const nnp_op_row_t *row = &t->rows[r];
-        size_t j = (size_t)key_hash(row->kind, row->name, row->shapes) & (ncap - 1);
+        size_t j = (size_t)key_hash(row->kind, row->name, row->shapes, row->stack) & (ncap - 1);
         while (ni[j])
             j = (j + 1) & (ncap - 1);
         ni[j] = r + 1;
@@ -127,18 +129,19 @@ static int index_grow(table_t *t)
     return NNP_OK;
 }
 
-/* The group of (kind, name, shapes), created when new; SIZE_MAX when out of memory. */
-static size_t group_of(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint32_t shapes)
+/* The group of (kind, name, shapes, stack), created when new; SIZE_MAX when out of memory. */
+static size_t group_of(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint32_t shapes,
+                       uint32_t stack)
 {
     size_t j;
     if (!t->by_shapes)
         shapes = 0;
     if ((t->n_rows + 1) * 2 > t->index_cap && index_grow(t) != NNP_OK)
         return SIZE_MAX;
-    j = (size_t)key_hash(kind, name, shapes) & (t->index_cap - 1);
+    j = (size_t)key_hash(kind, name, shapes, stack) & (t->index_cap - 1);
     for (; t->index[j]; j = (j + 1) & (t->index_cap - 1)) {
         const nnp_op_row_t *r = &t->rows[t->index[j] - 1];
-        if (r->kind == kind && r->name == name && r->shapes == shapes)
+        if (r->kind == kind && r->name == name && r->shapes == shapes && r->stack == stack)
             return t->index[j] - 1;
     }
     if (t->n_rows == t->cap_rows) {
@@ -153,6 +156,7 @@ static size_t group_of(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint32
     t->rows[t->n_rows].kind = kind;
     t->rows[t->n_rows].name = name;
     t->rows[t->n_rows].shapes = shapes;
+    t->rows[t->n_rows].stack = stack;
     t->rows[t->n_rows].min_ns = INT64_MAX;
     t->index[j] = t->n_rows + 1;
     return t->n_rows++;
@@ -173,9 +177,9 @@ static item_t *item_push(table_t *t)
 }
 
 static int add_interval(table_t *t, nnp_op_row_kind_t kind, uint32_t name, uint32_t shapes,
-                        uint32_t thread, int64_t start, int64_t end)
+                        uint32_t stack, uint32_t thread, int64_t start, int64_t end)
 {
-    size_t g = group_of(t, kind, name, shapes);
+    size_t g = group_of(t, kind, name, shapes, stack);
     item_t *it = g == SIZE_MAX ? NULL : item_push(t);
     if (!it)
         return nnp__fail(NNP_ENOMEM, "out of memory building the op table");
@@ -202,8 +206,8 @@ static int add_ops(table_t *t)
         uint32_t name = o->type[i] ? o->type[i] : o->name[i];
         if (!keep(t, o->start_ns[i]) || hidden(t, name))
             continue;
-        rc = add_interval(t, NNP_ROW_OP, name, o->shapes[i], o->thread[i], o->start_ns[i],
-                          o->end_ns[i]);
+        rc = add_interval(t, NNP_ROW_OP, name, o->shapes[i], t->stacks ? t->stacks[i] : 0,
+                          o->thread[i], o->start_ns[i], o->end_ns[i]);
         if (rc == NNP_OK && o->flops_matrix)
             t->rows[t->items[t->n_items - 1].group].flops +=
                 o->flops_matrix[i] + o->flops_vector[i];
@@ -222,7 +226,7 @@ static int add_ranges(table_t *t)
     for (size_t i = 0; i < h->t.n && rc == NNP_OK; i++) {
         size_t b = begin_of[i];
         if (b != NNP_HOST_NO_PAIR && keep(t, h->ts_ns[b]))
-            rc = add_interval(t, NNP_ROW_RANGE, h->event[b], 0, h->thread[b], h->ts_ns[b],
+            rc = add_interval(t, NNP_ROW_RANGE, h->event[b], 0, 0, h->thread[b], h->ts_ns[b],
                               h->ts_ns[i]);
     }
     nnp__free(begin_of);
@@ -239,7 +243,7 @@ static int add_steps(table_t *t)
     int rc = NNP_OK;
     for (size_t i = 0; i < s->t.n && rc == NNP_OK && key; i++) {
         if (s->thread[i] && s->end_ns[i] != NNP_OPEN_END && keep(t, s->start_ns[i]))
-            rc = add_interval(t, NNP_ROW_RANGE, key, 0, s->thread[i] - 1, s->start_ns[i],
+            rc = add_interval(t, NNP_ROW_RANGE, key, 0, 0, s->thread[i] - 1, s->start_ns[i],
                               s->end_ns[i]);
     }
     return rc;
@@ -265,7 +269,7 @@ static int add_cuda_calls(table_t *t)
         for (size_t k = 0; k < N_KINETO_SKIPPED && !skipped; k++)
             skipped = c->kind[i] == NNP_CALL_CUDA_RUNTIME && skip[k] && skip[k] == c->name[i];
         if (!skipped)
-            rc = add_interval(t, NNP_ROW_OP, c->name[i], 0, c->thread[i], c->start_ns[i],
+            rc = add_interval(t, NNP_ROW_OP, c->name[i], 0, 0, c->thread[i], c->start_ns[i],
                               c->end_ns[i]);
     }
     return rc;
@@ -283,7 +287,7 @@ static int add_torch_events(table_t *t)
     int rc = NNP_OK;
     for (size_t i = 0; i < m->markers.t.n && rc == NNP_OK; i++) {
         if (m->markers.end_ns[i] != NNP_OPEN_END && keep(t, m->markers.start_ns[i]))
-            rc = add_interval(t, NNP_ROW_RANGE, m->markers.message[i], 0, m->markers.thread[i],
+            rc = add_interval(t, NNP_ROW_RANGE, m->markers.message[i], 0, 0, m->markers.thread[i],
                               m->markers.start_ns[i], m->markers.end_ns[i]);
     }
     return rc == NNP_OK ? add_cuda_calls(t) : rc;
@@ -414,6 +418,8 @@ static void fold(table_t *t)
         r->count++;
         r->total_ns += dur;
         r->self_ns += self; /* below 0 where children overlap, as torch's self time */
+        if (self >= NS_PER_US)
+            r->self_us_whole += (uint64_t)(self / NS_PER_US);
         if (dur < r->min_ns)
             r->min_ns = dur;
         if (dur > r->max_ns)
@@ -432,7 +438,7 @@ static int add_comms(table_t *t)
         int64_t dur = c->end_ns[i] - c->start_ns[i];
         if (!keep(t, c->start_ns[i]))
             continue;
-        g = group_of(t, NNP_ROW_COMM, c->name[i], 0);
+        g = group_of(t, NNP_ROW_COMM, c->name[i], 0, 0);
         if (g == SIZE_MAX)
             return nnp__fail(NNP_ENOMEM, "out of memory building the op table");
         r = &t->rows[g];
@@ -458,19 +464,24 @@ static int cmp_rows(const void *pa, const void *pb, void *model)
     c = strcmp(nnp__model_str(m, a->name), nnp__model_str(m, b->name));
     if (c)
         return c;
-    return strcmp(nnp__model_str(m, a->shapes), nnp__model_str(m, b->shapes));
+    c = strcmp(nnp__model_str(m, a->shapes), nnp__model_str(m, b->shapes));
+    return c ? c : strcmp(nnp__model_str(m, a->stack), nnp__model_str(m, b->stack));
 }
 
 int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t last,
                   unsigned flags, nnp_op_row_t **rows, size_t *n_rows)
 {
     table_t t;
+    uint32_t *stacks = NULL;
     int rc;
     memset(&t, 0, sizeof(t));
     *rows = NULL;
     *n_rows = 0;
     t.m = m;
     t.by_shapes = (flags & NNP_OP_TABLE_BY_SHAPES) != 0;
+    if ((flags & NNP_OP_TABLE_BY_STACK) && (rc = nnp__op_stacks(m, &stacks)) != NNP_OK)
+        return rc;
+    t.stacks = stacks;
     t.filter = has_steps;
     /* No such step: the empty span [INT64_MAX, INT64_MIN] the call leaves keeps nothing. */
     if (has_steps)
@@ -495,6 +506,7 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
     }
     nnp__free(t.items);
     nnp__free(t.index);
+    nnp__free(stacks);
     if (rc != NNP_OK) {
         nnp__free(t.rows);
         return rc;
@@ -517,14 +529,20 @@ int nnp__op_table(const nnp_model_t *m, bool has_steps, uint64_t first, uint64_t
 
 static const char *const KIND_NAMES[] = {"op", "range", "comm"};
 
-static void write_row(nnp_jw_t *w, const nnp_model_t *m, const nnp_op_row_t *r, bool by_shapes)
+static void write_row(nnp_jw_t *w, const nnp_model_t *m, const nnp_op_row_t *r, unsigned flags)
 {
     nnp__jw_obj_begin(w);
     nnp__jw_key(w, "name");
     nnp__jw_str(w, nnp__model_str(m, r->name));
-    if (by_shapes) {
+    if (flags & NNP_OP_TABLE_BY_SHAPES) {
         nnp__jw_key(w, "input_shapes");
         nnp__jw_str(w, nnp__model_str(m, r->shapes));
+    }
+    if (flags & NNP_OP_TABLE_BY_STACK) {
+        nnp__jw_key(w, "stack");
+        nnp__jw_str(w, nnp__model_str(m, r->stack));
+        nnp__jw_key(w, "self_us_whole");
+        nnp__jw_uint(w, r->self_us_whole);
     }
     nnp__jw_key(w, "kind");
     nnp__jw_str(w, KIND_NAMES[r->kind]);
@@ -558,7 +576,7 @@ int nnp_op_table_ex(const char *raw_dir, const nnp_analyse_options_t *o, unsigne
     if (!raw_dir || !json)
         return nnp__fail(NNP_EINVAL, "nnp_op_table: NULL argument");
     *json = NULL;
-    if (flags & ~(NNP_OP_TABLE_BY_SHAPES | NNP_OP_TABLE_STEPS))
+    if (flags & ~(NNP_OP_TABLE_BY_SHAPES | NNP_OP_TABLE_STEPS | NNP_OP_TABLE_BY_STACK))
         return nnp__fail(NNP_EINVAL, "nnp_op_table_ex: unknown flags 0x%x", flags);
     memset(&view, 0, sizeof(view));
     rc = nnp__model_init(&m);
@@ -579,7 +597,7 @@ int nnp_op_table_ex(const char *raw_dir, const nnp_analyse_options_t *o, unsigne
     if (rc == NNP_OK) {
         nnp__jw_arr_begin(&w);
         for (size_t i = 0; i < n_rows; i++)
-            write_row(&w, &view, &rows[i], (flags & NNP_OP_TABLE_BY_SHAPES) != 0);
+            write_row(&w, &view, &rows[i], flags);
         nnp__jw_arr_end(&w);
         rc = w.err;
         *json = rc == NNP_OK ? nnp__jw_take(&w, NULL) : NULL;

@@ -195,7 +195,7 @@ static void write_op(kx_t *x, size_t i)
     uint32_t th = o->thread[i];
     complete_begin(x, "cpu_op", type, thread_pid(x, th), thread_tid(x, th), o->start_ns[i],
                    o->end_ns[i]);
-    if (o->seq_kind && o->seq_kind[i] != NNP_SEQ_NONE) {
+    if (o->seq_kind && o->seq_kind[i] != NNP_SEQ_NONE && o->seq_nr[i] >= 0) {
         key_int(x, "Sequence number", o->seq_nr[i]);
         key_uint(x, "Fwd thread id", o->seq_kind[i] == NNP_SEQ_BACKWARD ? o->seq_thread[i] : 0);
     }

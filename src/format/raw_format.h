@@ -127,7 +127,7 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 
 /* ts (and any end time in the record) is CLOCK_MONOTONIC ns, not raw ticks. */
 #define NNP_REC_F_TS_NS 0x0001u
-/* OP: a third slot with FLOPs follows. */
+/* OP: a third slot follows (nnp_rec_flops_t: FLOPs and the op's stack). */
 #define NNP_REC_F_FLOPS 0x0002u
 /* KERNEL (v2): a third slot with the launch configuration (nnp_rec_launch_t) follows. */
 #define NNP_REC_F_LAUNCH 0x0004u
@@ -139,7 +139,8 @@ _Static_assert(sizeof(nnp_rec_t) == 32, "a record slot is 32 bytes");
 /* OP (v2): seq_thread and sequence_nr of the extension slot hold an autograd link;
  * OP_BRIEF (v4): b holds it (NNP_REC_BRIEF_*). */
 #define NNP_REC_F_SEQ 0x0020u
-/* OP, OP_BRIEF: a backward op (with NNP_REC_F_SEQ: seq_thread is its forward op's thread). */
+/* OP, OP_BRIEF: a backward op (with NNP_REC_F_SEQ: seq_thread is its forward op's thread;
+ * an OP without it: a backward op with no autograd link, such as AccumulateGrad). */
 #define NNP_REC_F_BACKWARD 0x0040u
 
 /* X-macro: kind, number, slots, name. The per-kind field meaning is in the comments of
@@ -199,7 +200,8 @@ static inline unsigned nnp__rec_kind_slots(unsigned kind)
  *     b = custom_info | level << 32.
  * HOST_MEM:     a = bytes.
  * OP:           name = full name, ts = start, a = end, b = correlation id; slot 1 is
- *               nnp_rec_op_ext_t; slot 2 (NNP_REC_F_FLOPS) is nnp_rec_flops_t.
+ *               nnp_rec_op_ext_t; slot 2 (NNP_REC_F_FLOPS) is nnp_rec_flops_t (FLOPs,
+ *               stack).
  * KERNEL:       name = kernel name, ts = start, a = end, b = correlation id; slot 1 is
  *               nnp_rec_kernel_ext_t; slot 2 is nnp_rec_launch_t (NNP_REC_F_LAUNCH) or
  *               nnp_rec_copy_t (NNP_REC_F_COPY), never both.
@@ -250,10 +252,14 @@ typedef struct nnp_rec_op_ext {
 } nnp_rec_op_ext_t;
 _Static_assert(sizeof(nnp_rec_op_ext_t) == 32, "extension slot is 32 bytes");
 
+/* The third slot of an OP: its FLOPs (0 = unknown) and source stack (nnp_op_t.stack, 0 =
+ * none; writers before the stack left it 0). */
 typedef struct nnp_rec_flops {
     uint64_t matrix;
     uint64_t vector;
-    uint64_t reserved[2];
+    uint32_t stack;
+    uint32_t reserved32;
+    uint64_t reserved;
 } nnp_rec_flops_t;
 _Static_assert(sizeof(nnp_rec_flops_t) == 32, "extension slot is 32 bytes");
 

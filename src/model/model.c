@@ -356,22 +356,29 @@ int nnp__model_kernels_want_detail(nnp_model_t *m)
     return NNP_OK;
 }
 
-/* Adds a zeroed uint16 column to t at its current capacity (NULL col: allocate lazily). */
-static int want_u16(nnp_table_t *t, uint16_t **colp)
+/* Adds a zeroed column of width-byte values to t at its current capacity; *colp (the
+ * column's field, NULL until now) then grows with the table. */
+static int want_zeroed(nnp_table_t *t, void *colp, size_t width)
 {
-    if (*colp)
+    void **p = (void **)colp;
+    if (*p)
         return NNP_OK;
     /* At least one slot, so that a non-NULL pointer marks the column as registered. */
-    if (!(*colp = nnp__calloc(t->cap ? t->cap : 1, sizeof(uint16_t))))
+    if (!(*p = nnp__calloc(t->cap ? t->cap : 1, width)))
         return NNP_ENOMEM;
-    col(t, colp, sizeof(uint16_t));
+    col(t, colp, width);
     return NNP_OK;
+}
+
+int nnp__model_ops_want_stack(nnp_model_t *m)
+{
+    return want_zeroed(&m->ops.t, &m->ops.stack, sizeof(*m->ops.stack));
 }
 
 int nnp__model_want_end_ps(nnp_model_t *m)
 {
-    int rc = want_u16(&m->kernels.t, &m->kernels.end_ps);
-    return rc == NNP_OK ? want_u16(&m->comms.t, &m->comms.end_ps) : rc;
+    int rc = want_zeroed(&m->kernels.t, &m->kernels.end_ps, sizeof(uint16_t));
+    return rc == NNP_OK ? want_zeroed(&m->comms.t, &m->comms.end_ps, sizeof(uint16_t)) : rc;
 }
 
 int nnp__model_ops_want_seq(nnp_model_t *m)

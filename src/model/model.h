@@ -62,6 +62,9 @@ typedef struct nnp_ops {
     int64_t *seq_nr;
     uint32_t *seq_thread;
     uint8_t *seq_kind;
+    /* The op's source stack (string, nnp_op_t.stack: frames innermost first, '\n' between
+     * them), NULL unless some op has one; 0 = none. */
+    uint32_t *stack;
 } nnp_ops_t;
 
 /* What a GPU back end knows of a kernel, copy or memory set beyond its name and time. */
@@ -398,6 +401,8 @@ static inline size_t nnp__table_push(nnp_table_t *t)
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_flops(nnp_model_t *m);
+/* Makes ops.stack exist (zero-filled); NNP_OK or NNP_ENOMEM. */
+int nnp__model_ops_want_stack(nnp_model_t *m);
 /* Makes sure kernels has the detail column (zero for rows added before). NNP_OK or
  * NNP_ENOMEM. */
 int nnp__model_kernels_want_detail(nnp_model_t *m);

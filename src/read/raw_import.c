@@ -183,7 +183,8 @@ static NNP_NOINLINE void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
         c->err = NNP_ENOMEM;
         return;
     }
-    if ((r->flags & NNP_REC_F_SEQ) && nnp__model_ops_want_seq(c->m) != NNP_OK) {
+    if ((r->flags & (NNP_REC_F_SEQ | NNP_REC_F_BACKWARD)) &&
+        nnp__model_ops_want_seq(c->m) != NNP_OK) {
         c->err = NNP_ENOMEM;
         return;
     }
@@ -204,11 +205,21 @@ static NNP_NOINLINE void on_op(import_ctx_t *c, const nnp_raw_event_t *ev)
         const nnp_rec_flops_t *f = (const nnp_rec_flops_t *)&r[2];
         o->flops_matrix[i] = f->matrix;
         o->flops_vector[i] = f->vector;
+        if (f->stack) {
+            if (nnp__model_ops_want_stack(c->m) != NNP_OK) {
+                c->err = NNP_ENOMEM;
+                return;
+            }
+            o->stack[i] = map_str(c, f->stack);
+        }
     }
     if (r->flags & NNP_REC_F_SEQ) {
         o->seq_nr[i] = x->sequence_nr;
         o->seq_thread[i] = x->seq_thread;
         o->seq_kind[i] = (r->flags & NNP_REC_F_BACKWARD) ? NNP_SEQ_BACKWARD : NNP_SEQ_FORWARD;
+    } else if (r->flags & NNP_REC_F_BACKWARD) {
+        o->seq_nr[i] = -1; /* a backward op with no link: no forward op has it */
+        o->seq_kind[i] = NNP_SEQ_BACKWARD;
     }
 }
 

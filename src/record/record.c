@@ -2,6 +2,7 @@
  * thread's buffer from TLS, a reserve, a few stores, one release store (tbuf.h). No lock,
  * no allocation (after the thread's first event), no syscall, no formatting (STYLE 7); the set-up
  * call nnp_comm_group alone formats and interns, as nnp_intern does. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,6 +172,10 @@ NNP_PROBE void nnp_host_memory_at(uint64_t bytes, uint64_t ts_ns)
 
 /* ---- operators ---- */
 
+/* python/nnprof/_options.py's OpStruct mirrors nnp_op_t (LP64). */
+_Static_assert(offsetof(nnp_op_t, stack) == 64 && sizeof(nnp_op_t) == 72,
+               "nnp_op_t's layout changed: update OpStruct in python/nnprof/_options.py");
+
 /* Fills an op record's first two slots: r (slot 0) and x (the extension slot). */
 static inline void op_fill(nnp_rec_t *r, nnp_rec_op_ext_t *x, const nnp_op_t *op, unsigned n,
                            uint16_t flags, uint64_t start, uint64_t end)
@@ -178,6 +183,8 @@ static inline void op_fill(nnp_rec_t *r, nnp_rec_op_ext_t *x, const nnp_op_t *op
     bool has_seq = op->has_sequence;
     if (has_seq)
         flags |= op->is_backward ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
+    else if (op->is_backward)
+        flags |= NNP_REC_F_BACKWARD; /* a backward op with no link (AccumulateGrad) */
     r->kind = NNP_REC_OP;
     r->n_slots = (uint8_t)n;
     r->flags = flags;
@@ -194,35 +201,37 @@ static inline void op_fill(nnp_rec_t *r, nnp_rec_op_ext_t *x, const nnp_op_t *op
     x->sequence_nr = has_seq ? op->sequence_nr : 0;
 }
 
-/* Any op record: a FLOPs slot when the op has FLOPs, the thread's first event (its buffer
- * is created here), a full buffer. */
+/* Any op record: a third slot when the op has FLOPs or a stack, the thread's first event
+ * (its buffer is created here), a full buffer. */
 static __attribute__((noinline, cold)) void op_put_slow(const nnp_op_t *op, uint16_t flags,
                                                         uint64_t start, uint64_t end)
 {
     nnp_tbuf_t *tb = nnp__tbuf_get();
-    bool has_flops = op->flops_matrix != 0 || op->flops_vector != 0;
-    unsigned n = has_flops ? 3 : 2;
+    bool third = op->flops_matrix != 0 || op->flops_vector != 0 || op->stack != 0;
+    unsigned n = third ? 3 : 2;
     uint64_t s;
 
     if (NNP_UNLIKELY(!tb))
         return;
-    if (has_flops)
+    if (third)
         flags |= NNP_REC_F_FLOPS;
     s = nnp__tbuf_reserve(tb, n);
     if (NNP_UNLIKELY(s == UINT64_MAX))
         return;
     op_fill(nnp__tbuf_slot(tb, s), (nnp_rec_op_ext_t *)nnp__tbuf_slot(tb, s + 1), op, n, flags,
             start, end);
-    if (has_flops) {
+    if (third) {
         nnp_rec_flops_t *f = (nnp_rec_flops_t *)nnp__tbuf_slot(tb, s + 2);
         f->matrix = op->flops_matrix;
         f->vector = op->flops_vector;
-        f->reserved[0] = f->reserved[1] = 0;
+        f->stack = op->stack;
+        f->reserved32 = 0;
+        f->reserved = 0;
     }
     nnp__tbuf_commit(tb, s, n);
 }
 
-/* An op record. The common case (the thread has a buffer, the op no FLOPs) is written
+/* An op record. The common case (the thread has a buffer, the op no FLOPs nor stack) is written
  * here with nothing live across a call, so this costs no register saves; the rest goes to
  * op_put_slow as a tail call. Ops are the most frequent record of a framework (a PyTorch
  * training step has thousands): bench_torch_ir counts this path's instructions. */
@@ -232,7 +241,7 @@ static inline void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, ui
     uint64_t s;
     nnp_rec_t *r;
 
-    if (NNP_UNLIKELY(!tb || (op->flops_matrix | op->flops_vector) != 0)) {
+    if (NNP_UNLIKELY(!tb || (op->flops_matrix | op->flops_vector | op->stack) != 0)) {
         op_put_slow(op, flags, start, end);
         return;
     }

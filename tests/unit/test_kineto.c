@@ -218,7 +218,7 @@ static void test_op_table_with_steps(void **state)
     expect_row(cJSON_GetArrayItem(t, 1), "train", "range", 1, 8500, 3500);
     expect_row(cJSON_GetArrayItem(t, 4), "aten::linear", "op", 1, 4000, 1500);
     cJSON_Delete(t);
-    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, 0x4u, &json), NNP_EINVAL);
+    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, 0x8u, &json), NNP_EINVAL);
     assert_null(json);
     /* nnp_op_table is nnp_op_table_ex without NNP_OP_TABLE_STEPS: the same text. */
     assert_int_equal(nnp_op_table(fx->raw, NULL, true, &plain), NNP_OK);

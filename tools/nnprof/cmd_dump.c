@@ -80,11 +80,15 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
             const nnp_rec_flops_t *f = (const nnp_rec_flops_t *)&r[2];
             key_u(c, "flops_matrix", f->matrix);
             key_u(c, "flops_vector", f->vector);
+            if (f->stack)
+                key_str(c, "stack", f->stack);
         }
         if (r->flags & NNP_REC_F_SEQ) {
             key_i(c, "sequence_nr", x->sequence_nr);
             key_u(c, "seq_thread", x->seq_thread);
             key_u(c, "is_backward", (r->flags & NNP_REC_F_BACKWARD) ? 1 : 0);
+        } else if (r->flags & NNP_REC_F_BACKWARD) {
+            key_u(c, "is_backward", 1);
         }
         break;
     }

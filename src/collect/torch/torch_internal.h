@@ -323,6 +323,7 @@ size_t scope_path(uint32_t handle, char *buf, size_t cap);
 void ops_install(); // adds the RecordFunction callbacks for the current configuration
 void ops_remove();  // removes them
 bool ops_installed();
+void ops_reinstall(); // removes and adds them again when installed (a new configuration)
 void memory_install();
 void memory_remove();
 void steps_reset(); // auto_steps: forget the previous optimizer step
@@ -377,6 +378,13 @@ inline nnp_str_t top_op_name(const ThreadState *ts)
     uint64_t w = ts->frames[d - 1].word0;
     return w ? nnp_str_t(w >> kWordNameShift) : ts->ops[d - 1].name;
 }
+
+// with_stack (torch_stacks.cpp): whether Python stacks are kept (the op callbacks then
+// record each op's), the text id of the calling thread's stack (0 = none; no lock, no
+// Python call), and how many frames went past the tree's size.
+bool stacks_active();
+nnp_str_t stacks_current();
+uint64_t stacks_capped();
 
 // The op running on this thread (top_op_name of its state), 0 when none.
 nnp_str_t current_op_name();

@@ -411,17 +411,20 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         fwd = fn.forwardThreadId();
         thread = fwd > 0 ? fwd : fn.threadId();
     }
+    // with_stack: an op with a stack is full (its third slot holds the stack).
+    nnp_str_t stack = stacks_active() ? stacks_current() : 0;
     // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), the link
     // fits OP_BRIEF's word, and the thread has a ring (on_op_end writes a brief op only
     // there, without testing for one; a full op gives nnp_op_since() the same record).
     bool is_full =
-        e.id != e.type || fn.needsInputs() || !ts->ring ||
+        e.id != e.type || fn.needsInputs() || !ts->ring || stack ||
         (seq >= 0 && (uint64_t(seq) > NNP_REC_BRIEF_SEQ_MAX || thread > NNP_REC_BRIEF_THREAD_MAX));
     if (!is_full) {
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
         f.word0 = brief_word0(flags, e.id);
         f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
-    } else if (kInputs && fn.needsInputs() && g_cfg.shapes.load(std::memory_order_relaxed) &&
+    } else if (kInputs && !stack && fn.needsInputs() &&
+               g_cfg.shapes.load(std::memory_order_relaxed) &&
                !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                  g_cfg.flops.load(std::memory_order_relaxed))) {
         shaped_start(ts, fn, f, depth, e);
@@ -431,11 +434,16 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
         op = nnp_op_t{};
         op.name = e.id;
         op.type = e.type;
+        op.stack = stack;
         if (seq >= 0) {
             op.has_sequence = true;
             op.sequence_nr = seq;
             op.is_backward = fwd > 0;
             op.seq_thread = uint32_t(thread);
+        } else if (stack && fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+            // An autograd node with no link (AccumulateGrad): with stacks it must still be
+            // known as one, for its ops count under no stack, as in torch.profiler.
+            op.is_backward = true;
         }
         if (kInputs && fn.needsInputs()) {
             if (g_cfg.shapes.load(std::memory_order_relaxed)) {
@@ -467,6 +475,24 @@ __attribute__((noinline)) void op_start_slow_inputs(const at::RecordFunction &fn
 // (a name cached under its schema's address, no module scope, shapes wanted, no FLOPs, TSC
 // ticks) is shaped, started here as on_op_start starts a brief one; any other goes to
 // op_start_slow_inputs.
+// The start callbacks while stacks are kept (with_stack): every op takes the slow path,
+// which reads the thread's stack.
+std::unique_ptr<at::ObserverContext> on_op_start_stacks(const at::RecordFunction &fn)
+{
+    if (fn.scope() == at::RecordScope::USER_SCOPE)
+        return on_user_start(fn);
+    op_start_slow(fn, false);
+    return nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> on_op_start_stacks_inputs(const at::RecordFunction &fn)
+{
+    if (fn.scope() == at::RecordScope::USER_SCOPE)
+        return on_user_start(fn);
+    op_start_slow_inputs(fn, false);
+    return nullptr;
+}
+
 std::unique_ptr<at::ObserverContext> on_op_start_inputs(const at::RecordFunction &fn)
 {
     if (__builtin_expect(fn.scope() == at::RecordScope::USER_SCOPE, 0))
@@ -727,10 +753,11 @@ void ops_install()
     g_gate.store(nnp__ring_gate(), std::memory_order_relaxed);
     g_tsc.store(nnp__ring_ticks_are_tsc(), std::memory_order_relaxed);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
-    at::RecordFunctionCallback::StartCallback start = inputs ? on_op_start_inputs
-                                                      : g_name_word.load() != kNoOffset
-                                                          ? on_op_start
-                                                          : on_op_start_unprobed;
+    at::RecordFunctionCallback::StartCallback start =
+        stacks_active() ? (inputs ? on_op_start_stacks_inputs : on_op_start_stacks)
+        : inputs        ? on_op_start_inputs
+        : g_name_word.load() != kNoOffset ? on_op_start
+                                          : on_op_start_unprobed;
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
     // is the largest cost a callback can add (torch's own record_shapes pays it too).
     // Collectives' inputs (their byte counts) come without it (on_user_start).
@@ -751,6 +778,14 @@ bool ops_installed()
 {
     std::lock_guard<std::mutex> guard(g_install_lock);
     return g_ops_handle != at::INVALID_CALLBACK_HANDLE;
+}
+
+void ops_reinstall()
+{
+    if (ops_installed()) {
+        ops_remove();
+        ops_install();
+    }
 }
 
 } // namespace nnp_torch
