@@ -66,6 +66,20 @@ class BootTest(support.NnprofTestCase):
         self.assertEqual(steps, [1, 2, 3, 4])
         self.assertTrue(any(r["kind"] == "mem_alloc" for r in rows))
 
+    def test_stacks(self):
+        rows = self.run_captured({"NNPROF_TORCH_WITH_STACK": "1"})
+        addmm = [r["stack"].split("\n") for r in rows
+                 if r["kind"] == "op" and r["type"] == "aten::addmm"]
+        self.assertEqual(len(addmm), 2 * 5)
+        for stack in addmm:
+            # The script's frame (line 2 imported torch: capture began there), the model,
+            # the layer (the first or the second Linear), F.linear.
+            self.assertEqual(stack[0], "<built-in function linear>")
+            self.assertRegex(stack[1], r"^torch/nn/modules/linear\.py\(\d+\): forward$")
+            self.assertIn(stack[2], ("nn.Module: Linear_0", "nn.Module: Linear_1"))
+            self.assertEqual(stack[-2:], ["nn.Module: Sequential_0", "<string>(2): <module>"])
+        self.assertEqual({s[2] for s in addmm}, {"nn.Module: Linear_0", "nn.Module: Linear_1"})
+
     def test_off_without_nnprof_torch(self):
         rows = self.run_captured(enable=False)
         self.assertFalse([r for r in rows if r["kind"] == "op"])

@@ -5,7 +5,9 @@ shim is loaded and registered with the session libnnprof started from the enviro
 every op of the script is recorded, with no change to it.
 
 Settings (environment): NNPROF_TORCH_RECORD_SHAPES=1 (input shapes and dtypes),
-NNPROF_TORCH_WITH_FLOPS=1, NNPROF_TORCH_PROFILE_MEMORY=1 (also on when
+NNPROF_TORCH_WITH_FLOPS=1, NNPROF_TORCH_WITH_STACK=1 (each op's Python stack; the
+script's own frame shows the line that imported torch, where capture began, as
+torch.profiler shows the line that started it), NNPROF_TORCH_PROFILE_MEMORY=1 (also on when
 MS_PROFILER_OPTIONS has "profile_memory": true), NNPROF_TORCH_AUTO_STEPS=0 (default 1:
 each interval between two optimizer steps is recorded as a step). Collectives need
 "profile_communication": true in MS_PROFILER_OPTIONS.
@@ -55,6 +57,8 @@ def _after_torch(torch):
         cfg.auto_steps = _flag("NNPROF_TORCH_AUTO_STEPS", True)
         _torch_shim.load()
         _torch_shim.configure(cfg)
+        if _flag("NNPROF_TORCH_WITH_STACK"):
+            _torch_shim.stacks_start()
     except Exception as err:  # pylint: disable=broad-except
         _say(f"NNPROF_TORCH=1: PyTorch capture is off: {err}")
         return
