@@ -113,6 +113,12 @@ typedef struct nnp_overlap {
     int64_t span_lo_ns, span_hi_ns;
 } nnp_overlap_t;
 
+/* The overlap's lanes as timelines name them (MindSpore's and msprof's "Overlap Analysis"
+ * threads, formats.md 1.4), in the order computing, communication, communication not
+ * overlapped, free: lane k is the timeline's thread k. */
+#define NNP_OVERLAP_LANES 4
+extern const char *const nnp__overlap_lane_names[NNP_OVERLAP_LANES];
+
 int nnp__overlap_run(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_overlap_t *out);
 int nnp__overlap_write(const nnp_actx_t *c, const nnp_overlap_t *ov);
 void nnp__overlap_fini(nnp_overlap_t *ov);

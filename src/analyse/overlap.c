@@ -18,6 +18,9 @@
 #define PS_PER_NS 1000
 _Static_assert(NNP_OV_COLS == NNP_OVERLAP_COLS, "overlap columns");
 
+const char *const nnp__overlap_lane_names[NNP_OVERLAP_LANES] = {
+    "Computing", "Communication", "Communication(Not Overlapped)", "Free"};
+
 /* ---- the gaps as they are read (nnp_gap_iter_t) ---- */
 
 void nnp__overlap_gaps_next(nnp_gap_iter_t *it)

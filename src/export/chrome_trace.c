@@ -104,7 +104,7 @@ static void track_name(const tl_t *tl, const track_t *t, char *buf, size_t cap)
         snprintf(base, sizeof(base), "Steps");
         break;
     case LANE_OVERLAP:
-        snprintf(base, sizeof(base), "%s", nnp__tl_ov_names[t->num % OV_TRACKS]);
+        snprintf(base, sizeof(base), "%s", nnp__overlap_lane_names[t->num % OV_TRACKS]);
         break;
     case LANE_OPS:
         snprintf(base, sizeof(base), "%s", thread);

@@ -101,9 +101,6 @@ static int tl_end(tl_t *t)
 }
 
 /* Overlap lanes, as msprof's "Overlap Analysis" process names its threads. */
-static const char *const OVERLAP_LANES[] = {"Computing", "Communication",
-                                            "Communication(Not Overlapped)", "Free"};
-
 /* One interval of overlap lane k, inside the window: the process and lane names come
  * before a process's and a lane's first slice. */
 static void tl_overlap_slice(tl_t *t, size_t k, const nnp_interval_t *iv, bool *any, bool *lane)
@@ -113,9 +110,9 @@ static void tl_overlap_slice(tl_t *t, size_t k, const nnp_interval_t *iv, bool *
     if (!*any)
         tl_meta(t, "process_name", PID_OVERLAP, 0, "Overlap Analysis");
     if (!*lane)
-        tl_meta(t, "thread_name", PID_OVERLAP, k, OVERLAP_LANES[k]);
+        tl_meta(t, "thread_name", PID_OVERLAP, k, nnp__overlap_lane_names[k]);
     *any = *lane = true;
-    if (tl_slice(t, OVERLAP_LANES[k], PID_OVERLAP, k, iv->start_ns, iv->end_ns))
+    if (tl_slice(t, nnp__overlap_lane_names[k], PID_OVERLAP, k, iv->start_ns, iv->end_ns))
         nnp__jw_obj_end(&t->w);
 }
 
@@ -123,7 +120,7 @@ static void tl_overlap(tl_t *t)
 {
     const nnp_interval_list_t *l[] = {&t->x->ov.computing, &t->x->ov.communication,
                                       &t->x->ov.comm_not_overlapped};
-    const size_t free_lane = NNP_ARRAY_LEN(OVERLAP_LANES) - 1;
+    const size_t free_lane = NNP_OVERLAP_LANES - 1;
     nnp_gap_iter_t gaps;
     bool any = false, lane;
     for (size_t k = 0; k < NNP_ARRAY_LEN(l); k++) {

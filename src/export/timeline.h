@@ -40,7 +40,7 @@
 #define PROCS_INITIAL  8
 #define HMAP_INITIAL   64
 /* The four "Overlap Analysis" threads, tids as CANN writes them (formats.md 1.4). */
-#define OV_TRACKS 4
+#define OV_TRACKS NNP_OVERLAP_LANES
 /* Host threads get four lanes each: ops, host ranges, user markers, unfinished ranges. */
 #define HOST_LANES 4
 
@@ -228,8 +228,6 @@ void nnp__tl_hmap_fini(hmap_t *h);
 
 /* ---- timeline_events.c: the events of every source ---- */
 
-/* The names of the four Overlap Analysis threads. */
-extern const char *const nnp__tl_ov_names[OV_TRACKS];
 /* Starts an event value with the keys every event has, from fragments (json_writer.h):
  * {"name":name,"ph":"<ph>","pid":..,"tid":..,"ts":ts. The caller appends its other keys
  * as fragments and closes the object with "}". */

@@ -391,9 +391,6 @@ static void emit_comms(tl_t *tl, bool emit)
     }
 }
 
-const char *const nnp__tl_ov_names[OV_TRACKS] = {"Computing", "Communication",
-                                                 "Communication(Not Overlapped)", "Free"};
-
 /* One slice of overlap track k. Merged lists are disjoint: nnp__tl_place() never needs an
  * overflow lane here, but it still guards the invariant. */
 static void overlap_slice(tl_t *tl, int k, const nnp_interval_t *iv)
@@ -401,7 +398,7 @@ static void overlap_slice(tl_t *tl, int k, const nnp_interval_t *iv)
     uint32_t t = nnp__tl_place(tl, tl->ov_tracks[k], iv->start_ns, iv->end_ns);
     if (t == NONE)
         return;
-    ev_head_clean(tl, nnp__tl_ov_names[k], "X", t, iv->start_ns);
+    ev_head_clean(tl, nnp__overlap_lane_names[k], "X", t, iv->start_ns);
     dur(tl, iv->start_ns, iv->end_ns);
     LIT(tl, "}");
 }
