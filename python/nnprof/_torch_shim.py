@@ -136,8 +136,12 @@ def _py():
 
 
 def has_stacks():
-    """Whether the shim can record Python stacks (``with_stack``)."""
-    return _py() is not None
+    """Whether the shim can record Python stacks (``with_stack``); False also when the
+    shim cannot be loaded (starting the profiler then says why)."""
+    try:
+        return _py() is not None
+    except ImportError:
+        return False
 
 
 def _thread_hook(_frame, _event, _arg):
