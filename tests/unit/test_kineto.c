@@ -15,10 +15,7 @@
 
 #define MAX_FILE (4u << 20)
 
-typedef struct fixture {
-    char *dir;
-    char raw[NNP_PATH_MAX];
-} fixture_t;
+typedef nnpt_raw_fx_t fixture_t;
 
 static nnp_op_t op(const char *name, const char *shapes, const char *dtypes)
 {
@@ -122,30 +119,9 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
-
-/* The op table (nnp_op_table_ex with flags NNP_OP_TABLE_*) as parsed JSON. */
-static cJSON *table_ex(const fixture_t *fx, const nnp_analyse_options_t *o, unsigned flags)
-{
-    char *json = NULL;
-    cJSON *root;
-    assert_int_equal(nnp_op_table_ex(fx->raw, o, flags, &json), NNP_OK);
-    root = cJSON_Parse(json);
-    nnp_free(json);
-    assert_non_null(root);
-    return root;
-}
-
 static cJSON *table(const fixture_t *fx, const nnp_analyse_options_t *o, bool by_shapes)
 {
-    return table_ex(fx, o, by_shapes ? NNP_OP_TABLE_BY_SHAPES : 0);
+    return nnpt_op_table(fx->raw, o, by_shapes ? NNP_OP_TABLE_BY_SHAPES : 0);
 }
 
 static void expect_row(const cJSON *row, const char *name, const char *kind, int count, int total,
@@ -212,7 +188,7 @@ static void test_op_table_with_steps(void **state)
 {
     fixture_t *fx = *state;
     char *json = NULL, *plain = NULL;
-    cJSON *t = table_ex(fx, NULL, NNP_OP_TABLE_STEPS);
+    cJSON *t = nnpt_op_table(fx->raw, NULL, NNP_OP_TABLE_STEPS);
     assert_int_equal(cJSON_GetArraySize(t), 7);
     expect_row(cJSON_GetArrayItem(t, 0), "ProfilerStep*", "range", 2, 20000, 10500);
     expect_row(cJSON_GetArrayItem(t, 1), "train", "range", 1, 8500, 3500);
@@ -397,12 +373,14 @@ static void test_cli_export_kineto(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_op_table_self_times, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_op_table_steps_and_shapes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_op_table_with_steps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kineto_export, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kineto_export_steps_and_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cli_export_kineto, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_op_table_self_times, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_op_table_steps_and_shapes, setup,
+                                        nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_op_table_with_steps, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_kineto_export, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_kineto_export_steps_and_errors, setup,
+                                        nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_cli_export_kineto, setup, nnpt_raw_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

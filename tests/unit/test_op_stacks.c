@@ -21,10 +21,7 @@
 
 #define FWD_THREAD 1
 
-typedef struct fixture {
-    char *dir;
-    char raw[NNP_PATH_MAX];
-} fixture_t;
+typedef nnpt_raw_fx_t fixture_t;
 
 static void at(const char *name, const char *stack, int64_t seq, bool backward, int64_t start,
                int64_t end)
@@ -85,26 +82,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture_t *fx = *state;
-    nnpt_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
-
-static cJSON *table(const fixture_t *fx, unsigned flags)
-{
-    char *json = NULL;
-    cJSON *t;
-    assert_int_equal(nnp_op_table_ex(fx->raw, NULL, flags, &json), NNP_OK);
-    t = cJSON_Parse(json);
-    nnp_free(json);
-    assert_non_null(t);
-    return t;
-}
-
 /* The row of name and stack, failing the test when there is none or more than one. */
 static const cJSON *row(const cJSON *t, const char *name, const char *stack)
 {
@@ -136,7 +113,7 @@ static void expect(const cJSON *t, const char *name, const char *stack, int coun
 static void test_rows_by_stack(void **state)
 {
     fixture_t *fx = *state;
-    cJSON *t = table(fx, NNP_OP_TABLE_BY_STACK);
+    cJSON *t = nnpt_op_table(fx->raw, NULL, NNP_OP_TABLE_BY_STACK);
     assert_int_equal(cJSON_GetArraySize(t), 11);
     expect(t, "aten::linear", S1, 1, 1500, 1);
     expect(t, "aten::addmm", S1, 1, 2500, 2);
@@ -158,7 +135,7 @@ static void test_rows_without_stacks(void **state)
 {
     fixture_t *fx = *state;
     char *json = NULL;
-    cJSON *t = table(fx, 0), *r;
+    cJSON *t = nnpt_op_table(fx->raw, NULL, 0), *r;
     int mm = 0;
     assert_int_equal(cJSON_GetArraySize(t), 10);
     cJSON_ArrayForEach(r, t)
@@ -192,9 +169,9 @@ static void test_dump(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_rows_by_stack, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rows_without_stacks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_by_stack, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_rows_without_stacks, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dump, setup, nnpt_raw_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

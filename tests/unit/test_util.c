@@ -403,6 +403,26 @@ void nnpt_free_list(char **v, int n)
     free(v);
 }
 
+struct cJSON *nnpt_op_table(const char *raw, const nnp_analyse_options_t *o, unsigned flags)
+{
+    char *json = NULL;
+    cJSON *root;
+    assert_int_equal(nnp_op_table_ex(raw, o, flags, &json), NNP_OK);
+    root = cJSON_Parse(json);
+    nnp_free(json);
+    assert_non_null(root);
+    return root;
+}
+
+int nnpt_raw_fx_teardown(void **state)
+{
+    nnpt_raw_fx_t *fx = *state;
+    nnpt_rm_rf(fx->dir);
+    free(fx->dir);
+    free(fx);
+    return 0;
+}
+
 struct cJSON *nnpt_load_json(const char *dir, const char *name)
 {
     char path[8192], *text;

@@ -34,6 +34,17 @@ char **nnpt_raw_dirs(const char *out, int *n);
 void nnpt_free_list(char **v, int n);
 /* dir/name parsed as JSON, or NULL when missing or invalid (release with cJSON_Delete). */
 struct cJSON *nnpt_load_json(const char *dir, const char *name);
+/* nnp_op_table_ex of a raw directory as parsed JSON (cJSON_Delete it). Fails the test on
+ * error. */
+struct cJSON *nnpt_op_table(const char *raw, const nnp_analyse_options_t *o, unsigned flags);
+
+/* The state of tests that read one recording: its temporary folder (dir, malloc'ed) and raw
+ * directory. nnpt_raw_fx_teardown, a cmocka teardown, removes the folder and frees both. */
+typedef struct nnpt_raw_fx {
+    char *dir;
+    char raw[NNP_PATH_MAX];
+} nnpt_raw_fx_t;
+int nnpt_raw_fx_teardown(void **state);
 /* Writes text to dir/name (creating dir/name's missing parent folders is not done: dir
  * must exist); returns the path, malloc'ed. Fails the test on error. */
 char *nnpt_write_file(const char *dir, const char *name, const char *text);
