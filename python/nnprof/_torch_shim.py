@@ -45,6 +45,7 @@ class Stats(Structure):
         ("flops_errors", c_uint64),
         ("hook_errors", c_uint64),
         ("memory_threads", c_uint64),
+        ("stack_nodes_capped", c_uint64),
     ]
 
 

@@ -29,12 +29,14 @@ typedef struct nnp_torch_config {
 
 /* Counters of anomalies, for tests and reports. */
 typedef struct nnp_torch_stats {
-    uint64_t windows;        /* windows during which the callbacks were installed */
-    uint64_t depth_overflow; /* ops not recorded: nesting deeper than the shim's stack */
-    uint64_t unmatched_ends; /* end callbacks without their start (window opened between) */
-    uint64_t flops_errors;   /* ops whose FLOPs torch could not compute */
-    uint64_t hook_errors;    /* torch exceptions met in a window hook (logged) */
-    uint64_t memory_threads; /* windows whose memory reporter could not be installed */
+    uint64_t windows;            /* windows during which the callbacks were installed */
+    uint64_t depth_overflow;     /* ops not recorded: nesting deeper than the shim's stack */
+    uint64_t unmatched_ends;     /* end callbacks without their start (window opened between) */
+    uint64_t flops_errors;       /* ops whose FLOPs torch could not compute */
+    uint64_t hook_errors;        /* torch exceptions met in a window hook (logged) */
+    uint64_t memory_threads;     /* windows whose memory reporter could not be installed */
+    uint64_t stack_nodes_capped; /* with_stack: frames past the stack tree's size, which
+                                  * share their caller's stack */
 } nnp_torch_stats_t;
 
 /* Fills *c with the defaults: everything off, no group. */

@@ -46,6 +46,7 @@ struct Counters {
     std::atomic<uint64_t> flops_errors{0};
     std::atomic<uint64_t> hook_errors{0};
     std::atomic<uint64_t> memory_threads{0};
+    std::atomic<uint64_t> stack_nodes_capped{0};
 };
 extern Counters g_counters;
 
@@ -380,11 +381,10 @@ inline nnp_str_t top_op_name(const ThreadState *ts)
 }
 
 // with_stack (torch_stacks.cpp): whether Python stacks are kept (the op callbacks then
-// record each op's), the text id of the calling thread's stack (0 = none; no lock, no
-// Python call), and how many frames went past the tree's size.
+// record each op's), and the text id of the calling thread's stack (0 = none; no lock, no
+// Python call).
 bool stacks_active();
 nnp_str_t stacks_current();
-uint64_t stacks_capped();
 
 // The op running on this thread (top_op_name of its state), 0 when none.
 nnp_str_t current_op_name();

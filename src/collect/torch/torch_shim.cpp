@@ -132,10 +132,8 @@ NNP_TORCH_API int nnp_torch_configure(const nnp_torch_config_t *c)
     // Whether inputs are boxed is fixed when a callback is added: re-add it when that
     // changes inside a window. The memory reporter follows the flag at once.
     try {
-        if (ops_installed() && inputs_before != (c->record_shapes || c->with_flops)) {
-            ops_remove();
-            ops_install();
-        }
+        if (inputs_before != (c->record_shapes || c->with_flops))
+            ops_reinstall();
         if (ops_installed() && memory_before != c->profile_memory) {
             if (c->profile_memory)
                 memory_install();
@@ -195,6 +193,7 @@ NNP_TORCH_API void nnp_torch_get_stats(nnp_torch_stats_t *out)
     out->flops_errors = g_counters.flops_errors.load();
     out->hook_errors = g_counters.hook_errors.load();
     out->memory_threads = g_counters.memory_threads.load();
+    out->stack_nodes_capped = g_counters.stack_nodes_capped.load();
 }
 
 NNP_TORCH_API bool nnp_torch_is_active(void)

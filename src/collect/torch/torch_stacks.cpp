@@ -91,7 +91,6 @@ struct Tree {
 Tree *g_tree = nullptr;         // NULL while no profiler wants stacks
 std::atomic<uint64_t> g_gen{0}; // bumped by every start and stop
 std::atomic<bool> g_active{false};
-std::atomic<uint64_t> g_nodes_capped{0};
 // Every ThreadStack made, with its generation: freed two generations later (an op
 // callback that loaded one just before a stop is done with it by then).
 std::vector<std::unique_ptr<ThreadStack>> g_stacks;
@@ -125,7 +124,7 @@ uint32_t node_for(const Key &k, const std::string &t)
     if (it != tr.index.end())
         return it->second;
     if (tr.nodes.size() >= kMaxNodes) {
-        g_nodes_capped.fetch_add(1, std::memory_order_relaxed);
+        g_counters.stack_nodes_capped.fetch_add(1, std::memory_order_relaxed);
         return k.parent;
     }
     Node n;
@@ -266,10 +265,6 @@ int on_py_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     return 0;
 }
 
-void free_capsule(PyObject *)
-{
-}
-
 // Starts the profile function on thread state ts (the GIL held): its frames running now,
 // less the skip innermost ones, are the bottom of its stack. False when out of memory.
 bool start_thread(PyThreadState *ts, uint64_t gen, size_t skip)
@@ -294,7 +289,7 @@ bool start_thread(PyThreadState *ts, uint64_t gen, size_t skip)
         push(s.get(), frame_node(top_node(s.get()), frames[i], true));
     for (PyFrameObject *frame : frames)
         Py_DECREF(frame);
-    PyObject *cap = PyCapsule_New(s.get(), kCapsuleName, free_capsule);
+    PyObject *cap = PyCapsule_New(s.get(), kCapsuleName, nullptr); // g_stacks owns s
     if (!cap) {
         PyErr_Clear();
         return false;
@@ -352,11 +347,6 @@ nnp_str_t stacks_current()
     if (!s || s->gen != g_gen.load(std::memory_order_relaxed) || s->depth == 0)
         return 0;
     return s->text[(s->depth < kMaxPyDepth ? s->depth : kMaxPyDepth) - 1];
-}
-
-uint64_t stacks_capped()
-{
-    return g_nodes_capped.load(std::memory_order_relaxed);
 }
 
 } // namespace nnp_torch
@@ -437,10 +427,6 @@ bool stacks_active()
     return false;
 }
 nnp_str_t stacks_current()
-{
-    return 0;
-}
-uint64_t stacks_capped()
 {
     return 0;
 }
