@@ -201,13 +201,19 @@ static inline void op_fill(nnp_rec_t *r, nnp_rec_op_ext_t *x, const nnp_op_t *op
     x->sequence_nr = has_seq ? op->sequence_nr : 0;
 }
 
+/* Whether an op's record takes a third slot (nnp_rec_flops_t): it has FLOPs or a stack. */
+static inline bool op_has_third_slot(const nnp_op_t *op)
+{
+    return (op->flops_matrix | op->flops_vector | op->stack) != 0;
+}
+
 /* Any op record: a third slot when the op has FLOPs or a stack, the thread's first event
  * (its buffer is created here), a full buffer. */
 static __attribute__((noinline, cold)) void op_put_slow(const nnp_op_t *op, uint16_t flags,
                                                         uint64_t start, uint64_t end)
 {
     nnp_tbuf_t *tb = nnp__tbuf_get();
-    bool third = op->flops_matrix != 0 || op->flops_vector != 0 || op->stack != 0;
+    bool third = op_has_third_slot(op);
     unsigned n = third ? 3 : 2;
     uint64_t s;
 
@@ -231,7 +237,7 @@ static __attribute__((noinline, cold)) void op_put_slow(const nnp_op_t *op, uint
     nnp__tbuf_commit(tb, s, n);
 }
 
-/* An op record. The common case (the thread has a buffer, the op no FLOPs nor stack) is written
+/* An op record. The common case (the thread has a buffer, the op no third slot) is written
  * here with nothing live across a call, so this costs no register saves; the rest goes to
  * op_put_slow as a tail call. Ops are the most frequent record of a framework (a PyTorch
  * training step has thousands): bench_torch_ir counts this path's instructions. */
@@ -241,7 +247,7 @@ static inline void op_put(const nnp_op_t *op, uint16_t flags, uint64_t start, ui
     uint64_t s;
     nnp_rec_t *r;
 
-    if (NNP_UNLIKELY(!tb || (op->flops_matrix | op->flops_vector | op->stack) != 0)) {
+    if (NNP_UNLIKELY(!tb || op_has_third_slot(op))) {
         op_put_slow(op, flags, start, end);
         return;
     }
