@@ -42,6 +42,17 @@ class OpAverage:  # pylint: disable=too-many-instance-attributes,too-few-public-
         self.stack = filter_stack(row.get("stack", ""))
         self.self_us_whole = row.get("self_us_whole", 0)
 
+    def add(self, other):
+        """Adds other's calls, times, FLOPs and memory to this row's sums (not its
+        minimum, maximum or averages)."""
+        self.count += other.count
+        self.cpu_time_total += other.cpu_time_total
+        self.self_cpu_time_total += other.self_cpu_time_total
+        self.flops += other.flops
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.self_us_whole += other.self_us_whole
+
     def __repr__(self):
         return (f"<OpAverage key={self.key!r} count={self.count} "
                 f"self_cpu_time_total={self.self_cpu_time_total:.3f}us "
@@ -93,15 +104,9 @@ def _merge(rows, n):
             r.stack = r.stack[:n]
             out[key] = r
             continue
-        m.count += r.count
-        m.cpu_time_total += r.cpu_time_total
-        m.self_cpu_time_total += r.self_cpu_time_total
+        m.add(r)
         m.cpu_time_min = min(m.cpu_time_min, r.cpu_time_min)
         m.cpu_time_max = max(m.cpu_time_max, r.cpu_time_max)
-        m.flops += r.flops
-        m.cpu_memory_usage += r.cpu_memory_usage
-        m.self_cpu_memory_usage += r.self_cpu_memory_usage
-        m.self_us_whole += r.self_us_whole
     for m in out.values():
         m.cpu_time = m.cpu_time_total / m.count if m.count else 0.0
         m.self_cpu_time = m.self_cpu_time_total / m.count if m.count else 0.0
@@ -157,12 +162,7 @@ class KeyAverages(list):
                            "self_ns": 0, "min_ns": 0, "max_ns": 0, "flops": 0,
                            "mem_bytes": 0, "self_mem_bytes": 0})
         for r in self:
-            total.count += r.count
-            total.cpu_time_total += r.cpu_time_total
-            total.self_cpu_time_total += r.self_cpu_time_total
-            total.flops += r.flops
-            total.cpu_memory_usage += r.cpu_memory_usage
-            total.self_cpu_memory_usage += r.self_cpu_memory_usage
+            total.add(r)
         total.cpu_time = total.cpu_time_total / total.count if total.count else 0.0
         return total
 
