@@ -29,13 +29,7 @@ typedef nnpt_afx_t fixture_t;
 static void add_op(nnp_model_t *m, double start_us, double dur_us, const char *name,
                    const char *type, const char *shapes)
 {
-    size_t i = nnp__table_push(&m->ops.t);
-    assert_true(i != SIZE_MAX);
-    m->ops.start_ns[i] = US(start_us);
-    m->ops.end_ns[i] = US(start_us + dur_us);
-    m->ops.name[i] = nnp__model_intern_cstr(m, name);
-    m->ops.type[i] = nnp__model_intern_cstr(m, type);
-    m->ops.shapes[i] = nnp__model_intern_cstr(m, shapes);
+    nnpt_add_op(m, US(start_us), US(start_us + dur_us), name, type, shapes, NULL);
 }
 
 static void add_steps(nnp_model_t *m)

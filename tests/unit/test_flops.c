@@ -31,12 +31,7 @@ static void add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name,
 {
     size_t i;
     assert_int_equal(nnp__model_ops_want_flops(m), NNP_OK);
-    i = nnp__table_push(&m->ops.t);
-    assert_true(i != SIZE_MAX);
-    m->ops.start_ns[i] = start;
-    m->ops.end_ns[i] = end;
-    m->ops.name[i] = nnp__model_intern_cstr(m, name);
-    m->ops.type[i] = nnp__model_intern_cstr(m, "T");
+    i = nnpt_add_op(m, start, end, name, "T", NULL, NULL);
     m->ops.corr[i] = corr;
     m->ops.flops_matrix[i] = matrix;
     m->ops.flops_vector[i] = vector;

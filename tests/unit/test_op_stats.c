@@ -26,12 +26,8 @@ typedef nnpt_afx_t fixture_t;
 static void add_op(nnp_model_t *m, int64_t start, int64_t end, const char *name, const char *type,
                    uint64_t corr)
 {
-    size_t i = nnp__table_push(&m->ops.t);
-    assert_true(i != SIZE_MAX);
-    m->ops.start_ns[i] = start;
-    m->ops.end_ns[i] = end;
-    m->ops.name[i] = nnp__model_intern_cstr(m, name);
-    m->ops.type[i] = nnp__model_intern_cstr(m, type);
+    /* The call may grow the table (and move its columns): index after it. */
+    size_t i = nnpt_add_op(m, start, end, name, type, NULL, NULL);
     m->ops.corr[i] = corr;
 }
 
