@@ -64,6 +64,8 @@ _PROTOTYPES = {
 _lock = threading.Lock()
 _shim = None
 _path = None
+# Profilers between stacks_start and stacks_stop (the tree is shared; _lock guards).
+_stack_users = 0
 
 
 def _candidates():
@@ -155,25 +157,38 @@ def _thread_hook(_frame, _event, _arg):
 
 def stacks_start():
     """Starts keeping the Python stack of every thread (``with_stack``): the shim's ops
-    then carry it, framed as torch.profiler frames its own."""
+    then carry it, framed as torch.profiler frames its own. Counted: profilers with stacks
+    alive at once share the shim's one tree, which lives until the last of them stops."""
+    global _stack_users  # pylint: disable=global-statement
     import torch  # pylint: disable=import-outside-toplevel
     from torch.profiler import python_tracer  # pylint: disable=import-outside-toplevel
     lib = _py()
     if lib is None:
         raise errors.NnprofError(errors.EINVAL, "the PyTorch shim was built without Python's "
                                  "headers: no stacks")
-    errors.check(lib.nnp_torch_stacks_start(torch.nn.Module.__call__.__code__,
-                                            list(python_tracer._prefix_regex())),
-                 "nnp_torch_stacks_start")
-    threading.setprofile(_thread_hook)
+    with _lock:
+        if _stack_users == 0:
+            errors.check(lib.nnp_torch_stacks_start(torch.nn.Module.__call__.__code__,
+                                                    list(python_tracer._prefix_regex())),
+                         "nnp_torch_stacks_start")
+            threading.setprofile(_thread_hook)
+        _stack_users += 1
 
 
 def stacks_stop():
-    """Stops keeping stacks (every thread's profile function removed)."""
+    """Stops keeping stacks (every thread's profile function removed) once no profiler
+    that started them is left (:func:`stacks_start`)."""
+    global _stack_users  # pylint: disable=global-statement
     lib = _py()
-    if lib is not None:
-        threading.setprofile(None)
-        lib.nnp_torch_stacks_stop()
+    if lib is None:
+        return
+    with _lock:
+        if _stack_users == 0:
+            return
+        _stack_users -= 1
+        if _stack_users == 0:
+            threading.setprofile(None)
+            lib.nnp_torch_stacks_stop()
 
 
 def path():

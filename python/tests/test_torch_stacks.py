@@ -24,8 +24,9 @@ try:
     import torch.profiler as tp
     import nnprof.torch as nt
     from nnprof import _torch_shim
+    from nnprof import errors as nnprof_errors
 except ImportError:
-    torch = tp = nt = _torch_shim = None
+    torch = tp = nt = _torch_shim = nnprof_errors = None
 
 STEPS = 2
 ADDRESS = re.compile(r" at 0x[0-9a-f]+")
@@ -208,6 +209,29 @@ class StacksTest(support.NnprofTestCase):
         self.assertRegex(stack[0], r"^tests/test_torch_stacks\.py\(\d+\): work$")
         self.assertRegex(stack[1], r"threading\.py\(\d+\): run$")
         self.assertFalse(any("_thread_hook" in f or "_torch_shim" in f for f in stack), stack)
+
+    def test_refused_second_profiler_keeps_the_first_ones_stacks(self):
+        # A second profiler while one runs is refused (one session per process); its
+        # start and stop must leave the first one's stacks running (they once ended them:
+        # every later op of the first profiler had no stack).
+        x = torch.ones(4)
+
+        def before():
+            return x * 2
+
+        def after():
+            return x + 2
+
+        with nt.profile(output_path=self.path("outer"), with_stack=True) as prof:
+            before()
+            with self.assertRaisesRegex(nnprof_errors.NnprofError, "session already exists"):
+                with nt.profile(output_path=self.path("inner"), with_stack=True):
+                    pass
+            after()
+        rows = {r.key: r for r in prof.key_averages(group_by_stack_n=1)
+                if r.key in ("aten::mul", "aten::add")}
+        self.assertRegex(rows["aten::mul"].stack[0], r"test_torch_stacks\.py\(\d+\): before$")
+        self.assertRegex(rows["aten::add"].stack[0], r"test_torch_stacks\.py\(\d+\): after$")
 
     def test_no_stacks_outside_the_profiler(self):
         prof = self.run_under(lambda: nt.profile(output_path=self.path("a"), with_stack=True))
