@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "export/timeline.h"
 
@@ -20,8 +19,7 @@
 /* Bytes of trace_view.json so far: what reached the file plus what is buffered. */
 static uint64_t bytes_written(const tl_t *tl)
 {
-    off_t pos = lseek(tl->fd, 0, SEEK_CUR);
-    return (pos > 0 ? (uint64_t)pos : 0) + tl->w.len;
+    return nnp__jw_bytes(&tl->w);
 }
 static int tl_init(tl_t *tl, const nnp_actx_t *c, const nnp_step_trace_t *st,
                    const nnp_overlap_t *ov)
@@ -36,7 +34,6 @@ static int tl_init(tl_t *tl, const nnp_actx_t *c, const nnp_step_trace_t *st,
     tl->ov = ov;
     if (ov)
         nnp__overlap_gaps_begin(ov, &tl->free_gaps);
-    tl->fd = -1;
     tl->next_tid = SYNTH_TID_BASE;
     tl->window_lo = INT64_MIN;
     /* Host = the run's pid; the other processes are synthetic (SYNTH_PID_BASE). */
@@ -320,7 +317,6 @@ int nnp__timeline_write(const nnp_actx_t *c, const nnp_step_trace_t *st, const n
     rc = nnp__out_open(&f, c->rank_dir, TL_FILE);
     if (rc != NNP_OK)
         goto out;
-    tl.fd = f.fd;
     rc = nnp__jw_init(&tl.w, f.fd, c->pretty, 0);
     if (rc == NNP_OK) {
         nnp__jw_arr_begin(&tl.w);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "util/json_writer.h"
@@ -24,7 +23,6 @@ typedef struct gtl {
     const nnp_actx_t *c;
     const nnp_model_t *m;
     nnp_jw_t w;
-    int fd;
     int64_t wall_ns; /* added to monotonic ns for the wall clock */
     uint64_t written, omitted;
     nnp_op_index_t oi;
@@ -56,8 +54,7 @@ static void key_uint(gtl_t *g, const char *key, uint64_t v)
 /* True while the file stays under timeline_limit; past it events are only counted. */
 static bool room(gtl_t *g)
 {
-    off_t on_disk = lseek(g->fd, 0, SEEK_CUR);
-    g->written = (uint64_t)(on_disk > 0 ? on_disk : 0) + g->w.len;
+    g->written = nnp__jw_bytes(&g->w);
     if (g->c->timeline_limit_bytes && g->written >= g->c->timeline_limit_bytes) {
         g->omitted++;
         return false;
@@ -285,7 +282,6 @@ int nnp__gpu_timeline_write(const nnp_actx_t *c)
     snprintf(name, sizeof(name), "gpu_timeline_display_%d.json", c->rank);
     rc = nnp__out_open(&f, c->out_dir, name);
     if (rc == NNP_OK) {
-        g.fd = f.fd;
         rc = nnp__jw_init(&g.w, f.fd, c->pretty, 0);
         nnp__jw_arr_begin(&g.w);
         emit_all(&g);

@@ -107,7 +107,6 @@ typedef struct tl {
     const nnp_step_trace_t *st;
     const nnp_overlap_t *ov;
     nnp_jw_t w;
-    int fd;
     int err; /* first error besides the writer's own */
 
     proc_t *procs;

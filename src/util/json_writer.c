@@ -39,6 +39,7 @@ int nnp__jw_flush(nnp_jw_t *w)
         int rc = nnp__write_all(w->fd, w->buf, w->len);
         if (rc != NNP_OK)
             w->err = rc;
+        w->flushed += w->len;
     }
     if (w->fd >= 0)
         w->len = 0;
@@ -75,6 +76,7 @@ static void put_slow(nnp_jw_t *w, const char *s, size_t n)
             if (n + 1 > w->cap) {
                 if (nnp__write_all(w->fd, s, n) != NNP_OK)
                     w->err = NNP_EIO;
+                w->flushed += n;
                 return;
             }
         } else {

@@ -19,7 +19,8 @@ typedef struct nnp_jw {
     int fd; /* -1: memory mode, buffer grows up to mem_cap */
     char *buf;
     size_t len, cap;
-    size_t mem_cap; /* hard cap of memory mode */
+    uint64_t flushed; /* fd mode: bytes written to fd so far (nnp__jw_bytes) */
+    size_t mem_cap;   /* hard cap of memory mode */
     int depth;
     bool first[NNP_JW_MAX_DEPTH]; /* no element written yet at this depth */
     bool after_key;
@@ -32,6 +33,12 @@ typedef struct nnp_jw {
 int nnp__jw_init(nnp_jw_t *w, int fd, bool pretty, size_t mem_cap);
 /* Flushes what is buffered (fd mode). Returns the first error of the writer's life. */
 int nnp__jw_flush(nnp_jw_t *w);
+/* fd mode: bytes written so far, buffered ones included (the output's size once flushed):
+ * no lseek per call. */
+static inline uint64_t nnp__jw_bytes(const nnp_jw_t *w)
+{
+    return w->flushed + w->len;
+}
 /* Memory mode: hands the NUL-terminated text over (*len excludes the NUL); w is reset. */
 char *nnp__jw_take(nnp_jw_t *w, size_t *len);
 void nnp__jw_fini(nnp_jw_t *w);

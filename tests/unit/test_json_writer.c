@@ -1,9 +1,15 @@
 /* test_json_writer.c - the streaming JSON writer: escaping (RFC 8259), numbers at their
- * limits, commas and nesting, pretty printing, JSON lines, and the memory cap. */
+ * limits, commas and nesting, pretty printing, JSON lines, the memory cap, and the fd
+ * mode over several buffers: its bytes, its byte count (the timeline's limit) and its
+ * write errors. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "util/json_writer.h"
@@ -181,6 +187,102 @@ static void test_memory_cap_is_an_error(void **state)
     nnp__jw_fini(&w);
 }
 
+/* Integers 0..N_INTS-1 then a string longer than the writer's 1 MiB buffer (written
+ * past the buffer), then the integers again: several buffers' worth. */
+#define N_INTS  300000
+#define BIG_STR (3u << 20)
+#define DECIMAL 10
+
+/* The document's size, worked out: "[" "]" "\n", N_INTS-1 + N_INTS + 1 commas between the
+ * 2 * N_INTS + 1 values, the big string and its quotes, and the integers' digits. */
+static size_t doc_size(void)
+{
+    size_t digits = 0;
+    for (uint64_t lo = 1, d = 1; lo < N_INTS; lo *= DECIMAL, d++) {
+        uint64_t hi = lo * DECIMAL < N_INTS ? lo * DECIMAL : N_INTS;
+        digits += (size_t)(hi - lo) * d;
+    }
+    digits += 1; /* "0" */
+    return 3 + 2 * (size_t)N_INTS + BIG_STR + 2 + 2 * digits;
+}
+
+/* The document written through an fd-mode writer into a new file, its byte count checked
+ * before and after the flush; returns the file's size, its bytes in *text (owned). */
+static size_t write_doc(char **text)
+{
+    char *big = malloc(BIG_STR + 1);
+    FILE *f = tmpfile();
+    nnp_jw_t w;
+    long size;
+    assert_non_null(big);
+    assert_non_null(f);
+    memset(big, 'x', BIG_STR);
+    big[BIG_STR] = '\0';
+    assert_int_equal(nnp__jw_init(&w, fileno(f), false, 0), NNP_OK);
+    nnp__jw_arr_begin(&w);
+    for (int64_t i = 0; i < N_INTS; i++)
+        nnp__jw_int(&w, i);
+    nnp__jw_str(&w, big);
+    for (int64_t i = 0; i < N_INTS; i++)
+        nnp__jw_int(&w, i);
+    nnp__jw_arr_end(&w);
+    nnp__jw_line_end(&w);
+    assert_int_equal(nnp__jw_bytes(&w), doc_size());
+    assert_int_equal(nnp__jw_flush(&w), NNP_OK);
+    assert_int_equal(nnp__jw_bytes(&w), doc_size());
+    nnp__jw_fini(&w);
+    size = lseek(fileno(f), 0, SEEK_END);
+    assert_true(size > 0);
+    *text = malloc((size_t)size);
+    assert_non_null(*text);
+    assert_int_equal(pread(fileno(f), *text, (size_t)size, 0), size);
+    fclose(f);
+    free(big);
+    return (size_t)size;
+}
+
+static void test_fd_mode_bytes(void **state)
+{
+    char *text, *p;
+    size_t n;
+    (void)state;
+    n = write_doc(&text);
+    assert_int_equal(n, doc_size());
+    /* The layout by hand: the start, the string between the two runs of integers, the
+     * end. */
+    assert_memory_equal(text, "[0,1,2,", 7);
+    p = memchr(text, '"', n);
+    assert_non_null(p);
+    assert_memory_equal(p - 8, ",299999,\"xxx", 12);
+    assert_memory_equal(p + 1 + BIG_STR, "\",0,1,", 6);
+    assert_memory_equal(text + n - 8, "299999]\n", 8);
+    free(text);
+}
+
+/* A failed write (a full disk: /dev/full) is the writer's error, with its message; the
+ * first error stays. */
+static void test_fd_mode_write_error(void **state)
+{
+    nnp_jw_t w;
+    int fd = open("/dev/full", O_WRONLY);
+    (void)state;
+    if (fd < 0) {
+        print_message("test_json_writer: no /dev/full (%s): the write error is not tried\n",
+                      strerror(errno));
+        return;
+    }
+    assert_int_equal(nnp__jw_init(&w, fd, false, 0), NNP_OK);
+    nnp__jw_arr_begin(&w);
+    for (int64_t i = 0; i < N_INTS; i++)
+        nnp__jw_int(&w, i);
+    nnp__jw_arr_end(&w);
+    assert_int_equal(nnp__jw_flush(&w), NNP_EIO);
+    assert_non_null(strstr(nnp_last_error(), "No space left on device"));
+    assert_int_equal(nnp__jw_flush(&w), NNP_EIO);
+    nnp__jw_fini(&w);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +291,8 @@ int main(void)
         cmocka_unit_test(test_numbers_and_nesting),
         cmocka_unit_test(test_pretty_and_lines),
         cmocka_unit_test(test_memory_cap_is_an_error),
+        cmocka_unit_test(test_fd_mode_bytes),
+        cmocka_unit_test(test_fd_mode_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
