@@ -12,7 +12,10 @@
  * [BASELINE_CLI]. With BASELINE_CLI (another build's nnprof, e.g. main's), the big run is
  * also analysed by it and by ours in alternation, REPS pairs pinned to one core, and the
  * CPU and wall ratios are printed: the before/after of a change, in the same run.
- * Prints figures (min and median of REPS); never fails on targets. */
+ * Every timed run starts from the same page cache (settle, not timed: sync, the cache
+ * dropped as root, the run's input read back), so that none pays for an earlier run's GB
+ * of output. Prints figures (min and median of REPS); never fails on
+ * targets. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +359,58 @@ typedef struct series {
     stages_t st;
 } series_t;
 
+/* Where the page cache's clean pages are dropped (root only: settle). */
+#define DROP_CACHES "/proc/sys/vm/drop_caches"
+
+/* Whether settle() could drop the page cache (printed with the figures). */
+static bool g_dropped;
+
+/* Reads a file, or the regular files of a folder (not below it), into the page cache. */
+static void warm(const char *path)
+{
+    static char buf[WRITE_CHUNK];
+    struct stat sb;
+    int fd;
+    if (stat(path, &sb) != 0)
+        return;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        char p[PATH_CAP + 256];
+        while (d && (e = readdir(d)) != NULL) {
+            snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+            if (e->d_name[0] != '.' && stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+                warm(p);
+        }
+        if (d)
+            closedir(d);
+        return;
+    }
+    fd = open(path, O_RDONLY);
+    while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+        continue;
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Before every timed run (not timed): the same state of the page cache. Each run writes
+ * ~1.4 GB; without this the next run, whichever it is, pays for writing back the last
+ * one's dirty pages and, once memory is full of cached outputs, for reclaiming pages for
+ * its own (seen: 0.4 to 2.7 s of system time for the same command back to back; cp of the
+ * timeline at 400 to 3,700 MB/s). So: sync, drop the clean pages (as root), then read
+ * what the run reads (input, a file or a raw folder) back into the cache. */
+static void settle(const char *input)
+{
+    int fd;
+    sync();
+    fd = open(DROP_CACHES, O_WRONLY);
+    g_dropped = fd >= 0 && write(fd, "1", 1) == 1;
+    if (fd >= 0)
+        close(fd);
+    if (input)
+        warm(input);
+}
+
 /* /bin/cp of the timeline to a sibling file, timed: MB per wall and per CPU-second (0 on
  * failure). */
 static void cp_mbps(const char *tv, double *wall_mbps, double *cpu_mbps)
@@ -366,7 +421,10 @@ static void cp_mbps(const char *tv, double *wall_mbps, double *cpu_mbps)
     double mb = file_mb(tv);
     int k = snprintf(copy, sizeof(copy), "%s.copy", tv);
     *wall_mbps = *cpu_mbps = 0;
-    if (k < 0 || (size_t)k >= sizeof(copy) || mb <= 0 || run_prog(argv, -1, NULL, 0, &r) != 0)
+    if (k < 0 || (size_t)k >= sizeof(copy) || mb <= 0)
+        return;
+    settle(tv);
+    if (run_prog(argv, -1, NULL, 0, &r) != 0)
         return;
     unlink(copy);
     *wall_mbps = mb / r.wall_s;
@@ -408,6 +466,7 @@ static void write_mbps(const char *tv, double *wall_mbps, double *cpu_mbps)
     out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (!buf || out < 0)
         goto out;
+    settle(NULL);
     t0 = now_s();
     c0 = self_cpu_s();
     for (done = 0; done < size;) {
@@ -449,6 +508,7 @@ static int bench_cli(const char *out, int reps, bool pinned_too, series_t *se)
         /* Interleaved: two cores, then one core, so drift hits both alike. */
         for (int pin = 0; pin <= (pinned_too ? 1 : 0); pin++) {
             clean_results(out, raw);
+            settle(raw);
             if (run_prog(argv, pin ? 0 : -1, log, sizeof(log), &r) != 0) {
                 fprintf(stderr, "bench_analyse: '%s analyse %s' failed (status %d):\n%s\n",
                         NNP_CLI_PATH, out, r.status, log);
@@ -499,6 +559,7 @@ static int compare_cli(const char *out, const char *baseline, int reps, uint64_t
         for (int k = 0; k < 2; k++) {
             run_t r;
             clean_results(out, raw);
+            settle(raw);
             if (run_prog(argv[k], 0, log, sizeof(log), &r) != 0) {
                 fprintf(stderr, "bench_analyse: '%s analyse %s' failed (status %d):\n%s\n",
                         argv[k][0], out, r.status, log);
@@ -622,6 +683,10 @@ int main(int argc, char **argv)
     if (bench_cli(small, reps, false, &ss) != 0 || bench_cli(big, reps, true, &sb) != 0)
         return 1;
     nnp_bench_print_load("after the runs");
+    printf("page cache before each timed run: synced, %s, the run's input read back\n",
+           g_dropped ? "clean pages dropped (" DROP_CACHES ")"
+                     : "NOT dropped (not root): figures depend on what earlier runs left "
+                       "cached");
 
     printf("\n%llu events:\n", (unsigned long long)ev_small);
     report(&ss, ev_small, reps, false);
