@@ -33,9 +33,9 @@ constexpr uint64_t kAllocWord0 = uint64_t(NNP_REC_MEM_ALLOC) | kAllocSlots << kW
 constexpr uint64_t kFreeWord0 = uint64_t(NNP_REC_MEM_FREE) | uint64_t(1) << kWordSlotsShift;
 
 // Writes a MEM_ALLOC (n = 2, slot 1 owner and device) or MEM_FREE (n = 1) record into ring
-// b inline: the bytes alloc_put()/put1() (record.c) write for the same call, with ticks
-// read as nnp_now() reads them (a thread has a ring only when they are the TSC). False when
-// the ring has no room without its slow path: the caller then records through libnnprof.
+// b inline: the bytes alloc_put() (record.c) and put1() (record_internal.h) write for the same
+// call, with ticks read as nnp_now() reads them (a thread has a ring only when they are the TSC).
+// False when the ring has no room without its slow path: the caller then records through libnnprof.
 template <uint64_t kSlots>
 inline bool mem_put(struct nnp_tbuf *b, uint64_t addr, uint64_t bytes, uint64_t ext0)
 {
