@@ -11,6 +11,7 @@ worked out by hand on a script of known stacks."""
 
 import ast
 import collections
+import json
 import re
 import textwrap
 import threading
@@ -151,6 +152,7 @@ class StacksTest(support.NnprofTestCase):
             with nt.profile(output_path=OUT, with_stack=True) as p:
                 f(x)
             p.export_stacks(OUT + "/stacks.txt")
+            p.export_chrome_trace(OUT + "/trace.json")
             for r in p.key_averages(group_by_stack_n=3):
                 print("ROW", r.key, r.count, r.self_cpu_time_total, r.stack)
             """).replace("OUT", repr(self.tmp))
@@ -170,6 +172,17 @@ class StacksTest(support.NnprofTestCase):
         self.assertEqual(rows["aten::relu"][2], [relu_frame, "<string>(2): g",
                                                  "<string>(6): f"])
         self.assertRegex(relu_frame, r"^<built-in method relu of type object at 0x[0-9a-f]+>$")
+        # The Kineto export: each call's "Call stack", innermost first, each frame followed
+        # by ";" (what TensorBoard's plugin reads).
+        with open(self.path("trace.json"), encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        stacks = collections.Counter(e["args"].get("Call stack") for e in events
+                                     if e.get("cat") == "cpu_op" and e["name"] == "aten::add")
+        self.assertEqual(stacks, {"<string>(2): g;<string>(6): f;<string>(9): <module>;": 3})
+        stacks = {e["args"].get("Call stack") for e in events
+                  if e.get("cat") == "cpu_op" and e["name"] == "aten::relu"}
+        self.assertEqual(stacks, {relu_frame + ";<string>(2): g;<string>(6): f;"
+                                  "<string>(9): <module>;"})
         with open(self.path("stacks.txt"), encoding="utf-8") as f:
             lines = f.read().splitlines()
         by_stack = {}

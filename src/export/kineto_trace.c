@@ -37,6 +37,8 @@ typedef struct kx {
     uint64_t ext_id; /* Kineto's "External id": one per op/annotation, from 1 */
     uint64_t ev_idx; /* Kineto's "Ev Idx": position of the event */
     uint64_t flow_id;
+    char *scratch; /* owned: the text of one "Call stack" */
+    size_t scratch_cap;
 } kx_t;
 
 /* ---- small writers ---- */
@@ -187,8 +189,31 @@ static void write_types(kx_t *x, const char *dtypes)
     nnp__jw_arr_end(&x->w);
 }
 
-static void write_op(kx_t *x, size_t i)
+/* "Call stack": the Python stack an op was called from (with_stack), as the Kineto of
+ * PyTorch 1.8-1.10 wrote it and TensorBoard's plugin reads it (OperatorEvent.callstack):
+ * the frames innermost first, each followed by ';' ("model.py(12): forward;train.py(30):
+ * step;"). Our text has '\n' between frames. NNP_OK or NNP_ENOMEM. */
+static int write_call_stack(kx_t *x, const char *stack)
 {
+    size_t n = strlen(stack);
+    if (n + 1 > x->scratch_cap) {
+        char *b = nnp__realloc(x->scratch, n + 1);
+        if (!b)
+            return nnp__fail(NNP_ENOMEM, "out of memory");
+        x->scratch = b;
+        x->scratch_cap = n + 1;
+    }
+    for (size_t k = 0; k < n; k++)
+        x->scratch[k] = stack[k] == '\n' ? ';' : stack[k];
+    x->scratch[n] = ';';
+    nnp__jw_key(&x->w, "Call stack");
+    nnp__jw_strn(&x->w, x->scratch, n + 1);
+    return NNP_OK;
+}
+
+static int write_op(kx_t *x, size_t i)
+{
+    int rc = NNP_OK;
     const nnp_ops_t *o = &x->m->ops;
     const char *name = str(x, o->name[i]);
     const char *type = o->type[i] ? str(x, o->type[i]) : name;
@@ -208,6 +233,8 @@ static void write_op(kx_t *x, size_t i)
     }
     if (o->flops_matrix && (o->flops_matrix[i] || o->flops_vector[i]))
         key_uint(x, "flops", o->flops_matrix[i] + o->flops_vector[i]);
+    if (o->stack && o->stack[i])
+        rc = write_call_stack(x, str(x, o->stack[i]));
     /* With module scopes the name is "<module path>/<op>": Kineto's "Module Hierarchy". */
     if (o->type[i] && o->name[i] != o->type[i]) {
         size_t nl = strlen(name), tl = strlen(type);
@@ -217,15 +244,18 @@ static void write_op(kx_t *x, size_t i)
         }
     }
     complete_end(x);
+    return rc;
 }
 
-static void write_ops(kx_t *x)
+static int write_ops(kx_t *x)
 {
     const nnp_ops_t *o = &x->m->ops;
-    for (size_t i = 0; i < o->t.n; i++) {
+    int rc = NNP_OK;
+    for (size_t i = 0; i < o->t.n && rc == NNP_OK; i++) {
         if (keep(x, o->start_ns[i]))
-            write_op(x, i);
+            rc = write_op(x, i);
     }
+    return rc;
 }
 
 /* ---- autograd links: Kineto's generateForwardBackwardLink ---- */
@@ -541,9 +571,10 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     if (rc == NNP_OK) {
         write_thread_names(&x);
         write_steps(&x, o);
-        write_ops(&x);
-        rc = write_ranges(&x);
+        rc = write_ops(&x);
     }
+    if (rc == NNP_OK)
+        rc = write_ranges(&x);
     if (rc == NNP_OK) {
         write_comms(&x);
         write_memory(&x);
@@ -558,6 +589,7 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     else
         (void)nnp__jw_flush(&x.w);
     nnp__jw_fini(&x.w);
+    nnp__free(x.scratch);
     return rc;
 }
 

@@ -265,6 +265,35 @@ static int add_op_seq(kin_t *k, const cJSON *args, size_t i)
 
 /* cpu_op (and the legacy profiler's CPU functions): a host op; its type is its name, as
  * torch.profiler's key_averages groups by name. */
+/* "Call stack" (with_stack in the Kineto of PyTorch 1.8-1.10, and our export): frames
+ * innermost first, each followed by ';'. The model's stack text has '\n' between frames
+ * (model.h); empty frames (the last ';') are dropped. 0, or -1 when out of memory. */
+static int add_stack(kin_t *k, const cJSON *v, size_t i)
+{
+    const char *p = v->valuestring;
+    size_t n = strlen(p), len = 0;
+    char *text;
+    if (n == 0)
+        return 0;
+    if (nnp__model_ops_want_stack(k->m) != NNP_OK || !(text = nnp__malloc(n + 1)))
+        return -1;
+    while (*p) {
+        const char *e = strchr(p, ';');
+        size_t fl = e ? (size_t)(e - p) : strlen(p);
+        if (fl > 0) {
+            if (len)
+                text[len++] = '\n';
+            memcpy(text + len, p, fl);
+            len += fl;
+        }
+        p += fl + (e != NULL);
+    }
+    text[len] = '\0';
+    k->m->ops.stack[i] = len ? nnp__model_intern_cstr(k->m, text) : 0;
+    nnp__free(text);
+    return len && !k->m->ops.stack[i] ? -1 : 0;
+}
+
 static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
 {
     nnp_model_t *m = k->m;
@@ -295,6 +324,8 @@ static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_
         m->ops.dtypes[i] = nnp__model_intern_cstr(m, s);
         cJSON_free(s);
     }
+    if (cJSON_IsString(get(args, "Call stack")) && add_stack(k, get(args, "Call stack"), i) != 0)
+        return oom(k);
     k->n_ops++;
     return add_op_seq(k, args, i);
 }

@@ -203,6 +203,32 @@ static void test_import_autograd_links(void **state)
     nnp__model_fini(&m);
 }
 
+/* "Call stack" (with_stack: frames innermost first, each followed by ';') becomes the op's
+ * stack, '\n' between frames; an op without one has none. */
+static void test_import_call_stack(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,\"tid\":5,"
+        "\"ts\":100,\"dur\":10,\"args\":{\"Call stack\":\"model.py(12): forward;train.py(30): "
+        "step;\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":5,\"tid\":5,"
+        "\"ts\":300,\"dur\":10,\"args\":{\"Call stack\":\"train.py(31): step\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::zero_\",\"pid\":5,\"tid\":5,"
+        "\"ts\":400,\"dur\":10,\"args\":{}}\n"
+        "]}\n";
+    nnp_model_t m;
+    (void)state;
+    import_text(trace, &m);
+    assert_int_equal(m.ops.t.n, 3);
+    assert_non_null(m.ops.stack);
+    assert_string_equal(nnp__model_str(&m, m.ops.stack[0]),
+                        "model.py(12): forward\ntrain.py(30): step");
+    assert_string_equal(nnp__model_str(&m, m.ops.stack[1]), "train.py(31): step");
+    assert_int_equal(m.ops.stack[2], 0);
+    nnp__model_fini(&m);
+}
+
 /* Writes the three ranks (NCCL kernel of rank 0 at 1040+40, rank 1 1050+30, rank 2
  * 1045+35) into dir, plain or gzip-compressed. */
 static void write_ranks(const char *dir, bool gz)
@@ -626,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_import_counts),
         cmocka_unit_test(test_import_driver_call),
         cmocka_unit_test(test_import_autograd_links),
+        cmocka_unit_test(test_import_call_stack),
         cmocka_unit_test(test_hta_three_ranks),
         cmocka_unit_test(test_gzip_same_results),
         cmocka_unit_test(test_cut_gzip),

@@ -17,6 +17,10 @@
 
 typedef nnpt_raw_fx_t fixture_t;
 
+/* Python stacks as the shim records them: frames innermost first, '\n' between. */
+#define STACK_FWD "model.py(12): forward\ntrain.py(30): step\ntrain.py(40): <module>"
+#define STACK_SUM "train.py(31): step\ntrain.py(40): <module>"
+
 static nnp_op_t op(const char *name, const char *shapes, const char *dtypes)
 {
     nnp_op_t o;
@@ -37,6 +41,7 @@ static nnp_op_t op(const char *name, const char *shapes, const char *dtypes)
  *       alloc 0x2000 512 B at 4500                   (linear's own)
  *     aten::sum [5000, 6000] with its only child aten::sum [5100, 5900]: counted once
  *   AddmmBackward0 [11000, 12000] backward of seq 7 on thread 1: linked to aten::addmm
+ *   stacks (with_stack): linear and addmm STACK_FWD, sum STACK_SUM, the backward none
  *   gloo:all_reduce [12000, 15000] 4000 B, group default_pg(ranks=0-1)            */
 static int setup(void **state)
 {
@@ -80,14 +85,17 @@ static int setup(void **state)
     linear.has_sequence = true;
     linear.sequence_nr = 7;
     linear.seq_thread = 1;
+    linear.stack = nnp_intern(STACK_FWD);
     nnp_op_at(&linear, T + 1000, T + 5000);
     addmm = op("aten::addmm", "2;4,8;8,2;;", "float;float;float;Scalar;Scalar");
     addmm.flops_matrix = 128;
     addmm.has_sequence = true;
     addmm.sequence_nr = 7;
     addmm.seq_thread = 1;
+    addmm.stack = linear.stack;
     nnp_op_at(&addmm, T + 1500, T + 4000);
     sum = op("aten::sum", NULL, NULL);
+    sum.stack = nnp_intern(STACK_SUM);
     nnp_op_at(&sum, T + 5000, T + 6000);
     nnp_op_at(&sum, T + 5100, T + 5900);
     bwd = op("AddmmBackward0", NULL, NULL);
@@ -273,6 +281,14 @@ static void test_kineto_export(void **state)
     assert_int_equal(arg(addmm, "Fwd thread id")->valueint, 0);
     bwd = event(ev, "AddmmBackward0", "X");
     assert_int_equal(arg(bwd, "Fwd thread id")->valueint, 1);
+    /* with_stack: "Call stack", frames innermost first, each followed by ';'. */
+    assert_string_equal(arg(addmm, "Call stack")->valuestring,
+                        "model.py(12): forward;train.py(30): step;train.py(40): <module>;");
+    assert_string_equal(arg(event(ev, "aten::linear", "X"), "Call stack")->valuestring,
+                        "model.py(12): forward;train.py(30): step;train.py(40): <module>;");
+    assert_string_equal(arg(event(ev, "aten::sum", "X"), "Call stack")->valuestring,
+                        "train.py(31): step;train.py(40): <module>;");
+    assert_null(arg(bwd, "Call stack"));
     /* Durations in us, exact to the ns. */
     assert_non_null(strstr(text, "\"dur\":2.500"));
     assert_non_null(strstr(text, "\"dur\":8.500"));
