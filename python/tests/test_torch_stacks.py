@@ -11,8 +11,10 @@ worked out by hand on a script of known stacks."""
 
 import ast
 import collections
+import csv
 import json
 import re
+import subprocess
 import textwrap
 import threading
 import unittest
@@ -222,6 +224,29 @@ class StacksTest(support.NnprofTestCase):
         self.assertRegex(stack[0], r"^tests/test_torch_stacks\.py\(\d+\): work$")
         self.assertRegex(stack[1], r"threading\.py\(\d+\): run$")
         self.assertFalse(any("_thread_hook" in f or "_torch_shim" in f for f in stack), stack)
+
+    def test_analyse_writes_the_same_rows(self):
+        # `nnprof analyse` of the capture: op_stacks_0.csv has key_averages'
+        # (group_by_stack_n, every frame) op rows: per name and stack, the same calls.
+        cli = support.cli_path()
+        if cli is None:
+            self.skipTest("the nnprof CLI is not available (set NNPROF_CLI)")
+        prof = self.run_under(lambda: nt.profile(output_path=self.path("data"),
+                                                 with_stack=True))
+        want = collections.Counter()
+        for r in prof.key_averages(group_by_stack_n=ALL_FRAMES):
+            if r.kind == "op":
+                want[(r.key, ";".join(r.stack))] += r.count
+        done = subprocess.run([cli, "analyse", "--quiet", "-o", self.path("out"),
+                               self.path("data")], capture_output=True, text=True,
+                              timeout=120, check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        got = collections.Counter()
+        with open(self.path("out", "op_stacks_0.csv"), newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                got[(row["Name"], row["Source Location"])] += int(row["Calls"])
+        self.assertEqual(got, want)
+        self.assertTrue(any(src for _, src in got), got)
 
     def test_refused_second_profiler_keeps_the_first_ones_stacks(self):
         # A second profiler while one runs is refused (one session per process); its

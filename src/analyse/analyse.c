@@ -412,6 +412,7 @@ static int analyse_one(const nnp_inputs_t *ins, int idx, const char *out_dir,
     RUN_STAGE("host info", nnp__host_info_write(&c));
     RUN_STAGE("host ranges", nnp__host_ranges_write(&c));
     RUN_STAGE("op self time", nnp__op_self_write(&c, &findings));
+    RUN_STAGE("op stacks", nnp__op_stacks_write(&c));
     RUN_STAGE("hccl_raw", nnp__hccl_raw_write(&c));
     progress(o, "memory", 5, STAGES);
     RUN_STAGE("memory", nnp__memory_write(&c, &st, &findings));

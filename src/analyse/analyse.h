@@ -352,14 +352,19 @@ typedef struct nnp_time_row {
 
 /* Writes rows, in their order, as out_dir/file_name with the columns of
  * host_ranges_{rank}.csv (Name, Calls, Total/Self/Avg/Min/Max Time(us), Self Time(%) of all
- * rows' self time) (time_rows.c). */
+ * rows' self time); with sources (one text per row), a "Source Location" column after the
+ * name (time_rows.c). */
 int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_time_row_t *rows,
-                         size_t n_rows);
+                         const char *const *sources, size_t n_rows);
 
 /* op_self_time_{rank}.csv: per op name, calls and total/self/avg/min/max time, as torch's
  * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread;
  * then, without kernels, f's top types become the ops with the most self time. */
 int nnp__op_self_write(const nnp_actx_t *c, nnp_findings_t *f);
+/* op_stacks_{rank}.csv: op_self_time's table by op name and source stack, as torch's
+ * key_averages(group_by_stack_n) (op_stacks_write.c). Written only when some op has a
+ * stack (with_stack); otherwise a stale file is removed. */
+int nnp__op_stacks_write(const nnp_actx_t *c);
 
 /* hccl_raw_{rank}.csv when the model has MindSpore's per-link communication costs. */
 int nnp__hccl_raw_write(const nnp_actx_t *c);

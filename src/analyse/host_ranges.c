@@ -171,7 +171,7 @@ int nnp__host_ranges_write(const nnp_actx_t *c)
         qsort_r(r.rows, r.n_rows, sizeof(*r.rows), cmp_rows, (void *)m);
         char name[NNP_NAME_MAX];
         snprintf(name, sizeof(name), "host_ranges_%d.csv", c->rank);
-        rc = nnp__time_rows_write(c, name, r.rows, r.n_rows);
+        rc = nnp__time_rows_write(c, name, r.rows, NULL, r.n_rows);
     }
     nnp__free(r.stacks);
     nnp__free(r.row_of);

@@ -62,7 +62,7 @@ static int write_ops(const nnp_actx_t *c, const nnp_op_row_t *rows, size_t n_row
                 (nnp_time_row_t){r->name, r->count, r->total_ns, r->self_ns, r->min_ns, r->max_ns};
     }
     snprintf(name, sizeof(name), "op_self_time_%d.csv", c->rank);
-    rc = nnp__time_rows_write(c, name, out, n);
+    rc = nnp__time_rows_write(c, name, out, NULL, n);
     nnp__free(out);
     return rc;
 }

@@ -34,6 +34,7 @@ static const output_name_t outputs[] = {
     {IN_OUT_DIR, "timeline_summary_", ".json"},
     {IN_OUT_DIR, "host_ranges_", ".csv"},
     {IN_OUT_DIR, "op_self_time_", ".csv"},
+    {IN_OUT_DIR, "op_stacks_", ".csv"},
     {IN_OUT_DIR, "memory_usage_summary_", ".json"},
     {IN_OUT_DIR, "memory_usage_details_", ".json"},
     {IN_OUT_DIR, "memory_record_", ".csv"},

@@ -1,7 +1,8 @@
-/* time_rows.c - the key_averages-style CSV of host_ranges_{rank}.csv and
- * op_self_time_{rank}.csv: one row per name with its calls and total, self, average, min
- * and max time, and its share of the self time of all rows (docs/OUTPUTS.md "Host ranges",
- * "Op self time"). Writes the rows in the order given; the callers count and sort. */
+/* time_rows.c - the key_averages-style CSV of host_ranges_{rank}.csv,
+ * op_self_time_{rank}.csv and op_stacks_{rank}.csv: one row per name (and source stack)
+ * with its calls and total, self, average, min and max time, and its share of the self time
+ * of all rows (docs/OUTPUTS.md "Host ranges", "Op self time", "Op stacks"). Writes the rows
+ * in the order given; the callers count and sort. */
 #include <stdio.h>
 
 #include "analyse/analyse.h"
@@ -14,11 +15,14 @@
 #define PCT_DECIMALS 2
 
 int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_time_row_t *rows,
-                         size_t n_rows)
+                         const char *const *sources, size_t n_rows)
 {
     static const char *const header[] = {"Name",          "Calls",        "Total Time(us)",
                                          "Self Time(us)", "Avg Time(us)", "Min Time(us)",
                                          "Max Time(us)",  "Self Time(%)", NULL};
+    static const char *const header_src[] = {
+        "Name",         "Source Location", "Calls",        "Total Time(us)", "Self Time(us)",
+        "Avg Time(us)", "Min Time(us)",    "Max Time(us)", "Self Time(%)",   NULL};
     char b[NUM_BUF];
     int64_t all = 0;
     nnp_outfile_t f;
@@ -32,10 +36,12 @@ int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_t
         return rc;
     rc = nnp__csv_init(&w, f.fd);
     if (rc == NNP_OK) {
-        nnp__csv_header(&w, header);
+        nnp__csv_header(&w, sources ? header_src : header);
         for (size_t i = 0; i < n_rows; i++) {
             const nnp_time_row_t *s = &rows[i];
             nnp__csv_str(&w, nnp__model_str(c->m, s->name));
+            if (sources)
+                nnp__csv_str(&w, sources[i]);
             nnp__csv_uint(&w, s->calls);
             nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->total_ns));
             nnp__csv_str(&w, nnp__fmt_ns_as_us(b, sizeof(b), s->self_ns));

@@ -3,8 +3,9 @@
  * NNP_OP_TABLE_BY_STACK under torch.profiler's rule for backward ops (op_stacks.c): an
  * autograd node and what runs in it count under the stack of the first op, outside any
  * node, of its link; none when there is no such op (a node with no link, or a link whose
- * only forward op ran inside a node). Times are exact (the *_at calls); the expected rows
- * are worked out beside the recording. */
+ * only forward op ran inside a node); and `nnprof analyse`'s op_stacks_{rank}.csv, which
+ * leaves out the frames torch leaves out and sums the rows that then match. Times are exact
+ * (the *_at calls); the expected rows are worked out beside the recording. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@
 #define S2 "m.py(9): g\nm.py(31): <module>"
 #define S3                                                                                         \
     "<built-in method run_backward of torch._C._EngineBase object at 0x10>\nm.py(32): <module>"
+
+/* Two stacks of one call site, one with a frame torch drops from every stack. */
+#define S4A "m.py(5): h\ntorch/autograd/__init__.py(197): backward\nm.py(33): <module>"
+#define S4B "m.py(5): h\nm.py(33): <module>"
 
 #define FWD_THREAD 1
 
@@ -50,7 +55,8 @@ static void at(const char *name, const char *stack, int64_t seq, bool backward, 
  *     aten::add_ [14500, 15500] S3 -> none
  *     aten::mul [15500, 15900] seq 10, S3 -> none (a forward op, but inside a node)
  *   aten::empty [18000, 18500] no stack
- *   MulBackward0 [19000, 19500] node of seq 10, S3 -> none (seq 10's only op is in a node) */
+ *   MulBackward0 [19000, 19500] node of seq 10, S3 -> none (seq 10's only op is in a node)
+ *   aten::zero_ [20000, 20500] S4A, aten::zero_ [21000, 21300] S4B: one row in the CSV */
 static void record_run(const nnpt_run_t *r, void *arg)
 {
     (void)r;
@@ -66,6 +72,8 @@ static void record_run(const nnpt_run_t *r, void *arg)
     at("aten::mul", S3, 10, false, 15500, 15900);
     at("aten::empty", NULL, -1, false, 18000, 18500);
     at("MulBackward0", S3, 10, true, 19000, 19500);
+    at("aten::zero_", S4A, -1, false, 20000, 20500);
+    at("aten::zero_", S4B, -1, false, 21000, 21300);
 }
 
 static int setup(void **state)
@@ -114,7 +122,7 @@ static void test_rows_by_stack(void **state)
 {
     fixture_t *fx = *state;
     cJSON *t = nnpt_op_table(fx->raw, NULL, NNP_OP_TABLE_BY_STACK);
-    assert_int_equal(cJSON_GetArraySize(t), 11);
+    assert_int_equal(cJSON_GetArraySize(t), 13);
     expect(t, "aten::linear", S1, 1, 1500, 1);
     expect(t, "aten::addmm", S1, 1, 2500, 2);
     expect(t, "aten::mm", S2, 1, 1000, 1);
@@ -126,6 +134,8 @@ static void test_rows_by_stack(void **state)
     expect(t, "aten::mul", "", 1, 400, 0);
     expect(t, "aten::empty", "", 1, 500, 0);
     expect(t, "MulBackward0", "", 1, 500, 0);
+    expect(t, "aten::zero_", S4A, 1, 500, 0);
+    expect(t, "aten::zero_", S4B, 1, 300, 0);
     cJSON_Delete(t);
 }
 
@@ -137,7 +147,7 @@ static void test_rows_without_stacks(void **state)
     char *json = NULL;
     cJSON *t = nnpt_op_table(fx->raw, NULL, 0), *r;
     int mm = 0;
-    assert_int_equal(cJSON_GetArraySize(t), 10);
+    assert_int_equal(cJSON_GetArraySize(t), 11);
     cJSON_ArrayForEach(r, t)
     {
         assert_null(cJSON_GetObjectItem(r, "stack"));
@@ -148,6 +158,40 @@ static void test_rows_without_stacks(void **state)
     cJSON_Delete(t);
     assert_int_equal(nnp_op_table_ex(fx->raw, NULL, 0x8u, &json), NNP_EINVAL);
     assert_null(json);
+}
+
+/* op_stacks_0.csv, worked out from the run above: the rows of the table by stack, frames
+ * joined by ';', zero_'s two stacks one row once torch's autograd frame is left out (2
+ * calls, 800 ns), by self time then name and source; shares of the 11,800 ns of self time. */
+static void test_analyse_csv(void **state)
+{
+    fixture_t *fx = *state;
+    char *out = nnpt_mkdtemp(), *csv;
+    assert_int_equal(nnpt_analyse_to(fx->raw, out), NNP_OK);
+    csv = nnpt_read_in(out, "op_stacks_0.csv");
+    assert_string_equal(
+        csv, "Name,Source Location,Calls,Total Time(us),Self Time(us),Avg Time(us),Min Time(us),"
+             "Max Time(us),Self Time(%)\n"
+             "aten::addmm,<built-in function linear>;m.py(3): f;m.py(30): "
+             "<module>,1,2.500,2.500,2.500,2.500,2.500,21.19\n"
+             "AddmmBackward0,<built-in function linear>;m.py(3): f;m.py(30): "
+             "<module>,1,3.000,1.500,3.000,3.000,3.000,12.71\n"
+             "aten::linear,<built-in function linear>;m.py(3): f;m.py(30): "
+             "<module>,1,4.000,1.500,4.000,4.000,4.000,12.71\n"
+             "aten::add_,,1,1.000,1.000,1.000,1.000,1.000,8.47\n"
+             "aten::mm,<built-in function linear>;m.py(3): f;m.py(30): "
+             "<module>,1,1.000,1.000,1.000,1.000,1.000,8.47\n"
+             "aten::mm,m.py(9): g;m.py(31): <module>,1,1.000,1.000,1.000,1.000,1.000,8.47\n"
+             "aten::zero_,m.py(5): h;m.py(33): <module>,2,0.800,0.800,0.400,0.300,0.500,6.78\n"
+             "torch::autograd::AccumulateGrad,,1,2.000,0.600,2.000,2.000,2.000,5.08\n"
+             "MulBackward0,,1,0.500,0.500,0.500,0.500,0.500,4.24\n"
+             "aten::empty,,1,0.500,0.500,0.500,0.500,0.500,4.24\n"
+             "aten::t,<built-in function linear>;m.py(3): f;m.py(30): "
+             "<module>,1,0.500,0.500,0.500,0.500,0.500,4.24\n"
+             "aten::mul,,1,0.400,0.400,0.400,0.400,0.400,3.39\n");
+    free(csv);
+    nnpt_rm_rf(out);
+    free(out);
 }
 
 /* `nnprof dump` shows an op's stack and a node with no link as a backward op. */
@@ -172,6 +216,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rows_by_stack, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_rows_without_stacks, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_dump, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_analyse_csv, setup, nnpt_raw_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
