@@ -17,6 +17,7 @@
 #include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
+#include "read/kineto_stacks.h"
 #include "util/checked.h"
 #include "util/util.h"
 
@@ -36,6 +37,7 @@
 #define CAT_MEMSET          "gpu_memset"
 #define CAT_FLOW            "ac2g"
 #define CAT_INSTANT         "cpu_instant_event"
+#define CAT_PYTHON          "python_function"
 #define MEMORY_EVENT        "[memory]"
 /* The legacy autograd profiler (PyTorch built without Kineto, e.g. Debian's 1.13) writes
  * X events without a category under this pid. */
@@ -62,6 +64,8 @@ typedef struct kin {
     const char *path;
     uint64_t bad, warnings;
     uint64_t n_ops, n_steps, n_markers, n_launches, n_kernels, n_comms, n_mem, n_skipped;
+    uint64_t n_python;
+    nnp_kin_stacks_t py;  /* python_function events: the ops' stacks (with_stack) */
     nnp_flow_map_t flows; /* ac2g flow ends (pid, tid, ts) -> correlation id */
     size_t *unlinked;     /* kernel rows without a correlation arg */
     size_t n_unlinked, unlinked_cap;
@@ -265,35 +269,6 @@ static int add_op_seq(kin_t *k, const cJSON *args, size_t i)
 
 /* cpu_op (and the legacy profiler's CPU functions): a host op; its type is its name, as
  * torch.profiler's key_averages groups by name. */
-/* "Call stack" (with_stack in the Kineto of PyTorch 1.8-1.10, and our export): frames
- * innermost first, each followed by ';'. The model's stack text has '\n' between frames
- * (model.h); empty frames (the last ';') are dropped. 0, or -1 when out of memory. */
-static int add_stack(kin_t *k, const cJSON *v, size_t i)
-{
-    const char *p = v->valuestring;
-    size_t n = strlen(p), len = 0;
-    char *text;
-    if (n == 0)
-        return 0;
-    if (nnp__model_ops_want_stack(k->m) != NNP_OK || !(text = nnp__malloc(n + 1)))
-        return -1;
-    while (*p) {
-        const char *e = strchr(p, ';');
-        size_t fl = e ? (size_t)(e - p) : strlen(p);
-        if (fl > 0) {
-            if (len)
-                text[len++] = '\n';
-            memcpy(text + len, p, fl);
-            len += fl;
-        }
-        p += fl + (e != NULL);
-    }
-    text[len] = '\0';
-    k->m->ops.stack[i] = len ? nnp__model_intern_cstr(k->m, text) : 0;
-    nnp__free(text);
-    return len && !k->m->ops.stack[i] ? -1 : 0;
-}
-
 static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
 {
     nnp_model_t *m = k->m;
@@ -324,7 +299,8 @@ static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_
         m->ops.dtypes[i] = nnp__model_intern_cstr(m, s);
         cJSON_free(s);
     }
-    if (cJSON_IsString(get(args, "Call stack")) && add_stack(k, get(args, "Call stack"), i) != 0)
+    if (cJSON_IsString(get(args, "Call stack")) &&
+        nnp__kin_call_stack(m, i, get(args, "Call stack")->valuestring) != NNP_OK)
         return oom(k);
     k->n_ops++;
     return add_op_seq(k, args, i);
@@ -462,6 +438,19 @@ static int add_memory(kin_t *k, const cJSON *e, int64_t ts)
     return NNP_OK;
 }
 
+/* python_function: kept until the end of the file, when each op gets the names of those
+ * around it as its stack (kineto_stacks.c); not rows of their own (key_averages has none). */
+static int add_python(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
+{
+    size_t th = thread_of(k, e);
+    uint32_t id;
+    if (th == SIZE_MAX || !(id = nnp__model_intern_cstr(k->m, name)) ||
+        nnp__kin_py_add(&k->py, (uint32_t)th, id, ts, ts + dur) != NNP_OK)
+        return oom(k);
+    k->n_python++;
+    return NNP_OK;
+}
+
 static int event_cb(void *user, const cJSON *e, uint64_t index)
 {
     kin_t *k = user;
@@ -527,7 +516,9 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
         return add_kernel(k, e, n, TYPE_MEMCPY, ts, dur);
     if (strcmp(c, CAT_MEMSET) == 0)
         return add_kernel(k, e, n, TYPE_MEMSET, ts, dur);
-    /* python_function, gpu_user_annotation, cuda_sync, Trace spans, ...: not modelled. */
+    if (strcmp(c, CAT_PYTHON) == 0)
+        return add_python(k, e, n, ts, dur);
+    /* gpu_user_annotation, cuda_sync, Trace spans, ...: not modelled. */
     k->n_skipped++;
     return NNP_OK;
 }
@@ -549,11 +540,13 @@ static void report(const kin_t *k, const nnp_json_stream_report_t *rep)
         NNP_LOG_W("kineto import: '%s': %llu more bad events not logged", k->path,
                   (unsigned long long)(k->warnings - MAX_EVENT_WARNINGS));
     NNP_LOG_I("kineto import: '%s': %llu ops, %llu steps, %llu annotations, %llu launches, %llu "
-              "GPU events (%llu NCCL), %llu memory events; %llu events not modelled",
+              "GPU events (%llu NCCL), %llu memory events, %llu Python calls (stacks); %llu "
+              "events not modelled",
               k->path, (unsigned long long)k->n_ops, (unsigned long long)k->n_steps,
               (unsigned long long)k->n_markers, (unsigned long long)k->n_launches,
               (unsigned long long)k->n_kernels, (unsigned long long)k->n_comms,
-              (unsigned long long)k->n_mem, (unsigned long long)k->n_skipped);
+              (unsigned long long)k->n_mem, (unsigned long long)k->n_python,
+              (unsigned long long)k->n_skipped);
 }
 
 /* ---- the rank of a file without distributedInfo: "rank-3", "rank_3", "rank3" ---- */
@@ -707,6 +700,7 @@ static int import(const char *input, nnp_model_t *m)
     kin_t k;
     nnp_json_stream_report_t rep;
     int rc, rank = rank_from_name(input);
+    size_t first_op;
 
     memset(&k, 0, sizeof(k));
     k.m = m;
@@ -717,8 +711,12 @@ static int import(const char *input, nnp_model_t *m)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     /* Kernels run asynchronously: a step's device work is what its host range launched. */
     m->info.overlap_device_steps = true;
+    first_op = m->ops.t.n;
     rc = nnp__json_stream_doc(input, NULL, event_cb, member_cb, &k, &rep);
     link_by_flows(&k);
+    if (k.rc == NNP_OK && nnp__kin_py_stacks(&k.py, m, first_op) != NNP_OK)
+        k.rc = NNP_ENOMEM;
+    nnp__kin_stacks_fini(&k.py);
     nnp__flow_fini(&k.flows);
     nnp__free(k.unlinked);
     nnp__free(k.unlinked_key);

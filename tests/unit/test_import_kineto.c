@@ -229,6 +229,94 @@ static void test_import_call_stack(void **state)
     nnp__model_fini(&m);
 }
 
+/* python_function events (PyTorch >= 1.13 with with_stack): an op's stack is the names of
+ * the Python events around it on its thread, innermost first, whatever their order in the
+ * file. Thread 5, times in us:
+ *   <module> [0, 1000]
+ *     step [50, 800]
+ *       nn.Module: Linear_0 [80, 300]
+ *         aten::linear [100, 200]  -> Linear_0, step, <module>
+ *           aten::addmm [110, 190] -> the same (ops do not change the Python stack)
+ *       aten::add_ [400, 450]      -> step, <module>
+ *       <built-in method relu> [500, 600]
+ *         aten::relu [510, 590]    -> relu, step, <module>
+ *       aten::t [600, 650]         -> step, <module> (relu's call ended at 600)
+ *     aten::zero_ [900, 950]       -> <module>
+ *   thread 6: aten::mul [100, 200] -> none (no Python event on its thread)
+ *   aten::mm [300, 310] with "Call stack" inside Linear_0's end: its own stack kept */
+static void test_import_python_functions(void **state)
+{
+#define PY(name, ts, dur)                                                                          \
+    "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"" name "\",\"pid\":5,\"tid\":5,"         \
+    "\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"Python id\":1}}"
+#define OP(name, tid, ts, dur)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":5,\"tid\":" #tid               \
+    ",\"ts\":" #ts ",\"dur\":" #dur "}"
+    /* The ops first, the Python events after them (Kineto writes them in no set order). */
+    static const char *const events[] = {
+        OP("aten::linear", 5, 100, 100),
+        OP("aten::addmm", 5, 110, 80),
+        OP("aten::add_", 5, 400, 50),
+        OP("aten::relu", 5, 510, 80),
+        OP("aten::t", 5, 600, 50),
+        OP("aten::zero_", 5, 900, 50),
+        OP("aten::mul", 6, 100, 100),
+        PY("train.py(20): <module>", 0, 1000),
+        PY("train.py(10): step", 50, 750),
+        PY("nn.Module: Linear_0", 80, 220),
+        PY("<built-in method relu of type object at 0x7f>", 500, 100),
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,\"tid\":5,\"ts\":290,"
+        "\"dur\":5,\"args\":{\"Call stack\":\"x.py(1): f;\"}}",
+    };
+#undef PY
+#undef OP
+    char trace[TRACE_CAP];
+    size_t len = (size_t)snprintf(trace, sizeof(trace), "{\"traceEvents\": [\n");
+    for (size_t k = 0; k < NNP_ARRAY_LEN(events); k++)
+        len += (size_t)snprintf(trace + len, sizeof(trace) - len, "%s%s\n", events[k],
+                                k + 1 < NNP_ARRAY_LEN(events) ? "," : "");
+    snprintf(trace + len, sizeof(trace) - len, "]}\n");
+    static const char *const want[][2] = {
+        {"aten::linear", "nn.Module: Linear_0\ntrain.py(10): step\ntrain.py(20): <module>"},
+        {"aten::addmm", "nn.Module: Linear_0\ntrain.py(10): step\ntrain.py(20): <module>"},
+        {"aten::add_", "train.py(10): step\ntrain.py(20): <module>"},
+        {"aten::relu", "<built-in method relu of type object at 0x7f>\ntrain.py(10): "
+                       "step\ntrain.py(20): <module>"},
+        {"aten::t", "train.py(10): step\ntrain.py(20): <module>"},
+        {"aten::zero_", "train.py(20): <module>"},
+        {"aten::mul", ""},
+        {"aten::mm", "x.py(1): f"},
+    };
+    nnp_model_t m;
+    char *dir, out[1024], *csv;
+    (void)state;
+    import_text(trace, &m);
+    assert_int_equal(m.ops.t.n, NNP_ARRAY_LEN(want));
+    assert_non_null(m.ops.stack);
+    for (size_t k = 0; k < NNP_ARRAY_LEN(want); k++) {
+        size_t i = 0;
+        while (i < m.ops.t.n && strcmp(nnp__model_str(&m, m.ops.name[i]), want[k][0]) != 0)
+            i++;
+        assert_true(i < m.ops.t.n);
+        assert_string_equal(nnp__model_str(&m, m.ops.stack[i]), want[k][1]);
+    }
+    nnp__model_fini(&m);
+    /* `nnprof analyse` of the trace: op_stacks_0.csv has them (';' between frames); relu
+     * holds no op, so its self time is its 80 us. */
+    dir = nnpt_mkdtemp();
+    free(nnpt_write_file(dir, "w.pt.trace.json", trace));
+    snprintf(out, sizeof(out), "%s/out", dir);
+    assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
+    csv = nnpt_read_in(out, "op_stacks_0.csv");
+    if (!strstr(csv, "\naten::relu,<built-in method relu of type object at 0x7f>;train.py(10): "
+                     "step;train.py(20): <module>,1,80.000,80.000,80.000,80.000,80.000,") ||
+        !strstr(csv, "\naten::mul,,1,100.000,100.000,"))
+        fail_msg("op_stacks_0.csv:\n%s", csv);
+    free(csv);
+    nnpt_rm_rf(dir);
+    free(dir);
+}
+
 /* Writes the three ranks (NCCL kernel of rank 0 at 1040+40, rank 1 1050+30, rank 2
  * 1045+35) into dir, plain or gzip-compressed. */
 static void write_ranks(const char *dir, bool gz)
@@ -653,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_import_driver_call),
         cmocka_unit_test(test_import_autograd_links),
         cmocka_unit_test(test_import_call_stack),
+        cmocka_unit_test(test_import_python_functions),
         cmocka_unit_test(test_hta_three_ranks),
         cmocka_unit_test(test_gzip_same_results),
         cmocka_unit_test(test_cut_gzip),
