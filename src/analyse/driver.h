@@ -1,4 +1,5 @@
-/* driver.h - what the analysis driver's files share (analyse.c runs the analyses,
+/* driver.h - what the analysis driver's files share (analyse.c runs the ranks'
+ * analyses, analyse_rank.c one rank's,
  * inputs.c finds and groups what to analyse, outputs.c keeps earlier results aside,
  * profiler_info.c describes each analysed rank, op_analyse.c answers operator queries).
  * Analyses themselves include analyse.h only. */
@@ -73,5 +74,21 @@ size_t nnp__model_events(const nnp_model_t *m);
 
 /* Writes profiler_info_{rank}.json for one analysed rank (profiler_info.c). */
 int nnp__profiler_info_write(const nnp_actx_t *c, time_t analyse_start, time_t analyse_end);
+
+/* What nnp__analyse_rank tells the caller (through a pipe when it runs in a child
+ * process). */
+typedef struct nnp_rank_result {
+    int rank;     /* the rank analysed, -1 when skipped (--rank) or failed early */
+    int n_old;    /* earlier results kept as .old */
+    int is_empty; /* no event recorded: only samples */
+} nnp_rank_result_t;
+
+/* Analyses input idx of ins into out_dir (analyse_rank.c): every analysis of
+ * docs/OUTPUTS.md, the first failure returned (logged too when log: a child process whose
+ * caller prints nothing). NNP_OK also when the input is not the rank o asks for. */
+int nnp__analyse_rank(const nnp_inputs_t *ins, int idx, const char *out_dir,
+                      const nnp_analyse_options_t *o, bool log, nnp_rank_result_t *res);
+/* The progress bar on stderr (a terminal, not --quiet): what is done, done of total. */
+void nnp__analyse_progress(const nnp_analyse_options_t *o, const char *what, int done, int total);
 
 #endif /* NNP_DRIVER_H */
