@@ -13,6 +13,7 @@ import ast
 import collections
 import csv
 import json
+import os
 import re
 import subprocess
 import textwrap
@@ -241,12 +242,36 @@ class StacksTest(support.NnprofTestCase):
                                self.path("data")], capture_output=True, text=True,
                               timeout=120, check=False)
         self.assertEqual(done.returncode, 0, done.stderr)
-        got = collections.Counter()
-        with open(self.path("out", "op_stacks_0.csv"), newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
-                got[(row["Name"], row["Source Location"])] += int(row["Calls"])
+        got = self.stack_rows(self.path("out", "op_stacks_0.csv"))
         self.assertEqual(got, want)
         self.assertTrue(any(src for _, src in got), got)
+        # Its Kineto export read back: "Call stack", the forward ops' threads from the
+        # fwdbwd flows, AccumulateGrad a backward function: every autograd node (and
+        # AccumulateGrad) under the same stack as in the capture. (Ops nested in a node
+        # less than 0.25 us from its edge may fall out of it: the export's wall-clock
+        # microseconds with ns decimals have 19 digits, more than a double keeps.)
+        os.makedirs(self.path("trace"))
+        prof.export_chrome_trace(self.path("trace", "w.1.pt.trace.json"))
+        done = subprocess.run([cli, "analyse", "--quiet", "-o", self.path("back"),
+                               self.path("trace")], capture_output=True, text=True,
+                              timeout=120, check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        back = self.stack_rows(self.path("back", "op_stacks_0.csv"))
+
+        def nodes(rows):
+            return {k: v for k, v in rows.items()
+                    if k[0].endswith("Backward0") or k[0] == "torch::autograd::AccumulateGrad"}
+        self.assertEqual(nodes(back), nodes(want))
+        self.assertGreater(len(nodes(want)), 3, want)
+
+    @staticmethod
+    def stack_rows(path):
+        """(name, source location) -> calls of an op_stacks CSV."""
+        rows = collections.Counter()
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                rows[(row["Name"], row["Source Location"])] += int(row["Calls"])
+        return rows
 
     def test_refused_second_profiler_keeps_the_first_ones_stacks(self):
         # A second profiler while one runs is refused (one session per process); its

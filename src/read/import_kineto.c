@@ -17,6 +17,7 @@
 #include "read/foreign.h"
 #include "read/importers.h"
 #include "read/json_stream.h"
+#include "read/kineto_links.h"
 #include "read/kineto_stacks.h"
 #include "util/checked.h"
 #include "util/util.h"
@@ -38,7 +39,12 @@
 #define CAT_FLOW            "ac2g"
 #define CAT_INSTANT         "cpu_instant_event"
 #define CAT_PYTHON          "python_function"
-#define MEMORY_EVENT        "[memory]"
+#define CAT_FWDBWD          "fwdbwd"
+/* The autograd node that accumulates a leaf's gradient (torch/csrc/autograd/functions/
+ * accumulate_grad.h), as RecordFunction names it; MSVC builds prefix "struct ". */
+#define ACCUMULATE_GRAD "torch::autograd::AccumulateGrad"
+#define STRUCT_PREFIX   "struct "
+#define MEMORY_EVENT    "[memory]"
 /* The legacy autograd profiler (PyTorch built without Kineto, e.g. Debian's 1.13) writes
  * X events without a category under this pid. */
 #define LEGACY_CPU_PID "CPU functions"
@@ -65,9 +71,10 @@ typedef struct kin {
     uint64_t bad, warnings;
     uint64_t n_ops, n_steps, n_markers, n_launches, n_kernels, n_comms, n_mem, n_skipped;
     uint64_t n_python;
-    nnp_kin_stacks_t py;  /* python_function events: the ops' stacks (with_stack) */
-    nnp_flow_map_t flows; /* ac2g flow ends (pid, tid, ts) -> correlation id */
-    size_t *unlinked;     /* kernel rows without a correlation arg */
+    nnp_kin_stacks_t py;    /* python_function events: the ops' stacks (with_stack) */
+    nnp_kin_links_t fwdbwd; /* fwdbwd flows: the forward ops' thread ids */
+    nnp_flow_map_t flows;   /* ac2g flow ends (pid, tid, ts) -> correlation id */
+    size_t *unlinked;       /* kernel rows without a correlation arg */
     size_t n_unlinked, unlinked_cap;
     uint64_t *unlinked_key;
     bool have_rank;
@@ -267,6 +274,27 @@ static int add_op_seq(kin_t *k, const cJSON *args, size_t i)
     return NNP_OK;
 }
 
+/* AccumulateGrad runs as a backward function (torch's RecordScope::BACKWARD_FUNCTION,
+ * which a trace does not write) with no forward op: no sequence number, no forward thread.
+ * Marked as our captures mark it (a backward op with no link, raw_import.c), so what runs
+ * in it counts under no stack, as torch counts it (op_stacks.c). Windows prefixes "struct ". */
+static int mark_accumulate_grad(kin_t *k, const char *name, size_t i)
+{
+    nnp_model_t *m = k->m;
+    if (strcmp(name, ACCUMULATE_GRAD) != 0 &&
+        !(strncmp(name, STRUCT_PREFIX, strlen(STRUCT_PREFIX)) == 0 &&
+          strcmp(name + strlen(STRUCT_PREFIX), ACCUMULATE_GRAD) == 0))
+        return NNP_OK;
+    if (m->ops.seq_kind && m->ops.seq_kind[i] == NNP_SEQ_BACKWARD)
+        return NNP_OK;
+    if (nnp__model_ops_want_seq(m) != NNP_OK)
+        return oom(k);
+    m->ops.seq_nr[i] = -1;
+    m->ops.seq_thread[i] = 0;
+    m->ops.seq_kind[i] = NNP_SEQ_BACKWARD;
+    return NNP_OK;
+}
+
 /* cpu_op (and the legacy profiler's CPU functions): a host op; its type is its name, as
  * torch.profiler's key_averages groups by name. */
 static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_t dur)
@@ -303,7 +331,9 @@ static int add_op(kin_t *k, const cJSON *e, const char *name, int64_t ts, int64_
         nnp__kin_call_stack(m, i, get(args, "Call stack")->valuestring) != NNP_OK)
         return oom(k);
     k->n_ops++;
-    return add_op_seq(k, args, i);
+    if (add_op_seq(k, args, i) != NNP_OK)
+        return k->rc;
+    return mark_accumulate_grad(k, name, i);
 }
 
 /* user_annotation (record_function ranges): user markers. */
@@ -468,6 +498,16 @@ static int event_cb(void *user, const cJSON *e, uint64_t index)
             nnp__foreign_json_us_ns(get(e, "ts"), &ts) &&
             nnp__flow_put(&k->flows, nnp__flow_key(pid, tid, ts), id) != NNP_OK)
             return k->rc = NNP_ENOMEM;
+        return NNP_OK;
+    }
+    if ((strcmp(ph->valuestring, "s") == 0 || strcmp(ph->valuestring, "f") == 0) && c &&
+        strcmp(c, CAT_FWDBWD) == 0) {
+        uint64_t id;
+        size_t th = thread_of(k, e);
+        if (json_u64(get(e, "id"), &id) && nnp__foreign_json_us_ns(get(e, "ts"), &ts) &&
+            (th == SIZE_MAX || nnp__kin_flow_add(&k->fwdbwd, id, (uint32_t)th,
+                                                 ph->valuestring[0] == 'f', ts) != NNP_OK))
+            return oom(k);
         return NNP_OK;
     }
     if (strcmp(ph->valuestring, "i") == 0 || strcmp(ph->valuestring, "I") == 0) {
@@ -714,8 +754,10 @@ static int import(const char *input, nnp_model_t *m)
     first_op = m->ops.t.n;
     rc = nnp__json_stream_doc(input, NULL, event_cb, member_cb, &k, &rep);
     link_by_flows(&k);
-    if (k.rc == NNP_OK && nnp__kin_py_stacks(&k.py, m, first_op) != NNP_OK)
+    if (k.rc == NNP_OK && (nnp__kin_links_resolve(&k.fwdbwd, m, first_op) != NNP_OK ||
+                           nnp__kin_py_stacks(&k.py, m, first_op) != NNP_OK))
         k.rc = NNP_ENOMEM;
+    nnp__kin_links_fini(&k.fwdbwd);
     nnp__kin_stacks_fini(&k.py);
     nnp__flow_fini(&k.flows);
     nnp__free(k.unlinked);

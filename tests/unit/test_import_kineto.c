@@ -203,6 +203,45 @@ static void test_import_autograd_links(void **state)
     nnp__model_fini(&m);
 }
 
+/* A forward op's event has its OS thread and "Fwd thread id" 0; a fwdbwd flow from it to
+ * its backward op (whose "Fwd thread id" is 1) makes 1 the thread of every forward op of
+ * that OS thread (tid 5: aten::mm and aten::add), not of another thread's (tid 8);
+ * AccumulateGrad, which a trace writes with no link, is a backward op with none. */
+static void test_import_fwdbwd_threads(void **state)
+{
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,\"tid\":5,"
+        "\"ts\":100,\"dur\":10,\"args\":{\"Sequence number\":41,\"Fwd thread id\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":5,\"tid\":5,"
+        "\"ts\":120,\"dur\":10,\"args\":{\"Sequence number\":42,\"Fwd thread id\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":5,\"tid\":8,"
+        "\"ts\":130,\"dur\":10,\"args\":{\"Sequence number\":3,\"Fwd thread id\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"MmBackward0\",\"pid\":5,\"tid\":6,"
+        "\"ts\":200,\"dur\":10,\"args\":{\"Sequence number\":41,\"Fwd thread id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\","
+        "\"pid\":5,\"tid\":6,\"ts\":220,\"dur\":10},\n"
+        "{\"ph\":\"s\",\"id\":1,\"pid\":5,\"tid\":5,\"ts\":100,\"cat\":\"fwdbwd\","
+        "\"name\":\"fwdbwd\"},\n"
+        "{\"ph\":\"f\",\"id\":1,\"pid\":5,\"tid\":6,\"ts\":200,\"cat\":\"fwdbwd\","
+        "\"name\":\"fwdbwd\",\"bp\":\"e\"}\n"
+        "]}\n";
+    static const uint8_t kind[] = {NNP_SEQ_FORWARD, NNP_SEQ_FORWARD, NNP_SEQ_FORWARD,
+                                   NNP_SEQ_BACKWARD, NNP_SEQ_BACKWARD};
+    static const int64_t nr[] = {41, 42, 3, 41, -1};
+    static const uint32_t fwd_thread[] = {1, 1, 0, 1, 0};
+    nnp_model_t m;
+    (void)state;
+    import_text(trace, &m);
+    assert_int_equal(m.ops.t.n, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(m.ops.seq_kind[i], kind[i]);
+        assert_int_equal(m.ops.seq_nr[i], nr[i]);
+        assert_int_equal(m.ops.seq_thread[i], fwd_thread[i]);
+    }
+    nnp__model_fini(&m);
+}
+
 /* "Call stack" (with_stack: frames innermost first, each followed by ';') becomes the op's
  * stack, '\n' between frames; an op without one has none. */
 static void test_import_call_stack(void **state)
@@ -740,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_import_counts),
         cmocka_unit_test(test_import_driver_call),
         cmocka_unit_test(test_import_autograd_links),
+        cmocka_unit_test(test_import_fwdbwd_threads),
         cmocka_unit_test(test_import_call_stack),
         cmocka_unit_test(test_import_python_functions),
         cmocka_unit_test(test_hta_three_ranks),
