@@ -12,20 +12,6 @@
 #include "analyse/op_table.h"
 #include "util/util.h"
 
-/* Ops by thread, then start, the longer first at one start (the parent). */
-static int cmp_ops(const void *pa, const void *pb, void *ctx)
-{
-    const nnp_ops_t *o = ctx;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (o->thread[a] != o->thread[b])
-        return o->thread[a] < o->thread[b] ? -1 : 1;
-    if (o->start_ns[a] != o->start_ns[b])
-        return o->start_ns[a] < o->start_ns[b] ? -1 : 1;
-    if (o->end_ns[a] != o->end_ns[b])
-        return o->end_ns[a] > o->end_ns[b] ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
 /* A forward op's link, for the backward ops to find their forward op's stack. */
 typedef struct fwd_link {
     int64_t seq;
@@ -87,7 +73,7 @@ int nnp__op_stacks(const nnp_model_t *m, uint32_t **stacks)
     }
     for (size_t i = 0; i < n; i++)
         order[i] = i;
-    qsort_r(order, n, sizeof(*order), cmp_ops, (void *)(uintptr_t)o);
+    qsort_r(order, n, sizeof(*order), nnp__ops_cmp_thread_start, (void *)(uintptr_t)o);
     /* One pass per thread, open holding the ops enclosing the current one: bw[i] is the
      * innermost backward op enclosing op i or op i itself (NO_OP: none). */
     for (size_t k = 0; k < n; k++) {

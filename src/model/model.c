@@ -370,6 +370,19 @@ static int want_zeroed(nnp_table_t *t, void *colp, size_t width)
     return NNP_OK;
 }
 
+int nnp__ops_cmp_thread_start(const void *pa, const void *pb, void *ops)
+{
+    const nnp_ops_t *o = ops;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (o->thread[a] != o->thread[b])
+        return o->thread[a] < o->thread[b] ? -1 : 1;
+    if (o->start_ns[a] != o->start_ns[b])
+        return o->start_ns[a] < o->start_ns[b] ? -1 : 1;
+    if (o->end_ns[a] != o->end_ns[b])
+        return o->end_ns[a] > o->end_ns[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
 int nnp__model_ops_want_stack(nnp_model_t *m)
 {
     return want_zeroed(&m->ops.t, &m->ops.stack, sizeof(*m->ops.stack));

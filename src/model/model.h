@@ -401,6 +401,9 @@ static inline size_t nnp__table_push(nnp_table_t *t)
 size_t nnp__model_thread(nnp_model_t *m, uint64_t tid, uint32_t pid);
 /* Makes sure ops has FLOPs columns. Returns NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_flops(nnp_model_t *m);
+/* qsort_r comparator of op indices (size_t) into ops (the nnp_ops_t *): by thread, then
+ * start, the longer first at one start (a parent before its child), then index. */
+int nnp__ops_cmp_thread_start(const void *a, const void *b, void *ops);
 /* Makes ops.stack exist (zero-filled); NNP_OK or NNP_ENOMEM. */
 int nnp__model_ops_want_stack(nnp_model_t *m);
 /* Makes sure kernels has the detail column (zero for rows added before). NNP_OK or

@@ -13,14 +13,10 @@
 
 int nnp__kin_flow_add(nnp_kin_links_t *l, uint64_t id, uint32_t thread, bool is_end, int64_t ts_ns)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : FLOWS_INITIAL;
-        nnp_kin_flow_t *v = nnp__realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return nnp__fail(NNP_ENOMEM, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
+    nnp_kin_flow_t *v = nnp__grow(l->v, l->n, &l->cap, sizeof(*v), FLOWS_INITIAL);
+    if (!v)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    l->v = v;
     l->v[l->n++] = (nnp_kin_flow_t){id, thread, is_end, ts_ns};
     return NNP_OK;
 }
@@ -32,17 +28,6 @@ static int cmp_flow(const void *pa, const void *pb)
     if (a->id != b->id)
         return a->id < b->id ? -1 : 1;
     return (int)a->is_end - (int)b->is_end;
-}
-
-static int cmp_ops(const void *pa, const void *pb, void *ctx)
-{
-    const nnp_ops_t *o = ctx;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (o->thread[a] != o->thread[b])
-        return o->thread[a] < o->thread[b] ? -1 : 1;
-    if (o->start_ns[a] != o->start_ns[b])
-        return o->start_ns[a] < o->start_ns[b] ? -1 : 1;
-    return a < b ? -1 : a > b;
 }
 
 /* The backward op (with a forward thread id) that starts at ts on thread, among bw
@@ -80,7 +65,7 @@ int nnp__kin_links_resolve(nnp_kin_links_t *l, nnp_model_t *m, size_t first_op)
         if (o->seq_kind[i] == NNP_SEQ_BACKWARD && o->seq_thread[i] != 0)
             bw[n_bw++] = i;
     }
-    qsort_r(bw, n_bw, sizeof(*bw), cmp_ops, o);
+    qsort_r(bw, n_bw, sizeof(*bw), nnp__ops_cmp_thread_start, o);
     qsort(l->v, l->n, sizeof(*l->v), cmp_flow);
     /* Each start followed by its end: the start's thread is the end's op's forward thread
      * (the first flow that says so counts). */

@@ -47,14 +47,10 @@ int nnp__kin_call_stack(nnp_model_t *m, size_t i, const char *p)
 int nnp__kin_py_add(nnp_kin_stacks_t *s, uint32_t thread, uint32_t name, int64_t start_ns,
                     int64_t end_ns)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : PY_INITIAL;
-        nnp_kin_py_t *p = nnp__realloc(s->py, cap * sizeof(*p));
-        if (!p)
-            return nnp__fail(NNP_ENOMEM, "out of memory");
-        s->py = p;
-        s->cap = cap;
-    }
+    nnp_kin_py_t *p = nnp__grow(s->py, s->n, &s->cap, sizeof(*p), PY_INITIAL);
+    if (!p)
+        return nnp__fail(NNP_ENOMEM, "out of memory");
+    s->py = p;
     s->py[s->n++] = (nnp_kin_py_t){thread, name, start_ns, end_ns};
     return NNP_OK;
 }
@@ -70,17 +66,6 @@ static int cmp_py(const void *pa, const void *pb)
     if (a->end_ns != b->end_ns)
         return a->end_ns > b->end_ns ? -1 : 1;
     return 0;
-}
-
-static int cmp_ops(const void *pa, const void *pb, void *ctx)
-{
-    const nnp_ops_t *o = ctx;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (o->thread[a] != o->thread[b])
-        return o->thread[a] < o->thread[b] ? -1 : 1;
-    if (o->start_ns[a] != o->start_ns[b])
-        return o->start_ns[a] < o->start_ns[b] ? -1 : 1;
-    return a < b ? -1 : a > b;
 }
 
 /* The sweep's state: the Python events open on the current thread, outermost first, and
@@ -185,7 +170,7 @@ int nnp__kin_py_stacks(nnp_kin_stacks_t *s, nnp_model_t *m, size_t first_op)
                 idx[n_idx++] = i;
         }
         qsort(s->py, s->n, sizeof(*s->py), cmp_py);
-        qsort_r(idx, n_idx, sizeof(*idx), cmp_ops, o);
+        qsort_r(idx, n_idx, sizeof(*idx), nnp__ops_cmp_thread_start, o);
         rc = sweep_ops(&w, s->n, idx, n_idx);
     }
     nnp__free(idx);

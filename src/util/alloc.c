@@ -54,6 +54,21 @@ void *nnp__realloc(void *p, size_t n)
     return realloc(p, n ? n : 1);
 }
 
+void *nnp__grow(void *p, size_t n, size_t *cap, size_t elem, size_t initial)
+{
+    size_t ncap;
+    void *np;
+    if (n < *cap)
+        return p;
+    ncap = *cap ? *cap * 2 : initial;
+    if (ncap <= n || elem == 0 || ncap > SIZE_MAX / elem)
+        return NULL;
+    np = nnp__realloc(p, ncap * elem);
+    if (np)
+        *cap = ncap;
+    return np;
+}
+
 void nnp__free(void *p)
 {
     free(p);

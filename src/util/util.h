@@ -44,6 +44,10 @@
 void *nnp__malloc(size_t n);
 void *nnp__calloc(size_t count, size_t n);
 void *nnp__realloc(void *p, size_t n);
+/* Room for one more element in the array p (n elements of elem bytes in use, *cap
+ * allocated): p itself while n < *cap, else a copy with twice the room (initial the first
+ * time) and *cap updated; NULL when out of memory (p unchanged, still the caller's). */
+void *nnp__grow(void *p, size_t n, size_t *cap, size_t elem, size_t initial);
 /* Memory aligned to align (a power of two >= sizeof(void *)); release with nnp__free. */
 void *nnp__aligned_alloc(size_t align, size_t n);
 void nnp__free(void *p);
