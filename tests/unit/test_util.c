@@ -324,7 +324,10 @@ int nnpt_wait_bounded(pid_t pid, int limit_s)
         if (r < 0 && errno != EINTR)
             return -1;
         if (waited_ns >= (long)limit_s * NS_PER_SEC_L) {
-            kill(pid, SIGKILL);
+            /* Its process group when it leads one (nnpt_spawn's): a hung grandchild (a
+             * forked worker) would otherwise outlive the test. */
+            if (kill(-pid, SIGKILL) != 0)
+                kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
@@ -341,6 +344,7 @@ int nnpt_spawn(const char *const argv[], const char *const env[], int limit_s)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        (void)setpgid(0, 0); /* its own group: a hang kills its children too */
         for (size_t i = 0; env && env[i]; i++) {
             const char *eq = strchr(env[i], '=');
             if (eq) {

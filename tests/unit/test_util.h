@@ -22,11 +22,11 @@ void nnpt_rm_rf(const char *path);
 
 /* Runs the program argv[0] (a path) with the environment plus env ("NAME=value" sets,
  * "NAME" alone unsets; NULL-terminated, may be NULL), and waits for it at most limit_s
- * seconds, then kills it. Returns its wait status, or -1 when it had to be killed (a hang)
- * or could not start. */
+ * seconds, then kills it and every process it started (it leads its own process group).
+ * Returns its wait status, or -1 when it had to be killed (a hang) or could not start. */
 int nnpt_spawn(const char *const argv[], const char *const env[], int limit_s);
-/* Waits for pid at most limit_s seconds, then SIGKILLs it. Returns the wait status, or -1
- * when it had to be killed. */
+/* Waits for pid at most limit_s seconds, then SIGKILLs it (its process group when it leads
+ * one). Returns the wait status, or -1 when it had to be killed. */
 int nnpt_wait_bounded(pid_t pid, int limit_s);
 /* The PROF_* directories under out/profiler, sorted by name (full paths, malloc'ed; release
  * with nnpt_free_list). *n receives their number (0 when profiler/ does not exist). */
