@@ -167,6 +167,7 @@ static void test_analyse_csv(void **state)
 {
     fixture_t *fx = *state;
     char *out = nnpt_mkdtemp(), *csv;
+    static char text[1 << 16];
     assert_int_equal(nnpt_analyse_to(fx->raw, out), NNP_OK);
     csv = nnpt_read_in(out, "op_stacks_0.csv");
     assert_string_equal(
@@ -190,6 +191,15 @@ static void test_analyse_csv(void **state)
              "<module>,1,0.500,0.500,0.500,0.500,0.500,4.24\n"
              "aten::mul,,1,0.400,0.400,0.400,0.400,0.400,3.39\n");
     free(csv);
+    /* `nnprof summary`: the 5 rows with a source location that have the most self time
+     * (aten::add_ has none), each with its two innermost frames. */
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    if (!strstr(text, "Top source locations by self time (op_stacks_0.csv, innermost frames "
+                      "first):\n  aten::addmm ") ||
+        !strstr(text, "      at <built-in function linear>\n      <- m.py(3): f\n") ||
+        !strstr(text, "      at m.py(9): g\n      <- m.py(31): <module>\n") ||
+        strstr(text, "  aten::zero_ ")) /* 6th by self time: 5 rows shown */
+        fail_msg("summary:\n%s", text);
     nnpt_rm_rf(out);
     free(out);
 }

@@ -46,6 +46,15 @@
 #define HR_TOTAL 2
 #define HR_SELF  3
 #define HR_PCT   7
+/* op_stacks columns: Name, Source Location, Calls, Total, Self, Avg, Min, Max, Self %. */
+#define OS_COLS   9
+#define OS_NAME   0
+#define OS_SOURCE 1
+#define OS_CALLS  2
+#define OS_SELF   4
+#define OS_PCT    8
+/* Frames of a source location the summary shows (innermost first). */
+#define OS_FRAMES 2
 /* Fields kept per row: the most of any table above. */
 #define TABLE_COLS 8
 /* step_trace_time columns: Step, Computing, Comm(Not Overlapped), Overlapped, Comm, Free. */
@@ -260,6 +269,45 @@ static bool top_self_ops(const char *dir, int rank, bool torch_trace)
                f[HR_PCT], f[HR_CALLS], f[HR_SELF], f[HR_TOTAL]);
     }
     return true;
+}
+
+/* op_stacks_{rank}.csv (ops with Python stacks: with_stack, or a trace's): the rows with a
+ * source location that take the most self time, each with its innermost frames. Its rows
+ * can be longer than any fixed line (deep stacks): read with getline. */
+static void top_stacks(const char *dir, int rank)
+{
+    char path[PATH_CAP], *line = NULL, *f[OS_COLS];
+    size_t cap = 0;
+    int shown = 0;
+    FILE *in;
+    snprintf(path, sizeof(path), "%s/op_stacks_%d.csv", dir, rank);
+    in = fopen(path, "r");
+    if (!in)
+        return;
+    if (getline(&line, &cap, in) < 0) { /* the header */
+        free(line);
+        fclose(in);
+        return;
+    }
+    while (shown < TOP_ROWS && getline(&line, &cap, in) >= 0) {
+        const char *src;
+        if (split_csv(line, f, OS_COLS) < OS_COLS || !f[OS_SOURCE][0])
+            continue;
+        if (shown++ == 0)
+            printf("Top source locations by self time (op_stacks_%d.csv, innermost frames "
+                   "first):\n",
+                   rank);
+        printf("  %-*s %6s%%  %8s calls  self %14s us\n", NAME_WIDTH, f[OS_NAME], f[OS_PCT],
+               f[OS_CALLS], f[OS_SELF]);
+        src = f[OS_SOURCE];
+        for (int k = 0; k < OS_FRAMES && *src; k++) {
+            size_t len = strcspn(src, ";");
+            printf("      %s %.*s\n", k ? "<-" : "at", (int)len, src);
+            src += len + (src[len] == ';');
+        }
+    }
+    free(line);
+    fclose(in);
 }
 
 /* Steps of step_trace_raw_{rank}_detail_time.csv with a known iteration interval (a
@@ -494,6 +542,7 @@ static void one_rank(const char *dir, int rank)
                (long long)workers, (long long)worker_ops);
     if (!top_self_ops(dir, rank, strcmp(str(info, "mode"), NNP_KINETO_SOURCE_FORMAT) == 0))
         top_op_types(dir, rank);
+    top_stacks(dir, rank);
     top_host_ranges(dir, rank);
     step_phases(dir, rank);
     if (rank_dir[0])
