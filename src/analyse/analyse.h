@@ -361,6 +361,10 @@ int nnp__time_rows_write(const nnp_actx_t *c, const char *file_name, const nnp_t
  * key_averages sorted by self time (op_self.c). Written only when ops nest on a thread;
  * then, without kernels, f's top types become the ops with the most self time. */
 int nnp__op_self_write(const nnp_actx_t *c, nnp_findings_t *f);
+/* Removes <before><rank><after> from the output directory, an earlier analysis's file that
+ * this one writes no new version of (no data for it now); a missing file is the normal
+ * case (outputs.c). */
+void nnp__output_remove_stale(const nnp_actx_t *c, const char *before, const char *after);
 /* op_stacks_{rank}.csv: op_self_time's table by op name and source stack, as torch's
  * key_averages(group_by_stack_n) (op_stacks_write.c). Written only when some op has a
  * stack (with_stack); otherwise a stale file is removed. */

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "util/json_writer.h"
@@ -438,15 +437,6 @@ static int write_file(const nnp_actx_t *c, ctx_t *x)
     return nnp__out_commit(&f, rc);
 }
 
-/* A re-run without dynamic ops removes an earlier run's file (a missing one is normal). */
-static void remove_stale(const nnp_actx_t *c)
-{
-    char name[NNP_PATH_MAX], path[NNP_PATH_MAX];
-    snprintf(name, sizeof(name), "dynamic_shape_info_%d.json", c->rank);
-    if (nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
-        (void)unlink(path);
-}
-
 int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f)
 {
     ctx_t x;
@@ -460,8 +450,9 @@ int nnp__dynamic_shape_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nn
         if (rc == NNP_OK && x.n_items)
             rc = find_dynamic(&x);
     }
+    /* A re-run without dynamic ops removes an earlier run's file. */
     if (rc == NNP_OK && x.n_ops == 0)
-        remove_stale(c);
+        nnp__output_remove_stale(c, "dynamic_shape_info_", ".json");
     if (rc == NNP_OK && x.n_ops)
         rc = write_file(c, &x);
     if (rc == NNP_OK)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "util/csv_writer.h"
@@ -327,23 +326,12 @@ static int write_summary(const nnp_actx_t *c, const result_t *r, double achieved
     return nnp__out_commit(&f, rc);
 }
 
-/* Removes name from the output directory; a missing file is the normal case. */
-static void unlink_out(const nnp_actx_t *c, const char *name)
-{
-    char path[NNP_PATH_MAX];
-    if (nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
-        (void)unlink(path);
-}
-
 /* A re-run that finds no FLOPs removes the files of an earlier run, so the directory never
  * shows FLOPs the current analysis did not produce. */
 static void remove_stale(const nnp_actx_t *c)
 {
-    char name[NNP_PATH_MAX];
-    snprintf(name, sizeof(name), "flops_%d.txt", c->rank);
-    unlink_out(c, name);
-    snprintf(name, sizeof(name), "flops_summary_%d.json", c->rank);
-    unlink_out(c, name);
+    nnp__output_remove_stale(c, "flops_", ".txt");
+    nnp__output_remove_stale(c, "flops_summary_", ".json");
 }
 
 int nnp__flops_write(const nnp_actx_t *c, const nnp_step_trace_t *st, nnp_findings_t *f)

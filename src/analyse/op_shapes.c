@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "util/csv_writer.h"
@@ -48,14 +47,6 @@ static int cmp_variant(const void *a, const void *b)
              : strcmp(nnp__model_str(sort_model, x->dtypes), nnp__model_str(sort_model, y->dtypes));
 }
 
-static void remove_stale(const nnp_actx_t *c)
-{
-    char name[64], path[NNP_PATH_MAX];
-    snprintf(name, sizeof(name), "op_shapes_%d.csv", c->rank);
-    if (nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
-        (void)unlink(path);
-}
-
 int nnp__op_shapes_write(const nnp_actx_t *c)
 {
     const nnp_model_t *m = c->m;
@@ -70,7 +61,7 @@ int nnp__op_shapes_write(const nnp_actx_t *c)
     for (size_t i = 0; i < o->t.n; i++)
         n += o->shapes[i] != NNP_NONE || o->dtypes[i] != NNP_NONE;
     if (!n) {
-        remove_stale(c);
+        nnp__output_remove_stale(c, "op_shapes_", ".csv");
         return NNP_OK;
     }
     idx = nnp__malloc(n * sizeof(size_t));

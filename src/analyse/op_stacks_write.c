@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "analyse/op_table.h"
@@ -152,16 +151,13 @@ static int write_rows(const nnp_actx_t *c, stack_row_t *r, size_t n)
 
 int nnp__op_stacks_write(const nnp_actx_t *c)
 {
-    char name[NNP_NAME_MAX], path[NNP_PATH_MAX];
     nnp_op_row_t *rows = NULL;
     stack_row_t *r = NULL;
     size_t n_rows = 0, n = 0;
     bool ranges = nnp__is_kineto_model(c->m);
     int rc;
     if (!has_stacks(c->m)) {
-        snprintf(name, sizeof(name), "op_stacks_%d.csv", c->rank);
-        if (nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
-            (void)unlink(path); /* a stale file of an earlier analysis */
+        nnp__output_remove_stale(c, "op_stacks_", ".csv");
         return NNP_OK;
     }
     rc = nnp__op_table(c->m, c->has_steps, c->step_first, c->step_last, NNP_OP_TABLE_BY_STACK,

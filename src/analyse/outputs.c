@@ -64,6 +64,15 @@ static const output_name_t outputs[] = {
     {IN_RANK_DIR, "step_trace_time.csv", NULL},
 };
 
+void nnp__output_remove_stale(const nnp_actx_t *c, const char *before, const char *after)
+{
+    char name[NNP_NAME_MAX], path[NNP_PATH_MAX];
+    int n = snprintf(name, sizeof(name), "%s%d%s", before, c->rank, after);
+    if (n > 0 && (size_t)n < sizeof(name) &&
+        nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
+        (void)unlink(path);
+}
+
 /* Renames dir/name to dir/name.old when it is a regular file (a link or anything else at
  * an output name was not written by us: left alone). *moved tells whether it did. */
 static int set_aside(const char *dir, const char *name, bool *moved)

@@ -12,7 +12,6 @@
  * device is slow ("data_transfer"). */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/analyse.h"
 #include "util/csv_writer.h"
@@ -61,14 +60,6 @@ static bool host_queue_op(const nnp_model_t *m, int64_t *id)
     return true;
 }
 
-static void remove_stale(const nnp_actx_t *c)
-{
-    char name[64], path[NNP_PATH_MAX];
-    snprintf(name, sizeof(name), "minddata_step_queue_%d.csv", c->rank);
-    if (nnp__path_join(path, sizeof(path), c->out_dir, name) == NNP_OK)
-        (void)unlink(path);
-}
-
 int nnp__queue_steps_write(const nnp_actx_t *c, const nnp_step_trace_t *st)
 {
     const nnp_model_t *m = c->m;
@@ -84,7 +75,7 @@ int nnp__queue_steps_write(const nnp_actx_t *c, const nnp_step_trace_t *st)
     for (size_t i = 0; i < q->t.n && !has_device; i++)
         has_device = q->op_id[i] == -1;
     if (!has_device || !st->n) {
-        remove_stale(c);
+        nnp__output_remove_stale(c, "minddata_step_queue_", ".csv");
         return NNP_OK;
     }
     snprintf(name, sizeof(name), "minddata_step_queue_%d.csv", c->rank);
