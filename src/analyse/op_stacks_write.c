@@ -27,8 +27,10 @@ static const struct {
     {"_internal/common_utils", "prof_meth_call"},
 };
 
-/* Between two frames of a "Source Location" cell (the frames innermost first). */
-#define FRAME_SEP ';'
+/* Between two frames of a "Source Location" cell (the frames innermost first), and of the
+ * model's stack text (model.h, ops.stack). */
+#define FRAME_SEP       ';'
+#define MODEL_FRAME_SEP '\n'
 
 typedef struct stack_row {
     nnp_time_row_t t;
@@ -48,37 +50,24 @@ static bool contains(const char *s, size_t n, const char *needle)
     return false;
 }
 
-/* Whether torch leaves the frame (n bytes at frame) out of its stacks. */
-static bool filtered(const char *frame, size_t n)
+/* Whether torch keeps the frame (n bytes at frame) in its stacks. */
+static bool kept(const char *frame, size_t n)
 {
     for (size_t k = 0; k < NNP_ARRAY_LEN(FILTERED_FRAMES); k++) {
         if (contains(frame, n, FILTERED_FRAMES[k].file) &&
             contains(frame, n, FILTERED_FRAMES[k].func))
-            return true;
+            return false;
     }
-    return false;
+    return true;
 }
 
 /* The kept frames of a stack text ('\n' between frames), FRAME_SEP between; NULL when out
  * of memory. */
 static char *source_of(const char *stack)
 {
-    size_t n = strlen(stack), len = 0;
-    char *out = nnp__malloc(n + 1);
-    if (!out)
-        return NULL;
-    while (*stack) {
-        const char *e = strchr(stack, '\n');
-        size_t fl = e ? (size_t)(e - stack) : strlen(stack);
-        if (fl > 0 && !filtered(stack, fl)) {
-            if (len)
-                out[len++] = FRAME_SEP;
-            memcpy(out + len, stack, fl);
-            len += fl;
-        }
-        stack += fl + (e != NULL);
-    }
-    out[len] = '\0';
+    char *out = nnp__malloc(strlen(stack) + 1);
+    if (out)
+        nnp__fields_rejoin(stack, MODEL_FRAME_SEP, FRAME_SEP, kept, out);
     return out;
 }
 

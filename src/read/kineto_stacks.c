@@ -19,25 +19,14 @@
 
 int nnp__kin_call_stack(nnp_model_t *m, size_t i, const char *p)
 {
-    size_t n = strlen(p), len = 0;
+    size_t n = strlen(p), len;
     char *text;
     int rc = NNP_OK;
     if (n == 0)
         return NNP_OK;
     if (nnp__model_ops_want_stack(m) != NNP_OK || !(text = nnp__malloc(n + 1)))
         return nnp__fail(NNP_ENOMEM, "out of memory");
-    while (*p) {
-        const char *e = strchr(p, CALL_STACK_SEP);
-        size_t fl = e ? (size_t)(e - p) : strlen(p);
-        if (fl > 0) {
-            if (len)
-                text[len++] = FRAME_SEP;
-            memcpy(text + len, p, fl);
-            len += fl;
-        }
-        p += fl + (e != NULL);
-    }
-    text[len] = '\0';
+    len = nnp__fields_rejoin(p, CALL_STACK_SEP, FRAME_SEP, NULL, text);
     if (len && !(m->ops.stack[i] = nnp__model_intern_cstr(m, text)))
         rc = nnp__fail(NNP_ENOMEM, "out of memory");
     nnp__free(text);

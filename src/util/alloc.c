@@ -148,6 +148,25 @@ char *nnp__strdup(const char *s)
     return d;
 }
 
+size_t nnp__fields_rejoin(const char *s, char sep, char out_sep,
+                          bool (*keep)(const char *field, size_t len), char *out)
+{
+    size_t len = 0;
+    while (*s) {
+        const char *e = strchr(s, sep);
+        size_t fl = e ? (size_t)(e - s) : strlen(s);
+        if (fl > 0 && (!keep || keep(s, fl))) {
+            if (len)
+                out[len++] = out_sep;
+            memcpy(out + len, s, fl);
+            len += fl;
+        }
+        s += fl + (e != NULL);
+    }
+    out[len] = '\0';
+    return len;
+}
+
 bool nnp__strlcpy(char *dst, const char *src, size_t cap)
 {
     size_t n;

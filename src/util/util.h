@@ -241,5 +241,10 @@ bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out);
 
 /* ---- bounded string copy: always terminates; returns false when truncated ---- */
 bool nnp__strlcpy(char *dst, const char *src, size_t cap);
+/* The fields of s (sep between or after them) that are not empty and that keep(field,
+ * length) accepts (NULL: every one), out_sep between them, into out, which has room for
+ * strlen(s) + 1 bytes; returns the length written (a stack's frames, "a;b;" -> "a\nb"). */
+size_t nnp__fields_rejoin(const char *s, char sep, char out_sep,
+                          bool (*keep)(const char *field, size_t len), char *out);
 
 #endif /* NNP_UTIL_H */

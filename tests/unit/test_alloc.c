@@ -1,7 +1,8 @@
-/* test_alloc.c - the allocation helpers (src/util/alloc.c): nnp__grow's capacities, its
- * refusal of a size that would overflow, and that what was stored stays. */
+/* test_alloc.c - the helpers of src/util/alloc.c: nnp__grow's capacities, its refusal of a
+ * size that would overflow, and that what was stored stays; nnp__fields_rejoin. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 #include "util/util.h"
@@ -42,11 +43,35 @@ static void test_grow_refuses_overflow(void **state)
     assert_int_equal(cap, 0);
 }
 
+/* Keeps the fields that do not start with 'x'. */
+static bool no_x(const char *field, size_t len)
+{
+    return len > 0 && field[0] != 'x';
+}
+
+static void test_fields_rejoin(void **state)
+{
+    char out[64];
+    (void)state;
+    /* A Call stack (';' after each frame) into the model's text. */
+    assert_int_equal(nnp__fields_rejoin("m.py(3): f;t.py(9): <module>;", ';', '\n', NULL, out),
+                     strlen("m.py(3): f\nt.py(9): <module>"));
+    assert_string_equal(out, "m.py(3): f\nt.py(9): <module>");
+    /* Empty fields dropped; a filter; nothing kept: "". */
+    nnp__fields_rejoin(";;a;;b;", ';', ',', NULL, out);
+    assert_string_equal(out, "a,b");
+    nnp__fields_rejoin("a\nx1\nb\nx2", '\n', ';', no_x, out);
+    assert_string_equal(out, "a;b");
+    assert_int_equal(nnp__fields_rejoin("x\n\nx", '\n', ';', no_x, out), 0);
+    assert_string_equal(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow_doubles),
         cmocka_unit_test(test_grow_refuses_overflow),
+        cmocka_unit_test(test_fields_rejoin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
