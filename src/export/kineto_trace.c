@@ -15,10 +15,18 @@
 #include "export/kineto_trace.h"
 #include "model/host_pairs.h"
 #include "read/raw_import.h"
+#include "util/checked.h"
 #include "util/json_writer.h"
 #include "util/util.h"
 
 #define NS_PER_US 1000
+#define NS_PER_S  1000000000LL
+/* Kineto (>= PyTorch 2.1) writes each "ts" relative to "baseTimeNanoseconds", the wall clock
+ * floored to 7,889,238-second (three-month) intervals since the epoch (libkineto's
+ * ChromeTraceBaseTime): every process of a job then shares the base, and a ts stays below
+ * 7.9e12 us, exact to the ns in the double that readers (TensorBoard, HTA) parse it into.
+ * Microseconds since the epoch would need 19 digits and come back in 0.25 us steps. */
+#define KINETO_BASE_INTERVAL_S 7889238LL
 /* Kineto's "[memory]" events on a CPU: device type 0 (c10::DeviceType::CPU), id -1. */
 #define KINETO_DEVICE_CPU    0
 #define KINETO_DEVICE_ID_CPU (-1)
@@ -31,6 +39,7 @@ typedef struct kx {
     const nnp_model_t *m;
     nnp_jw_t w;
     int64_t wall_off_ns; /* add to a monotonic ns time to get wall-clock ns */
+    int64_t base_ns;     /* "baseTimeNanoseconds": wall-clock ns that ts 0 stands for */
     bool filter;         /* only events starting in [lo, hi] */
     int64_t lo, hi;
     uint64_t pid;
@@ -114,7 +123,7 @@ static void event_begin(kx_t *x, const char *ph, const char *cat, const char *na
     key_str(x, "name", name);
     key_uint(x, "pid", pid);
     key_uint(x, "tid", tid);
-    key_us(x, "ts", ts_ns + x->wall_off_ns);
+    key_us(x, "ts", ts_ns + x->wall_off_ns - x->base_ns);
 }
 
 /* A complete ("X") event; args stay open for the caller, who closes them and the event
@@ -535,6 +544,31 @@ static void step_bounds(kx_t *x, const nnp_kineto_opts_t *o)
         (void)nnp__step_range_bounds(x->m, o->step_first, o->step_last, &x->lo, &x->hi);
 }
 
+static int64_t min_time(int64_t lo, const int64_t *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        lo = t[i] < lo ? t[i] : lo;
+    return lo;
+}
+
+/* The base of the trace: its earliest event's wall clock floored to Kineto's interval, so
+ * that no ts is negative (Kineto clamps those to 0); 0 for a run of no events or of times
+ * before the epoch's first interval (synthetic and imported runs starting at 0). */
+static int64_t trace_base_ns(const kx_t *x)
+{
+    const nnp_model_t *m = x->m;
+    const int64_t interval = KINETO_BASE_INTERVAL_S * NS_PER_S;
+    int64_t lo = INT64_MAX, wall;
+    lo = min_time(lo, m->ops.start_ns, m->ops.t.n);
+    lo = min_time(lo, m->host.ts_ns, m->host.t.n);
+    lo = min_time(lo, m->steps.start_ns, m->steps.t.n);
+    lo = min_time(lo, m->comms.start_ns, m->comms.t.n);
+    lo = min_time(lo, m->mem.ts_ns, m->mem.t.n);
+    if (lo == INT64_MAX || !nnp__i64_add(lo, x->wall_off_ns, &wall) || wall < interval)
+        return 0;
+    return wall / interval * interval;
+}
+
 void nnp__kineto_opts_init(nnp_kineto_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -548,12 +582,16 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     x.m = m;
     x.wall_off_ns = m->info.diff_time_us * NS_PER_US;
     x.pid = m->info.pid > 0 ? (uint64_t)m->info.pid : 0;
+    x.base_ns = trace_base_ns(&x);
     step_bounds(&x, o);
     rc = nnp__jw_init(&x.w, fd, o->pretty, 0);
     if (rc != NNP_OK)
         return rc;
     nnp__jw_obj_begin(&x.w);
     key_int(&x, "schemaVersion", 1);
+    /* Before the events (Kineto writes it after them), so that a streaming reader knows
+     * the base of every ts it meets. */
+    key_int(&x, "baseTimeNanoseconds", x.base_ns);
     nnp__jw_key(&x.w, "deviceProperties");
     nnp__jw_arr_begin(&x.w);
     nnp__jw_arr_end(&x.w);

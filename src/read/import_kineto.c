@@ -19,6 +19,7 @@
 #include "read/json_stream.h"
 #include "read/kineto_links.h"
 #include "read/kineto_stacks.h"
+#include "read/kineto_time.h"
 #include "util/checked.h"
 #include "util/util.h"
 
@@ -78,7 +79,9 @@ typedef struct kin {
     size_t n_unlinked, unlinked_cap;
     uint64_t *unlinked_key;
     bool have_rank;
-    int rc; /* first hard error (out of memory) */
+    bool has_base;   /* the file has "baseTimeNanoseconds" (Kineto >= PyTorch 2.1) */
+    int64_t base_ns; /* ... its value: what ts 0 stands for */
+    int rc;          /* first hard error (out of memory) */
 } kin_t;
 
 /* ---- small helpers ---- */
@@ -214,6 +217,12 @@ static int member_cb(void *user, const char *key, const cJSON *v)
         NNP_LOG_I("kineto import: '%s': rank %d of %d (backend %s)", k->path, in->rank_id,
                   in->rank_size,
                   cJSON_IsString(get(v, "backend")) ? get(v, "backend")->valuestring : "?");
+    } else if (strcmp(key, "baseTimeNanoseconds") == 0) {
+        k->has_base = nnp__kin_base_parse(v, &k->base_ns);
+        if (!k->has_base)
+            NNP_LOG_W("kineto import: '%s': 'baseTimeNanoseconds' is not a whole number of ns "
+                      "in [0, 2^62): ts read as written",
+                      k->path);
     } else if (strcmp(key, "deviceProperties") == 0 && cJSON_IsArray(v)) {
         const cJSON *d = cJSON_GetArrayItem(v, 0);
         int64_t mem;
@@ -740,7 +749,7 @@ static int import(const char *input, nnp_model_t *m)
     kin_t k;
     nnp_json_stream_report_t rep;
     int rc, rank = rank_from_name(input);
-    size_t first_op;
+    nnp_kin_rows_t first;
 
     memset(&k, 0, sizeof(k));
     k.m = m;
@@ -751,12 +760,17 @@ static int import(const char *input, nnp_model_t *m)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     /* Kernels run asynchronously: a step's device work is what its host range launched. */
     m->info.overlap_device_steps = true;
-    first_op = m->ops.t.n;
+    nnp__kin_rows_mark(m, &first);
     rc = nnp__json_stream_doc(input, NULL, event_cb, member_cb, &k, &rep);
     link_by_flows(&k);
-    if (k.rc == NNP_OK && (nnp__kin_links_resolve(&k.fwdbwd, m, first_op) != NNP_OK ||
-                           nnp__kin_py_stacks(&k.py, m, first_op) != NNP_OK))
+    if (k.rc == NNP_OK && (nnp__kin_links_resolve(&k.fwdbwd, m, first.ops) != NNP_OK ||
+                           nnp__kin_py_stacks(&k.py, m, first.ops) != NNP_OK))
         k.rc = NNP_ENOMEM;
+    /* Last: the links and stacks above compare the file's own ts. */
+    if (k.rc == NNP_OK && k.has_base && nnp__kin_rows_shift(m, &first, k.base_ns) != NNP_OK)
+        NNP_LOG_W("kineto import: '%s': 'baseTimeNanoseconds' %lld puts times past 2^63 ns: "
+                  "ts read as written",
+                  input, (long long)k.base_ns);
     nnp__kin_links_fini(&k.fwdbwd);
     nnp__kin_stacks_fini(&k.py);
     nnp__flow_fini(&k.flows);

@@ -26,6 +26,10 @@
  *   5 cudaLaunchKernel 1120+60     -> relu     stream 7   1190+5
  *   6 cudaLaunchKernel 1210+4      -> gemm_a   stream 7   1220+10 (in the last step)
  *   - a kernel "orphan" with correlation 99 and no launch: stream 7 1300+5 */
+/* The trace's "baseTimeNanoseconds" (Kineto >= PyTorch 2.1): every ts counts from it, and
+ * the model's times are base + ts. It follows the events, as Kineto writes it. */
+#define TRACE_BASE_NS 1700000000000000000LL
+
 static void make_trace(char *buf, size_t cap, int rank, const char *nccl_ts, const char *nccl_dur)
 {
     snprintf(
@@ -76,12 +80,13 @@ static void make_trace(char *buf, size_t cap, int rank, const char *nccl_ts, con
         "\"ts\":1011,\"args\":{\"Addr\":4096,\"Bytes\":512,\"Device Id\":0}},\n"
         "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":9,\"tid\":0,\"args\":"
         "{\"name\":\"python\"}}\n"
-        "],\n \"traceName\": \"t\", \"baseTimeNanoseconds\": 1700000000000000000}\n",
-        rank, nccl_ts, nccl_dur);
+        "],\n \"traceName\": \"t\", \"baseTimeNanoseconds\": %lld}\n",
+        rank, nccl_ts, nccl_dur, (long long)TRACE_BASE_NS);
 }
 
 static void test_import_counts(void **state)
 {
+    const int64_t B = TRACE_BASE_NS;
     char *dir = nnpt_mkdtemp(), trace[TRACE_CAP], *path;
     nnp_foreign_input_t in[4];
     nnp_model_t m;
@@ -100,24 +105,31 @@ static void test_import_counts(void **state)
     assert_int_equal(m.steps.t.n, 3);
     assert_int_equal(m.ops.t.n, 1);
     /* The six launches: their kernels by correlation (calls.launch), launch 1 its op by
-     * External id (calls.corr). */
+     * External id (calls.corr); every time is the trace's base + its ts. */
     nnpt_check_calls(
         &m,
         (const nnpt_call_t[]){
-            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1010200, 1014700, 1, 1, 9, 0, 0},
-            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1015000, 1018000, 2, 0, 9, 0, 0},
-            {"cudaMemcpyAsync", NNP_CALL_CUDA_RUNTIME, 1030000, 1032000, 3, 0, 9, 0, 0},
-            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1105000, 1110000, 4, 0, 9, 0, 0},
-            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1120000, 1180000, 5, 0, 9, 0, 0},
-            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, 1210000, 1214000, 6, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, B + 1010200, B + 1014700, 1, 1, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, B + 1015000, B + 1018000, 2, 0, 9, 0, 0},
+            {"cudaMemcpyAsync", NNP_CALL_CUDA_RUNTIME, B + 1030000, B + 1032000, 3, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, B + 1105000, B + 1110000, 4, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, B + 1120000, B + 1180000, 5, 0, 9, 0, 0},
+            {"cudaLaunchKernel", NNP_CALL_CUDA_RUNTIME, B + 1210000, B + 1214000, 6, 0, 9, 0, 0},
         },
         6);
     assert_int_equal(m.kernels.t.n, 7); /* 6 kernels/copies + the orphan */
     assert_int_equal(m.comms.t.n, 1);
     assert_int_equal(m.mem.t.n, 1);
     /* gemm_a: exact ns from the µs decimals; its op link and launch link. */
-    assert_int_equal(m.kernels.start_ns[0], 1020500);
-    assert_int_equal(m.kernels.end_ns[0], 1050750);
+    assert_int_equal(m.kernels.start_ns[0], B + 1020500);
+    assert_int_equal(m.kernels.end_ns[0], B + 1050750);
+    assert_int_equal(m.steps.start_ns[0], B + 1000000);
+    assert_int_equal(m.steps.end_ns[2], B + 1300000);
+    assert_int_equal(m.ops.start_ns[0], B + 1009000);
+    assert_int_equal(m.ops.end_ns[0], B + 1029000);
+    assert_int_equal(m.mem.ts_ns[0], B + 1011000);
+    assert_int_equal(m.comms.start_ns[0], B + 1040000);
+    assert_int_equal(m.comms.end_ns[0], B + 1080000);
     assert_string_equal(nnp__model_str(&m, m.kernels.type[0]), "KERNEL");
     assert_int_equal(m.kernels.corr[0], 1);
     assert_int_equal(m.kernels.launch[0], 1);
@@ -673,6 +685,45 @@ static void test_key_averages_of_kineto_trace(void **state)
     free(dir);
 }
 
+/* Kineto >= PyTorch 2.1: ts relative to "baseTimeNanoseconds" (the wall clock floored to
+ * 7,889,238 s), 16 significant digits that a double holds to the ns. The model's times are
+ * base + ts exactly (base 1,767,189,312,000,000,000 = 224 intervals, written first here
+ * as our export does; other tests have it after the events, as Kineto does). The python
+ * stack is found on the file's own times. A base that is no whole number of ns is named and
+ * the times are read as written. */
+static void test_import_time_base(void **state)
+{
+    static const char trace[] =
+        "{\"baseTimeNanoseconds\": 1767189312000000000, \"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"train.py(3): step\",\"pid\":5,"
+        "\"tid\":5,\"ts\":7889237123400.001,\"dur\":100,\"args\":{\"Python id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":5,\"tid\":5,"
+        "\"ts\":7889237123456.789,\"dur\":0.013}\n"
+        "]}";
+    static const char bad[] = "{\"traceEvents\": [\n"
+                              "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":5,"
+                              "\"tid\":5,\"ts\":12.5,\"dur\":1}\n"
+                              "], \"baseTimeNanoseconds\": 1500.5}";
+    const int64_t base = 1767189312000000000LL;
+    nnp_model_t m;
+    (void)state;
+    assert_int_equal(base % (7889238LL * 1000000000LL), 0);
+    import_text(trace, &m);
+    assert_int_equal(m.ops.t.n, 1);
+    assert_int_equal(m.ops.start_ns[0], base + 7889237123456789LL);
+    assert_int_equal(m.ops.end_ns[0], base + 7889237123456802LL);
+    assert_non_null(m.ops.stack);
+    assert_string_equal(nnp__model_str(&m, m.ops.stack[0]), "train.py(3): step");
+    nnp__model_fini(&m);
+
+    nnpt_log_capture();
+    import_text(bad, &m);
+    assert_non_null(strstr(nnpt_log_text(), "'baseTimeNanoseconds' is not a whole number of ns"));
+    nnpt_log_release();
+    assert_int_equal(m.ops.start_ns[0], 12500);
+    nnp__model_fini(&m);
+}
+
 /* The legacy autograd profiler's array ("CPU functions"), as PyTorch without Kineto
  * (Debian's 1.13) exports it: ops and ProfilerStep#N steps. */
 static void test_legacy_format(void **state)
@@ -787,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_cut_gzip),
         cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_key_averages_of_kineto_trace),
+        cmocka_unit_test(test_import_time_base),
         cmocka_unit_test(test_legacy_format),
         cmocka_unit_test(test_real_torch_trace),
     };

@@ -9,11 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
+#include "model/model.h"
+#include "read/importers.h"
 #include "test_util.h"
 #include "util/util.h"
 
 #define MAX_FILE (4u << 20)
+/* libkineto's ChromeTraceBaseTime interval (7,889,238 s) in ns. */
+#define KINETO_INTERVAL_NS (7889238LL * 1000000000LL)
+/* The recording is this recent (wall clock) when the test reads it back. */
+#define RECENT_NS (600LL * 1000000000LL)
 
 typedef nnpt_raw_fx_t fixture_t;
 
@@ -324,6 +331,59 @@ static void test_kineto_export(void **state)
     free(text);
 }
 
+/* The number after "key": in text from `from` on, as the exact integer of its digits with
+ * the decimal point dropped (ts "12.345" us -> 12345 ns; the base's ns as written). */
+static int64_t digits_after(const char *from, const char *key)
+{
+    const char *p = strstr(from, key);
+    int64_t v = 0;
+    assert_non_null(p);
+    for (p += strlen(key); *p == '.' || (*p >= '0' && *p <= '9'); p++)
+        if (*p != '.')
+            v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* Times as Kineto >= 2.1 writes them: "baseTimeNanoseconds" (the wall clock floored to
+ * libkineto's interval, at most the first event's) and each ts the microseconds after it,
+ * small enough to stay exact in a double; the importer adds the base back: the steps and
+ * ops come back at the wall-clock ns they were recorded at (their distances exact). */
+static void test_kineto_export_time_base(void **state)
+{
+    fixture_t *fx = *state;
+    char *text = export_text(fx, NULL, NULL), path[NNP_PATH_MAX];
+    struct timespec now;
+    int64_t base, step_ts, addmm_ts, now_ns;
+    nnp_model_t m;
+    size_t addmm = SIZE_MAX;
+    base = digits_after(text, "\"baseTimeNanoseconds\":");
+    step_ts = digits_after(strstr(text, "\"name\":\"ProfilerStep#1\""), "\"ts\":");
+    addmm_ts = digits_after(strstr(text, "\"name\":\"aten::addmm\""), "\"ts\":");
+    assert_true(base > 0);
+    assert_int_equal(base % KINETO_INTERVAL_NS, 0);
+    assert_true(step_ts < KINETO_INTERVAL_NS); /* ns here: us below 7.9e12 */
+    assert_int_equal(addmm_ts - step_ts, 1500);
+    clock_gettime(CLOCK_REALTIME, &now);
+    now_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+    assert_true(base + step_ts <= now_ns && base + step_ts > now_ns - RECENT_NS);
+
+    snprintf(path, sizeof(path), "%s/w.pt.trace.json", fx->dir);
+    assert_int_equal(nnp__model_init(&m), NNP_OK);
+    assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
+    assert_int_equal(nnp__model_finish(&m), NNP_OK);
+    assert_int_equal(m.steps.t.n, 2);
+    assert_int_equal(m.steps.start_ns[0], base + step_ts);
+    assert_int_equal(m.steps.end_ns[1] - m.steps.start_ns[0], 20000);
+    for (size_t i = 0; i < m.ops.t.n; i++)
+        if (strcmp(nnp__model_str(&m, m.ops.name[i]), "aten::addmm") == 0)
+            addmm = i;
+    assert_true(addmm != SIZE_MAX);
+    assert_int_equal(m.ops.start_ns[addmm], base + addmm_ts);
+    assert_int_equal(m.ops.end_ns[addmm] - m.ops.start_ns[addmm], 2500);
+    nnp__model_fini(&m);
+    free(text);
+}
+
 static void test_kineto_export_steps_and_errors(void **state)
 {
     fixture_t *fx = *state;
@@ -394,6 +454,7 @@ int main(void)
                                         nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_op_table_with_steps, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export, setup, nnpt_raw_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_kineto_export_time_base, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_kineto_export_steps_and_errors, setup,
                                         nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_cli_export_kineto, setup, nnpt_raw_fx_teardown),
