@@ -519,6 +519,11 @@ typedef struct nnp_kernel {
     uint32_t device_id;
     uint32_t stream_id;
     uint64_t correlation_id; /* the launching op's correlation_id */
+    /* The host call that queued it: the launch_id of that nnp_call_t (CUDA: CUPTI's
+     * correlation id of the runtime or driver call), so exports link the two as Kineto's
+     * "correlation" and its "ac2g" flows do. 0 = unknown. Added after version 0.1's
+     * layout: callers that zero the struct ({0}, memset) are unaffected. */
+    uint64_t launch_id;
 } nnp_kernel_t;
 
 NNP_API void nnp_kernel_since(const nnp_kernel_t *k, uint64_t start_ticks);
@@ -709,6 +714,10 @@ typedef struct nnp_call {
     uint64_t thread_id;      /* OS thread id of the caller; 0 = the recording thread */
     uint32_t stream_id;      /* synchronization: the stream waited for, else 0 */
     int32_t status;          /* the call's return code, 0 = success */
+    uint64_t launch_id;      /* the id the device work it queues carries in
+                              * nnp_kernel_t.launch_id (CUDA: CUPTI's correlation id, given
+                              * to every runtime and driver call as Kineto gives each its
+                              * "correlation"); 0 = none (synchronizations, NVTX) */
 } nnp_call_t;
 
 /* Records a call. CUDA calls and synchronizations are gated by op_time, NVTX ranges like

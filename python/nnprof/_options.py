@@ -190,6 +190,7 @@ class KernelStruct(ctypes.Structure):
         ("device_id", c_uint32),
         ("stream_id", c_uint32),
         ("correlation_id", c_uint64),
+        ("launch_id", c_uint64),
     ]
 
 

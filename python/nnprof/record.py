@@ -332,14 +332,16 @@ def op_scope(name, type=None, **fields):
 # ---- device kernels --------------------------------------------------------------------
 
 class Kernel:
-    """``nnp_kernel_t``: a device kernel or task (type e.g. ``"KERNEL"``, ``"MEMCPY"``)."""
+    """``nnp_kernel_t``: a device kernel or task (type e.g. ``"KERNEL"``, ``"MEMCPY"``).
+    ``launch_id``: the id of the host call that queued it (as in C), 0 when unknown."""
 
     __slots__ = ("struct", "_ref")
 
-    def __init__(self, name, type=None, device_id=0, stream_id=0, correlation_id=0):
+    def __init__(self, name, type=None, device_id=0, stream_id=0, correlation_id=0,
+                 launch_id=0):
         # pylint: disable=redefined-builtin,too-many-arguments
         self.struct = KernelStruct(intern(name), intern(type), device_id, stream_id,
-                                   correlation_id)
+                                   correlation_id, launch_id)
         self._ref = ctypes.byref(self.struct)
 
     def since(self, start_ticks):

@@ -455,11 +455,33 @@ static int device_busy(const nnp_model_t *m, int64_t *busy, int64_t *span)
     return NNP_OK;
 }
 
+/* The start of the first device work each call queued (kernels.launch == calls.launch),
+ * INT64_MAX for a call with none; an owned array of calls.t.n, NULL when out of memory. */
+static int64_t *first_work_of_calls(const nnp_model_t *m)
+{
+    const nnp_kernels_t *k = &m->kernels;
+    nnp_launch_index_t lx;
+    int64_t *first = nnp__malloc((m->calls.t.n ? m->calls.t.n : 1) * sizeof(int64_t));
+    if (!first || nnp__launch_index_build(m, &lx) != NNP_OK) {
+        nnp__free(first);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->calls.t.n; i++)
+        first[i] = INT64_MAX;
+    for (size_t i = 0; i < k->t.n; i++) {
+        size_t l = nnp__launch_index_find(&lx, k->launch[i]);
+        if (l != SIZE_MAX && k->start_ns[i] < first[l])
+            first[l] = k->start_ns[i];
+    }
+    nnp__launch_index_fini(&lx);
+    return first;
+}
+
 static void gpu_findings(const nnp_model_t *m, const nnp_kindex_t *ix, nnp_findings_t *f)
 {
     const nnp_calls_t *cl = &m->calls;
     const nnp_kernels_t *k = &m->kernels;
-    int64_t busy, span, sync_ns = 0, delay_ns = 0;
+    int64_t busy, span, sync_ns = 0, delay_ns = 0, *first = first_work_of_calls(m);
     uint64_t n_delay = 0;
 
     if (device_busy(m, &busy, &span) == NNP_OK && span > 0)
@@ -470,13 +492,23 @@ static void gpu_findings(const nnp_model_t *m, const nnp_kindex_t *ix, nnp_findi
             sync_ns += cl->end_ns[i] - cl->start_ns[i];
             continue;
         }
-        /* Launch delay: a call and the device work of its own CUPTI correlation id (the
-         * tag says the id is the call's, one call per id, not an op's shared by many). */
+        /* Launch delay: a call and the first device work it queued. With launch ids (the
+         * call's own CUPTI correlation id on both, model.h) every launch counts, in an op
+         * or not; a call without one (raw files before them) counts when its corr is its
+         * own CUPTI id (the tag: one call per id, not an op's shared by many). */
+        if (cl->launch[i]) {
+            if (!first || first[i] == INT64_MAX)
+                continue;
+            delay_ns += first[i] - cl->start_ns[i];
+            n_delay++;
+            continue;
+        }
         if (!(cl->corr[i] >> 63) || !(a = nnp__kindex_entry(ix, cl->corr[i])))
             continue;
         delay_ns += a->first_ns - cl->start_ns[i];
         n_delay++;
     }
+    nnp__free(first);
     if (n_delay)
         f->gpu_launch_delay_us = (double)delay_ns / (double)n_delay / NS_PER_US;
     if (span > 0)

@@ -3,15 +3,17 @@
  * write), so TensorBoard's profiler plugin, HTA and chrome://tracing open our captures:
  * one object with "traceEvents", "distributedInfo" and "deviceProperties". Ops become
  * "cpu_op" events with Kineto's args, host ranges and steps ("ProfilerStep#N")
- * "user_annotation", tensor memory "[memory]" instants, autograd links "fwdbwd" flows.
- * Called by nnp_export_kineto() (the Python API, `nnprof export kineto`); streams the
- * JSON, never holds it. Field names follow Kineto as of PyTorch 1.13 (docs/TORCH.md). */
+ * "user_annotation", tensor memory "[memory]" instants, autograd links "fwdbwd" flows;
+ * device activity and the CUDA calls that queued it: kineto_gpu.c. Called by nnp_export_kineto()
+ * (the Python API, `nnprof export kineto`); streams the JSON, never holds it. Field names follow
+ * Kineto as of PyTorch 1.13 (docs/TORCH.md). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyse/op_table.h"
+#include "export/kineto_internal.h"
 #include "export/kineto_trace.h"
 #include "model/host_pairs.h"
 #include "read/raw_import.h"
@@ -19,8 +21,7 @@
 #include "util/json_writer.h"
 #include "util/util.h"
 
-#define NS_PER_US 1000
-#define NS_PER_S  1000000000LL
+#define NS_PER_S 1000000000LL
 /* Kineto (>= PyTorch 2.1) writes each "ts" relative to "baseTimeNanoseconds", the wall clock
  * floored to 7,889,238-second (three-month) intervals since the epoch (libkineto's
  * ChromeTraceBaseTime): every process of a job then shares the base, and a ts stays below
@@ -30,101 +31,8 @@
 /* Kineto's "[memory]" events on a CPU: device type 0 (c10::DeviceType::CPU), id -1. */
 #define KINETO_DEVICE_CPU    0
 #define KINETO_DEVICE_ID_CPU (-1)
-/* Digits of an int64 plus sign, point and NUL. */
-#define NUM_BUF 32
 /* Largest process group written out as a rank list ("0-4095" stays a range beyond). */
 #define MAX_LISTED_RANKS 4096
-
-typedef struct kx {
-    const nnp_model_t *m;
-    nnp_jw_t w;
-    int64_t wall_off_ns; /* add to a monotonic ns time to get wall-clock ns */
-    int64_t base_ns;     /* "baseTimeNanoseconds": wall-clock ns that ts 0 stands for */
-    bool filter;         /* only events starting in [lo, hi] */
-    int64_t lo, hi;
-    uint64_t pid;
-    uint64_t ext_id; /* Kineto's "External id": one per op/annotation, from 1 */
-    uint64_t ev_idx; /* Kineto's "Ev Idx": position of the event */
-    uint64_t flow_id;
-    char *scratch; /* owned: the text of one "Call stack" */
-    size_t scratch_cap;
-} kx_t;
-
-/* ---- small writers ---- */
-
-/* Wall-clock microseconds with three decimals, exact to the ns (a double would lose the
- * ns of a 16-digit microsecond timestamp). */
-static void key_us(kx_t *x, const char *key, int64_t ns)
-{
-    char digits[NUM_BUF], buf[NUM_BUF];
-    bool neg = ns < 0;
-    uint64_t mag = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    size_t n = nnp__fmt_u64(digits, mag / NS_PER_US), k = 0;
-    uint64_t frac = mag % NS_PER_US;
-    if (neg)
-        buf[k++] = '-';
-    memcpy(buf + k, digits, n);
-    k += n;
-    buf[k++] = '.';
-    buf[k++] = (char)('0' + frac / 100);
-    buf[k++] = (char)('0' + frac / 10 % 10);
-    buf[k++] = (char)('0' + frac % 10);
-    buf[k] = '\0';
-    nnp__jw_key(&x->w, key);
-    nnp__jw_raw(&x->w, buf);
-}
-
-static void key_uint(kx_t *x, const char *key, uint64_t v)
-{
-    nnp__jw_key(&x->w, key);
-    nnp__jw_uint(&x->w, v);
-}
-
-static void key_int(kx_t *x, const char *key, int64_t v)
-{
-    nnp__jw_key(&x->w, key);
-    nnp__jw_int(&x->w, v);
-}
-
-static void key_str(kx_t *x, const char *key, const char *s)
-{
-    nnp__jw_key(&x->w, key);
-    nnp__jw_str(&x->w, s);
-}
-
-static const char *str(const kx_t *x, uint32_t id)
-{
-    return nnp__model_str(x->m, id);
-}
-
-static bool keep(const kx_t *x, int64_t start_ns)
-{
-    return !x->filter || (start_ns >= x->lo && start_ns <= x->hi);
-}
-
-static uint64_t thread_tid(const kx_t *x, uint32_t thread)
-{
-    return thread < x->m->threads.t.n ? x->m->threads.tid[thread] : x->pid;
-}
-
-static uint64_t thread_pid(const kx_t *x, uint32_t thread)
-{
-    return thread < x->m->threads.t.n && x->m->threads.pid[thread] ? x->m->threads.pid[thread]
-                                                                   : x->pid;
-}
-
-/* Opens an event object with ph, cat, name, pid, tid and ts. */
-static void event_begin(kx_t *x, const char *ph, const char *cat, const char *name, uint64_t pid,
-                        uint64_t tid, int64_t ts_ns)
-{
-    nnp__jw_obj_begin(&x->w);
-    key_str(x, "ph", ph);
-    key_str(x, "cat", cat);
-    key_str(x, "name", name);
-    key_uint(x, "pid", pid);
-    key_uint(x, "tid", tid);
-    key_us(x, "ts", ts_ns + x->wall_off_ns - x->base_ns);
-}
 
 /* A complete ("X") event; args stay open for the caller, who closes them and the event
  * with events_end(). */
@@ -229,6 +137,8 @@ static int write_op(kx_t *x, size_t i)
     uint32_t th = o->thread[i];
     complete_begin(x, "cpu_op", type, thread_pid(x, th), thread_tid(x, th), o->start_ns[i],
                    o->end_ns[i]);
+    if (x->op_ext)
+        x->op_ext[i] = x->ext_id;
     if (o->seq_kind && o->seq_kind[i] != NNP_SEQ_NONE && o->seq_nr[i] >= 0) {
         key_int(x, "Sequence number", o->seq_nr[i]);
         key_uint(x, "Fwd thread id", o->seq_kind[i] == NNP_SEQ_BACKWARD ? o->seq_thread[i] : 0);
@@ -478,21 +388,6 @@ static void write_memory(kx_t *x)
 
 /* ---- metadata ---- */
 
-static void write_meta_event(kx_t *x, const char *name, uint64_t pid, uint64_t tid,
-                             const char *arg_key, const char *arg)
-{
-    nnp__jw_obj_begin(&x->w);
-    key_str(x, "name", name);
-    key_str(x, "ph", "M");
-    key_uint(x, "pid", pid);
-    key_uint(x, "tid", tid);
-    nnp__jw_key(&x->w, "args");
-    nnp__jw_obj_begin(&x->w);
-    key_str(x, arg_key, arg);
-    nnp__jw_obj_end(&x->w);
-    nnp__jw_obj_end(&x->w);
-}
-
 static void write_thread_names(kx_t *x)
 {
     const nnp_threads_t *t = &x->m->threads;
@@ -564,6 +459,8 @@ static int64_t trace_base_ns(const kx_t *x)
     lo = min_time(lo, m->steps.start_ns, m->steps.t.n);
     lo = min_time(lo, m->comms.start_ns, m->comms.t.n);
     lo = min_time(lo, m->mem.ts_ns, m->mem.t.n);
+    lo = min_time(lo, m->kernels.start_ns, m->kernels.t.n);
+    lo = min_time(lo, m->calls.start_ns, m->calls.t.n);
     if (lo == INT64_MAX || !nnp__i64_add(lo, x->wall_off_ns, &wall) || wall < interval)
         return 0;
     return wall / interval * interval;
@@ -583,18 +480,21 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     x.wall_off_ns = m->info.diff_time_us * NS_PER_US;
     x.pid = m->info.pid > 0 ? (uint64_t)m->info.pid : 0;
     x.base_ns = trace_base_ns(&x);
+    if ((m->kernels.t.n || m->calls.t.n) && m->ops.t.n &&
+        !(x.op_ext = nnp__calloc(m->ops.t.n, sizeof(uint64_t))))
+        return nnp__fail(NNP_ENOMEM, "out of memory");
     step_bounds(&x, o);
     rc = nnp__jw_init(&x.w, fd, o->pretty, 0);
-    if (rc != NNP_OK)
+    if (rc != NNP_OK) {
+        nnp__free(x.op_ext);
         return rc;
+    }
     nnp__jw_obj_begin(&x.w);
     key_int(&x, "schemaVersion", 1);
     /* Before the events (Kineto writes it after them), so that a streaming reader knows
      * the base of every ts it meets. */
     key_int(&x, "baseTimeNanoseconds", x.base_ns);
-    nnp__jw_key(&x.w, "deviceProperties");
-    nnp__jw_arr_begin(&x.w);
-    nnp__jw_arr_end(&x.w);
+    nnp__kx_write_device_properties(&x);
     if (m->info.rank_size > 1 || m->comms.t.n > 0) {
         nnp__jw_key(&x.w, "distributedInfo");
         nnp__jw_obj_begin(&x.w);
@@ -608,6 +508,7 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     nnp__jw_arr_begin(&x.w);
     if (rc == NNP_OK) {
         write_thread_names(&x);
+        nnp__kx_write_gpu_names(&x);
         write_steps(&x, o);
         rc = write_ops(&x);
     }
@@ -618,6 +519,8 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
         write_memory(&x);
         rc = write_flows(&x);
     }
+    if (rc == NNP_OK)
+        rc = nnp__kx_write_gpu(&x);
     nnp__jw_arr_end(&x.w);
     key_str(&x, "displayTimeUnit", "ms");
     nnp__jw_obj_end(&x.w);
@@ -628,6 +531,7 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
         (void)nnp__jw_flush(&x.w);
     nnp__jw_fini(&x.w);
     nnp__free(x.scratch);
+    nnp__free(x.op_ext);
     return rc;
 }
 

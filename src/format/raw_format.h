@@ -2,7 +2,8 @@
  *
  * Both layers include this file and nothing of each other: the reader depends only on the
  * format, which is what lets offline analysis work after a crash. docs/FORMAT.md is the
- * prose version of this header; keep them in step (bump NNP_RAW_VERSION on any change).
+ * prose version of this header; keep them in step (bump NNP_RAW_VERSION on any change an
+ * older reader would misread; a value in a reserved field, zeroed by every writer, is none).
  * All integers are little-endian; the writer refuses to run on a big-endian host.
  */
 #ifndef NNP_RAW_FORMAT_H
@@ -268,7 +269,8 @@ typedef struct nnp_rec_kernel_ext {
     uint32_t device_id;
     uint32_t stream_id;
     uint32_t reserved0;
-    uint64_t reserved1[2];
+    uint64_t launch; /* nnp_kernel_t.launch_id: the call that queued it, 0 = unknown */
+    uint64_t reserved1;
 } nnp_rec_kernel_ext_t;
 _Static_assert(sizeof(nnp_rec_kernel_ext_t) == 32, "extension slot is 32 bytes");
 
@@ -303,7 +305,7 @@ typedef struct nnp_rec_call_ext {
     uint32_t domain;    /* string id (NVTX domain), 0 = none */
     uint32_t stream_id; /* synchronization: the stream waited for */
     int32_t status;     /* return code of the call */
-    uint64_t reserved;
+    uint64_t launch;    /* nnp_call_t.launch_id: the id of the device work it queued, 0 = none */
 } nnp_rec_call_ext_t;
 _Static_assert(sizeof(nnp_rec_call_ext_t) == 32, "extension slot is 32 bytes");
 

@@ -110,10 +110,12 @@ typedef struct nnp_kernels {
  *           first row (nnp__launch_index_build).
  *   corr    call -> op, as kernels.corr: the correlation id of the host op the call ran
  *           in (ops.corr; Kineto's "External id").
- * The CUDA back end's raw records carry one id per call, kept in corr: the op's when
- * CUPTI external correlation named one, else the call's own CUPTI correlation id tagged
- * with bit 63 (NNP_CU_CORR_TAG, no op has it); its kernels carry the same id in
- * kernels.corr, so those calls reach their device work through corr and leave launch 0. */
+ * The CUDA back end's records carry both: in corr the op's id when CUPTI external
+ * correlation named one, else the call's own CUPTI correlation id tagged with bit 63
+ * (NNP_CU_CORR_TAG, no op has it), the same in its kernels' corr; in launch CUPTI's
+ * correlation id itself, on the call and on the kernels, copies and memory sets it queued.
+ * Raw files written before launch ids leave launch 0: their calls reach their device work
+ * through corr alone. */
 typedef struct nnp_calls {
     nnp_table_t t;
     int64_t *start_ns, *end_ns;

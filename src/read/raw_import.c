@@ -238,6 +238,7 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
     k->device_id[i] = x->device_id;
     k->stream_id[i] = x->stream_id;
     k->corr[i] = r->b;
+    k->launch[i] = x->launch; /* 0 in files written before launch ids (a reserved field) */
     if (r->flags & (NNP_REC_F_LAUNCH | NNP_REC_F_COPY)) {
         nnp_kernel_detail_t *d;
         if (nnp__model_kernels_want_detail(c->m) != NNP_OK) {
@@ -272,8 +273,9 @@ static void on_kernel(import_ctx_t *c, const nnp_raw_event_t *ev)
 
 /* NVTX ranges become host rows (a begin and an end on the calling thread, module = the
  * NVTX domain or "NVTX", level 1 = user), so host_info and the timeline show them as any
- * host range; other calls go to the calls table, their one correlation id in corr (the
- * raw record has no separate launch id: launch stays 0, model.h). */
+ * host range; other calls go to the calls table: their correlation id in corr, the id of
+ * the device work they queued in launch (0 when none, and in files written before launch
+ * ids: model.h). */
 static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
 {
     const nnp_rec_t *r = ev->slots;
@@ -310,6 +312,7 @@ static void on_call(import_ctx_t *c, const nnp_raw_event_t *ev)
         t->thread[i] = thread;
         t->status[i] = x->status;
         t->corr[i] = r->b;
+        t->launch[i] = x->launch;
     }
 }
 

@@ -28,6 +28,7 @@ static uint64_t kernel_begin(nnp_tbuf_t *tb, const nnp_kernel_t *k, unsigned n, 
     x->type = k->type;
     x->device_id = k->device_id;
     x->stream_id = k->stream_id;
+    x->launch = k->launch_id;
     return s;
 }
 
@@ -247,6 +248,7 @@ NNP_PROBE void nnp_call_at(const nnp_call_t *c, uint64_t start_ns, uint64_t end_
     x->domain = c->domain;
     x->stream_id = c->stream_id;
     x->status = c->status;
+    x->launch = c->launch_id;
     nnp__tbuf_commit(tb, s, 2);
 }
 

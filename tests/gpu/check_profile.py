@@ -138,6 +138,17 @@ def main():
         if after and k["end_ns"] > after[0]["end_ns"]:
             late += 1
     check(unmatched == 0, "every kernel has its launch call", f"{unmatched} without")
+    # Launch ids: CUPTI's correlation id on each runtime/driver call and on what it queued,
+    # one call per id (the Kineto export's "correlation" and ac2g flows).
+    by_launch = {}
+    for c in calls:
+        if c.get("call_kind") in ("cuda_runtime", "cuda_driver") and c.get("launch_id"):
+            by_launch.setdefault(c["launch_id"], []).append(c)
+    no_call = [k for k in dev if len(by_launch.get(k.get("launch_id"), [])) != 1]
+    check(not no_call, "every kernel, copy and set names its one launch call by launch id",
+          f"{len(no_call)} do not" if no_call else "")
+    check(all(k["ts_ns"] >= by_launch[k["launch_id"]][0]["ts_ns"] for k in dev
+              if k not in no_call), "device work starts after the call its launch id names")
     check(early == 0, "no kernel starts before its launch call", f"{early} do")
     check(late == 0, "every kernel ends before the synchronization after its launch returns",
           f"{late} do not")

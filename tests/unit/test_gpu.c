@@ -4,6 +4,7 @@
  * the keys of MindInsight's gpu_timeline_display_0.json (corpus), its summary, the
  * timeline_limit, the GPU advisor rules; and no GPU file for a run without CUDA. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,52 @@ static void test_timeline_limit(void **state)
 }
 
 /* A run without CUDA activity gets none of the GPU files. */
+/* Launch delay with launch ids (the CUDA back end gives each call and its device work
+ * CUPTI's correlation id, beside the op's id): every launch of an op counts, from the call
+ * to the first device work it queued. Op corr 5 [1000, 9000]:
+ *   cudaLaunchKernel [1000, 1500] launch 31 -> kernels [4000, 4200] and [6000, 6100]: 3000
+ *   cudaLaunchKernel [2000, 2500] launch 32 -> kernel  [7000, 7200]:                   5000
+ * average 4 us, evidence of the idle rule (busy 500 of 3200 ns). Without launch ids only
+ * calls of no op (tagged ids) counted: none here. */
+#define LAUNCH_DELAY_4US "\"avg_launch_delay_us\":4.00"
+static void test_launch_delay_with_launch_ids(void **state)
+{
+    char *out = nnpt_mkdtemp(), prof[NNP_PATH_MAX], *text, *key;
+    nnp_session_t *s = make(out, 0);
+    nnp_call_t call = {0};
+    nnp_kernel_t k = {0};
+    (void)state;
+    op("Default/network/Conv2D-op1", "Conv2D", 5, 1000, 9000);
+    call.name = nnp_intern("cudaLaunchKernel");
+    call.kind = NNP_CALL_CUDA_RUNTIME;
+    call.correlation_id = 5;
+    call.launch_id = 31;
+    nnp_call_at(&call, 1000, 1500);
+    call.launch_id = 32;
+    nnp_call_at(&call, 2000, 2500);
+    k.name = nnp_intern("conv_kernel");
+    k.type = nnp_intern("cuLaunchKernel");
+    k.stream_id = 7;
+    k.correlation_id = 5;
+    k.launch_id = 31;
+    nnp_kernel_at(&k, 4000, 4200);
+    nnp_kernel_at(&k, 6000, 6100);
+    k.launch_id = 32;
+    nnp_kernel_at(&k, 7000, 7200);
+    assert_int_equal(nnp_session_destroy(s), NNP_OK);
+    analyse(out);
+    snprintf(prof, sizeof(prof), "%s/profiler", out);
+    text = slurp(prof, "advice_0.json");
+    assert_non_null(text);
+    key = strstr(text, "\"avg_launch_delay_us\"");
+    assert_non_null(key);
+    assert_int_equal(strncmp(key, LAUNCH_DELAY_4US, strlen(LAUNCH_DELAY_4US)), 0);
+    assert_false(isdigit((unsigned char)key[strlen(LAUNCH_DELAY_4US)]));
+    free(text);
+    nnpt_rm_rf(out);
+    free(out);
+}
+
 static void test_no_gpu_files_without_cuda(void **state)
 {
     char *out = nnpt_mkdtemp(), path[NNP_PATH_MAX], prof[NNP_PATH_MAX];
@@ -392,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_async_mode_times_the_launch),
         cmocka_unit_test(test_timeline_matches_mindinsight),
         cmocka_unit_test(test_timeline_limit),
+        cmocka_unit_test(test_launch_delay_with_launch_ids),
         cmocka_unit_test(test_no_gpu_files_without_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

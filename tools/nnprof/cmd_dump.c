@@ -100,6 +100,7 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
         key_u(c, "device_id", x->device_id);
         key_u(c, "stream_id", x->stream_id);
         key_u(c, "correlation_id", r->b);
+        key_u(c, "launch_id", x->launch);
         if (r->flags & NNP_REC_F_LAUNCH) {
             const nnp_rec_launch_t *l = (const nnp_rec_launch_t *)&r[2];
             key_u(c, "grid_x", l->grid[0]);
@@ -137,6 +138,7 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
         key_u(c, "thread_id", x->tid);
         key_u(c, "stream_id", x->stream_id);
         key_i(c, "status", x->status);
+        key_u(c, "launch_id", x->launch);
         break;
     }
     case NNP_REC_STEP_BEGIN:

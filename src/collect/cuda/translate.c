@@ -319,6 +319,7 @@ static void on_kernel(nnp_cu_xlate_t *x, const nnp_cu_kernel_t *k)
     kr.device_id = k->device_id;
     kr.stream_id = k->stream_id;
     kr.correlation_id = link_id(x, k->correlation_id);
+    kr.launch_id = k->correlation_id; /* CUPTI's own: the API call that queued it */
     /* CUPTI's dimensions are signed ints; negative ones are damage and read as unknown. */
     l.grid_x = k->grid[0] > 0 ? (uint32_t)k->grid[0] : 0;
     l.grid_y = k->grid[1] > 0 ? (uint32_t)k->grid[1] : 0;
@@ -347,6 +348,7 @@ static void on_memcpy(nnp_cu_xlate_t *x, const nnp_cu_memcpy_t *m)
     k.device_id = m->device_id;
     k.stream_id = m->stream_id;
     k.correlation_id = link_id(x, m->correlation_id);
+    k.launch_id = m->correlation_id;
     c.size_bytes = m->bytes;
     c.kind = (nnp_copy_kind_t)kind;
     c.src_kind =
@@ -370,6 +372,7 @@ static void on_memset(nnp_cu_xlate_t *x, const nnp_cu_memset_t *m)
     k.device_id = m->device_id;
     k.stream_id = m->stream_id;
     k.correlation_id = link_id(x, m->correlation_id);
+    k.launch_id = m->correlation_id;
     c.size_bytes = m->bytes;
     c.kind = NNP_COPY_MEMSET;
     c.dst_kind = m->memory_kind < NNP_MEMORY_KIND_COUNT ? (nnp_memory_kind_t)m->memory_kind
@@ -408,6 +411,7 @@ static void on_api(nnp_cu_xlate_t *x, const nnp_cu_api_t *a)
     c.thread_id = a->thread_id;
     c.status = (int32_t)a->return_value;
     c.correlation_id = link_id(x, a->correlation_id);
+    c.launch_id = a->correlation_id; /* what its kernels, copies and sets carry */
     nnp_call_at(&c, to_ns(x, a->start), to_ns(x, a->end));
     /* A synchronization that arrived first was waiting for this call's thread. */
     s = slot_of(x, a->correlation_id, true);

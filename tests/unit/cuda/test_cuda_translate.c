@@ -219,7 +219,8 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(k->end_ns[i], 5000 + OFFSET);
     assert_int_equal(k->stream_id[i], 7);
     assert_int_equal(k->device_id[i], 0);
-    assert_int_equal(k->corr[i], 500); /* the host op's id, through external correlation */
+    assert_int_equal(k->corr[i], 500);  /* the host op's id, through external correlation */
+    assert_int_equal(k->launch[i], 10); /* and CUPTI's own: its API call's */
     assert_int_equal(k->detail[i].has, NNP_KDETAIL_LAUNCH);
     assert_int_equal(k->detail[i].grid[0], 4);
     assert_int_equal(k->detail[i].grid[1], 2);
@@ -230,7 +231,8 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(k->detail[i].dynamic_shared, 256);
 
     i = find_kernel(&f, "relu_kernel");
-    assert_int_equal(k->corr[i], TAG | 11);     /* no op: CUPTI's id, tagged */
+    assert_int_equal(k->corr[i], TAG | 11); /* no op: CUPTI's id, tagged */
+    assert_int_equal(k->launch[i], 11);
     assert_int_equal(k->detail[i].block[0], 0); /* negative = damage: unknown */
     assert_int_equal(k->detail[i].static_shared, 0);
 
@@ -243,6 +245,7 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(k->detail[i].src_kind, NNP_MEMORY_PAGEABLE);
     assert_int_equal(k->detail[i].dst_kind, NNP_MEMORY_DEVICE);
     assert_int_equal(k->corr[i], TAG | 11);
+    assert_int_equal(k->launch[i], 11);
 
     i = find_kernel(&f, "MemcpyP2P");
     assert_int_equal(k->detail[i].copy_kind, NNP_COPY_PTOP);
@@ -256,6 +259,7 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(k->detail[i].copy_kind, NNP_COPY_MEMSET);
     assert_int_equal(k->detail[i].bytes, 256);
     assert_int_equal(k->detail[i].value, 7);
+    assert_int_equal(k->launch[i], 13);
     assert_int_equal(k->detail[i].dst_kind, NNP_MEMORY_DEVICE);
 
     /* NCCL: communication on its stream, size from the wrapper's call when known. */
@@ -278,6 +282,7 @@ static void test_every_kind_translates_exactly(void **state)
     assert_string_equal(s(&f, f.m.calls.name[0]), "cudaLaunchKernel");
     assert_int_equal(f.m.calls.kind[0], NNP_CALL_CUDA_RUNTIME);
     assert_int_equal(f.m.calls.corr[0], 500);
+    assert_int_equal(f.m.calls.launch[0], 10); /* = gemm's launch: Kineto's "correlation" */
     assert_int_equal(f.m.calls.start_ns[0], 1000 + OFFSET);
     assert_int_equal(f.m.calls.end_ns[0], 1500 + OFFSET);
     assert_int_equal(f.m.threads.tid[f.m.calls.thread[0]], 1234);
@@ -285,6 +290,7 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(f.m.calls.kind[1], NNP_CALL_CUDA_DRIVER);
     assert_int_equal(f.m.calls.status[1], 2);
     assert_int_equal(f.m.calls.corr[1], TAG | 11);
+    assert_int_equal(f.m.calls.launch[1], 11);
 
     {
         const nnp_cu_counts_t *c = nnp__cu_xlate_counts(f.x);
@@ -385,6 +391,10 @@ static void test_sync_memory_and_markers(void **state)
             assert_int_equal(f.m.calls.kind[i], kinds[i]);
             assert_int_equal(f.m.calls.start_ns[i], starts[i] + OFFSET);
             assert_int_equal(f.m.calls.stream_id[i], streams[i]);
+            if (kinds[i] == NNP_CALL_SYNC) /* a wait queues nothing */
+                assert_int_equal(f.m.calls.launch[i], 0);
+            else
+                assert_true(f.m.calls.launch[i] != 0);
             if (tids[i])
                 assert_int_equal(tid, tids[i]);
             else

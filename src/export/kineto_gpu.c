@@ -1,0 +1,278 @@
+/* kineto_gpu.c - device activity in the Kineto export (kineto_internal.h): kernels, copies
+ * and memory sets as libkineto writes its CUPTI activities ("kernel", "gpu_memcpy",
+ * "gpu_memset" on pid = device, tid = stream, with "device", "stream", "correlation" and
+ * "External id"), the CUDA calls that queued them ("cuda_runtime", "cuda_driver", and
+ * "cuda_sync" for blocking waits) on their host thread, and an "ac2g" flow from each call to
+ * its device work. "correlation" is the launch id both sides carry (model.h: CUPTI's
+ * correlation id in our captures), which HTA joins on; "External id" is the op's that ran
+ * the call, which TensorBoard and HTA use to give an op its kernels. Names of copies and
+ * sets are Kineto's ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), which HTA's
+ * kernel types read ("memcpy", "memset" in the name). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analyse/analyse.h"
+#include "export/kineto_internal.h"
+
+/* libkineto's memoryKindString: CUPTI's memory kinds, in nnp_memory_kind_t's order. */
+static const char *const memory_kinds[NNP_MEMORY_KIND_COUNT] = {
+    "Unknown", "Pageable", "Pinned",        "Device",
+    "Array",   "Managed",  "Device Static", "Managed Static"};
+/* Room for "Memcpy PtoP (Managed Static -> Managed Static)". */
+#define COPY_NAME_MAX 64
+/* A label "GPU 4294967295" / "stream 4294967295". */
+#define LABEL_MAX 32
+
+static const char *memory_kind(uint8_t k)
+{
+    return k < NNP_MEMORY_KIND_COUNT ? memory_kinds[k] : memory_kinds[0];
+}
+
+static const char *copy_kind(uint8_t k)
+{
+    return k == NNP_COPY_UNKNOWN ? "Unknown" : nnp_copy_kind_name((nnp_copy_kind_t)k);
+}
+
+static bool type_has(const kx_t *x, size_t i, const char *what)
+{
+    const char *t = str(x, x->m->kernels.type[i]);
+    size_t n = strlen(what);
+    for (; *t; t++)
+        if (strncasecmp(t, what, n) == 0)
+            return true;
+    return false;
+}
+
+/* The category of device activity i and the name Kineto gives it (into buf for copies). */
+static const char *activity(const kx_t *x, size_t i, char *buf, const char **name)
+{
+    const nnp_kernels_t *k = &x->m->kernels;
+    const nnp_kernel_detail_t *d =
+        k->detail && (k->detail[i].has & NNP_KDETAIL_COPY) ? &k->detail[i] : NULL;
+    *name = str(x, k->name[i]);
+    if (d && d->copy_kind == NNP_COPY_MEMSET) {
+        snprintf(buf, COPY_NAME_MAX, "Memset (%s)", memory_kind(d->dst_kind));
+        *name = buf;
+        return "gpu_memset";
+    }
+    if (d) {
+        snprintf(buf, COPY_NAME_MAX, "Memcpy %s (%s -> %s)", copy_kind(d->copy_kind),
+                 memory_kind(d->src_kind), memory_kind(d->dst_kind));
+        *name = buf;
+        return "gpu_memcpy";
+    }
+    if (type_has(x, i, "memset"))
+        return "gpu_memset";
+    if (type_has(x, i, "memcpy"))
+        return "gpu_memcpy";
+    return "kernel";
+}
+
+/* The "External id" of the op that ran under corr, 0 when none was written. */
+static uint64_t op_external_id(const kx_t *x, const nnp_op_index_t *ops, uint64_t corr)
+{
+    size_t op = x->op_ext ? nnp__op_index_find(ops, corr) : SIZE_MAX;
+    return op == SIZE_MAX ? 0 : x->op_ext[op];
+}
+
+static void write_dim3(kx_t *x, const char *key, const uint32_t v[3])
+{
+    nnp__jw_key(&x->w, key);
+    nnp__jw_arr_begin(&x->w);
+    for (int j = 0; j < 3; j++)
+        nnp__jw_uint(&x->w, v[j]);
+    nnp__jw_arr_end(&x->w);
+}
+
+static void write_activity(kx_t *x, const nnp_op_index_t *ops, size_t i)
+{
+    const nnp_kernels_t *k = &x->m->kernels;
+    const nnp_kernel_detail_t *d = k->detail ? &k->detail[i] : NULL;
+    int64_t dur = k->end_ns[i] >= k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
+    uint64_t ext = op_external_id(x, ops, k->corr[i]);
+    char buf[COPY_NAME_MAX];
+    const char *name, *cat = activity(x, i, buf, &name);
+    event_begin(x, "X", cat, name, k->device_id[i], k->stream_id[i], k->start_ns[i]);
+    key_us(x, "dur", dur);
+    nnp__jw_key(&x->w, "args");
+    nnp__jw_obj_begin(&x->w);
+    if (ext)
+        key_uint(x, "External id", ext);
+    key_uint(x, "device", k->device_id[i]);
+    key_uint(x, "stream", k->stream_id[i]);
+    if (k->launch[i])
+        key_uint(x, "correlation", k->launch[i]);
+    if (d && (d->has & NNP_KDETAIL_LAUNCH)) {
+        key_uint(x, "registers per thread", d->registers);
+        key_uint(x, "shared memory", (uint64_t)d->static_shared + d->dynamic_shared);
+        write_dim3(x, "grid", d->grid);
+        write_dim3(x, "block", d->block);
+    } else if (d && (d->has & NNP_KDETAIL_COPY)) {
+        key_uint(x, "bytes", d->bytes);
+        /* Kineto's bandwidth: bytes per ns are GB/s. */
+        nnp__jw_key(&x->w, "memory bandwidth (GB/s)");
+        nnp__jw_double(&x->w, dur > 0 ? (double)d->bytes / (double)dur : 0.0);
+    }
+    nnp__jw_obj_end(&x->w);
+    nnp__jw_obj_end(&x->w);
+}
+
+static const char *call_cat(uint32_t kind)
+{
+    switch (kind) {
+    case NNP_CALL_CUDA_RUNTIME:
+        return "cuda_runtime";
+    case NNP_CALL_CUDA_DRIVER:
+        return "cuda_driver";
+    case NNP_CALL_SYNC:
+        return "cuda_sync";
+    default:
+        return NULL; /* other calls (and NVTX, host rows already) have no Kineto category */
+    }
+}
+
+static void write_call(kx_t *x, const nnp_op_index_t *ops, size_t i, const char *cat)
+{
+    const nnp_calls_t *c = &x->m->calls;
+    uint32_t th = c->thread[i];
+    uint64_t ext = op_external_id(x, ops, c->corr[i]);
+    event_begin(x, "X", cat, str(x, c->name[i]), thread_pid(x, th), thread_tid(x, th),
+                c->start_ns[i]);
+    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    nnp__jw_key(&x->w, "args");
+    nnp__jw_obj_begin(&x->w);
+    if (ext)
+        key_uint(x, "External id", ext);
+    if (c->launch[i])
+        key_uint(x, "correlation", c->launch[i]);
+    if (c->kind[i] == NNP_CALL_SYNC && c->stream_id[i])
+        key_uint(x, "stream", c->stream_id[i]);
+    nnp__jw_obj_end(&x->w);
+    nnp__jw_obj_end(&x->w);
+}
+
+/* One end of an ac2g flow: "s" at the call, "f" (binding to the enclosing slice) at the
+ * device work, the launch id as its id. */
+static void write_ac2g(kx_t *x, const char *ph, uint64_t id, uint64_t pid, uint64_t tid,
+                       int64_t ts_ns)
+{
+    event_begin(x, ph, "ac2g", "ac2g", pid, tid, ts_ns);
+    key_uint(x, "id", id);
+    if (ph[0] == 'f')
+        key_str(x, "bp", "e");
+    nnp__jw_obj_end(&x->w);
+}
+
+int nnp__kx_write_gpu(kx_t *x)
+{
+    const nnp_model_t *m = x->m;
+    const nnp_kernels_t *k = &m->kernels;
+    const nnp_calls_t *c = &m->calls;
+    nnp_op_index_t ops;
+    nnp_launch_index_t launches;
+    int rc;
+    if (k->t.n == 0 && c->t.n == 0)
+        return NNP_OK;
+    rc = nnp__op_index_build(m, &ops);
+    if (rc != NNP_OK)
+        return rc;
+    rc = nnp__launch_index_build(m, &launches);
+    if (rc != NNP_OK) {
+        nnp__op_index_fini(&ops);
+        return rc;
+    }
+    for (size_t i = 0; i < c->t.n; i++) {
+        const char *cat = call_cat(c->kind[i]);
+        if (cat && keep(x, c->start_ns[i]))
+            write_call(x, &ops, i, cat);
+    }
+    for (size_t i = 0; i < k->t.n; i++) {
+        size_t l;
+        if (!keep(x, k->start_ns[i]))
+            continue;
+        write_activity(x, &ops, i);
+        l = nnp__launch_index_find(&launches, k->launch[i]);
+        if (l == SIZE_MAX || !call_cat(c->kind[l]) || !keep(x, c->start_ns[l]))
+            continue;
+        write_ac2g(x, "s", k->launch[i], thread_pid(x, c->thread[l]), thread_tid(x, c->thread[l]),
+                   c->start_ns[l]);
+        write_ac2g(x, "f", k->launch[i], k->device_id[i], k->stream_id[i], k->start_ns[i]);
+    }
+    nnp__launch_index_fini(&launches);
+    nnp__op_index_fini(&ops);
+    return NNP_OK;
+}
+
+/* ---- names and device properties ---- */
+
+typedef struct lane {
+    uint32_t device, stream;
+} lane_t;
+
+static int cmp_lane(const void *a, const void *b)
+{
+    const lane_t *p = a, *q = b;
+    if (p->device != q->device)
+        return p->device < q->device ? -1 : 1;
+    return (p->stream > q->stream) - (p->stream < q->stream);
+}
+
+/* The distinct (device, stream) pairs of the kernels, sorted; *n of them (owned array,
+ * NULL when none or out of memory). */
+static lane_t *lanes_of(const nnp_kernels_t *k, size_t *n)
+{
+    lane_t *v = k->t.n ? nnp__malloc(k->t.n * sizeof(lane_t)) : NULL;
+    size_t u = 0;
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < k->t.n; i++)
+        v[i] = (lane_t){k->device_id[i], k->stream_id[i]};
+    qsort(v, k->t.n, sizeof(lane_t), cmp_lane);
+    for (size_t i = 0; i < k->t.n; i++)
+        if (u == 0 || cmp_lane(&v[u - 1], &v[i]) != 0)
+            v[u++] = v[i];
+    *n = u;
+    return v;
+}
+
+void nnp__kx_write_gpu_names(kx_t *x)
+{
+    size_t n;
+    lane_t *v = lanes_of(&x->m->kernels, &n);
+    char label[LABEL_MAX];
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i].device != v[i - 1].device) {
+            snprintf(label, sizeof(label), "GPU %u", v[i].device);
+            write_meta_event(x, "process_name", v[i].device, 0, "name", label);
+            write_meta_event(x, "process_labels", v[i].device, 0, "labels", label);
+        }
+        snprintf(label, sizeof(label), "stream %u", v[i].stream);
+        write_meta_event(x, "thread_name", v[i].device, v[i].stream, "name", label);
+    }
+    nnp__free(v);
+}
+
+void nnp__kx_write_device_properties(kx_t *x)
+{
+    const nnp_run_info_t *in = &x->m->info;
+    size_t n;
+    lane_t *v = lanes_of(&x->m->kernels, &n);
+    nnp__jw_key(&x->w, "deviceProperties");
+    nnp__jw_arr_begin(&x->w);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && v[i].device == v[i - 1].device)
+            continue;
+        nnp__jw_obj_begin(&x->w);
+        key_uint(x, "id", v[i].device);
+        if (in->device_name)
+            key_str(x, "name", in->device_name);
+        if (in->device_memory_bytes)
+            key_uint(x, "totalGlobalMem", in->device_memory_bytes);
+        nnp__jw_obj_end(&x->w);
+    }
+    nnp__jw_arr_end(&x->w);
+    nnp__free(v);
+}
