@@ -250,6 +250,10 @@ static void bind_col(exp_t *e, const nnp_model_t *m, sqlite3_stmt *st, int k,
         bind_sid(st, k,
                  shared_str(e, nnp_comm_kind_name((nnp_comm_kind_t)((const uint32_t *)p)[i])));
         break;
+    case C_CALL:
+        bind_sid(st, k,
+                 shared_str(e, nnp_call_kind_name((nnp_call_kind_t)((const uint32_t *)p)[i])));
+        break;
     case C_CTAG:
         if (m->comms.has[i] & NNP_COMM_HAS_TAG)
             sqlite3_bind_int64(st, k, ((const int32_t *)p)[i]);
@@ -589,6 +593,8 @@ static int create_indexes(exp_t *e)
                      "CREATE INDEX Ops_type ON Ops(rank, type);"
                      "CREATE INDEX Ops_corr ON Ops(rank, correlation_id);"
                      "CREATE INDEX Kernels_corr ON Kernels(rank, correlation_id);"
+                     "CREATE INDEX Kernels_launch ON Kernels(rank, launch_id);"
+                     "CREATE INDEX Calls_launch ON Calls(rank, launch_id);"
                      "CREATE INDEX Steps_id ON Steps(rank, step_id);");
     for (size_t i = 0; rc == NNP_OK && i < NNP_SQLITE_N_TABLES; i++) {
         if (!nnp__sqlite_tables[i].time_ix)

@@ -19,6 +19,7 @@ typedef enum nnp_sql_col_kind {
     C_STR,    /* model string id -> StringIds id, 0 -> NULL */
     C_THREAD, /* thread index -> OS tid */
     C_COMM,   /* nnp_comm_kind_t -> StringIds id of its name */
+    C_CALL,   /* nnp_call_kind_t -> StringIds id of its name */
     C_CTAG,   /* comms.tag, NULL unless comms.has says it was recorded */
     C_CWAIT,  /* comms.wait_ns, NULL unless comms.has says it was recorded */
 } nnp_sql_col_kind_t;
@@ -39,7 +40,7 @@ typedef struct nnp_sql_table {
 
 /* Number of model tables exported: a list in sqlite_schema.c of another length does not
  * compile (its definition would conflict with this declaration). */
-#define NNP_SQLITE_N_TABLES 19
+#define NNP_SQLITE_N_TABLES 20
 
 /* One entry per model table, in docs/SQLITE.md's order. */
 extern const nnp_sql_table_t nnp__sqlite_tables[NNP_SQLITE_N_TABLES];

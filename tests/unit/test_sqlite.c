@@ -40,7 +40,11 @@
 #define LINE_CAP    8192
 #define MAX_FIELDS  64
 
-/* Records n_steps steps as rank `rank`: 3 ops (MatMul, Add, MatMul) with one kernel each,
+/* Launch ids of the kernels and their calls: this plus the op's correlation id. */
+#define LAUNCH_BASE 100000
+
+/* Records n_steps steps as rank `rank`: 3 ops (MatMul, Add, MatMul) with one kernel each
+ * and the call that launched it (its launch id on both),
  * an allreduce overlapping the last kernel, an alloc and a free, fp/bp marks, a counter, a
  * mark and a host range per step. No cmocka asserts: it also runs in forked children. */
 static int record_rank(const char *out, int rank, uint64_t n_steps)
@@ -51,6 +55,7 @@ static int record_rank(const char *out, int rank, uint64_t n_steps)
     nnp_host_tag_t tag = {0};
     nnp_comm_t comm = {0};
     nnp_tensor_t ten = {0};
+    nnp_call_t call = {0};
     int rc;
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", out);
@@ -73,6 +78,8 @@ static int record_rank(const char *out, int rank, uint64_t n_steps)
     comm.peer = -1;
     ten.size_bytes = 1024;
     ten.name = nnp_intern("tensor");
+    call.name = nnp_intern("cudaLaunchKernel");
+    call.kind = NNP_CALL_CUDA_RUNTIME;
     nnp_epoch_begin_at(0, T0_NS - 10);
     for (uint64_t k = 0; k < n_steps; k++) {
         int64_t t = T0_NS + (int64_t)k * STEP_NS;
@@ -92,6 +99,10 @@ static int record_rank(const char *out, int rank, uint64_t n_steps)
             nnp_op_at(&op, (uint64_t)a, (uint64_t)a + 1000 * (uint64_t)(j + 1));
             kn.name = nnp_intern("kern");
             kn.correlation_id = op.correlation_id;
+            kn.launch_id = LAUNCH_BASE + op.correlation_id;
+            call.correlation_id = op.correlation_id;
+            call.launch_id = kn.launch_id;
+            nnp_call_at(&call, (uint64_t)a + 10, (uint64_t)a + 50);
             nnp_kernel_at(&kn, (uint64_t)a + 100, (uint64_t)a + 600 + 100 * (uint64_t)j);
         }
         nnp_bp_end_at(k, (uint64_t)t + 40000);
@@ -165,6 +176,14 @@ static void check_counts(sqlite3 *db, const char *raw)
     assert_int_equal(c[NNP_REC_MARK], STEPS);
     assert_int_equal(table_rows(db, "Ops"), c[NNP_REC_OP]);
     assert_int_equal(table_rows(db, "Kernels"), c[NNP_REC_KERNEL]);
+    assert_int_equal(table_rows(db, "Calls"), c[NNP_REC_CALL]);
+    assert_int_equal(c[NNP_REC_CALL], c[NNP_REC_KERNEL]);
+    /* Each kernel joins its one launch call, which began before it, in its op. */
+    assert_int_equal(query_int(db, "SELECT COUNT(*) FROM Kernels k JOIN Calls c ON c.rank = "
+                                   "k.rank AND c.launch_id = k.launch_id JOIN StringIds n ON "
+                                   "n.id = c.kind WHERE n.value = 'cuda_runtime' AND c.start_ns "
+                                   "< k.start_ns AND c.correlation_id = k.correlation_id"),
+                     c[NNP_REC_KERNEL]);
     assert_int_equal(table_rows(db, "HostRows"),
                      c[NNP_REC_RANGE_BEGIN] + c[NNP_REC_RANGE_END] + c[NNP_REC_INSTANT]);
     assert_int_equal(table_rows(db, "HostMemory"), c[NNP_REC_HOST_MEM]);
@@ -506,6 +525,22 @@ static void check_doc_queries(sqlite3 *db)
         assert_int_equal(sqlite3_column_int64(st, 2), 1000 * (j + 1));
     }
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "Default/MatMul-op2");
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    /* 5. Launch delays: every kernel's call began 90 ns before it (a + 10, a + 100). */
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT kn.value AS kernel, k.start_ns - c.start_ns AS launch_delay_ns"
+                           " FROM Kernels k JOIN Calls c ON c.rank = k.rank AND c.launch_id ="
+                           " k.launch_id JOIN StringIds kn ON kn.id = k.name WHERE k.launch_id != 0"
+                           " ORDER BY launch_delay_ns DESC",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    for (int j = 0; j < STEPS * OPS_PER_STEP; j++) {
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), "kern");
+        assert_int_equal(sqlite3_column_int64(st, 1), 90);
+    }
     assert_int_equal(sqlite3_step(st), SQLITE_DONE);
     sqlite3_finalize(st);
     /* Overlap: one row per step plus the whole run (step_id NULL). */
