@@ -717,7 +717,8 @@ typedef struct nnp_call {
     uint64_t launch_id;      /* the id the device work it queues carries in
                               * nnp_kernel_t.launch_id (CUDA: CUPTI's correlation id, given
                               * to every runtime and driver call as Kineto gives each its
-                              * "correlation"); 0 = none (synchronizations, NVTX) */
+                              * "correlation"; a synchronization has the id of the call
+                              * that waited); 0 = none (NVTX, calls of other sources) */
 } nnp_call_t;
 
 /* Records a call. CUDA calls and synchronizations are gated by op_time, NVTX ranges like

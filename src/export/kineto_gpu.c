@@ -1,11 +1,12 @@
 /* kineto_gpu.c - device activity in the Kineto export (kineto_internal.h): kernels, copies
  * and memory sets as libkineto writes its CUPTI activities ("kernel", "gpu_memcpy",
  * "gpu_memset" on pid = device, tid = stream, with "device", "stream", "correlation" and
- * "External id"), the CUDA calls that queued them ("cuda_runtime", "cuda_driver", and
- * "cuda_sync" for blocking waits) on their host thread, and an "ac2g" flow from each call to
- * its device work. "correlation" is the launch id both sides carry (model.h: CUPTI's
- * correlation id in our captures), which HTA joins on; "External id" is the op's that ran
- * the call, which TensorBoard and HTA use to give an op its kernels. Names of copies and
+ * "External id"), the CUDA calls that queued them ("cuda_runtime", "cuda_driver") on their
+ * host thread, blocking waits as Kineto writes CUPTI's synchronizations ("cuda_sync" on the
+ * device and stream), and an "ac2g" flow from each call to its device work. "correlation"
+ * is the launch id both sides carry (model.h: CUPTI's correlation id in our captures), which
+ * HTA joins on; "External id" is the op's that ran the call, which TensorBoard and HTA use
+ * to give an op its kernels. Names of copies and
  * sets are Kineto's ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), which HTA's
  * kernel types read ("memcpy", "memset" in the name). */
 #include <stdio.h>
@@ -147,10 +148,53 @@ static void write_call(kx_t *x, const nnp_op_index_t *ops, size_t i, const char 
         key_uint(x, "External id", ext);
     if (c->launch[i])
         key_uint(x, "correlation", c->launch[i]);
-    if (c->kind[i] == NNP_CALL_SYNC && c->stream_id[i])
-        key_uint(x, "stream", c->stream_id[i]);
     nnp__jw_obj_end(&x->w);
     nnp__jw_obj_end(&x->w);
+}
+
+/* libkineto's syncTypeString of a synchronization the CUDA back end named by its CUDA call
+ * (translate.c); another name is kept. */
+static const char *sync_name(const char *ours)
+{
+    static const char *const map[][2] = {{"cudaEventSynchronize", "Event Sync"},
+                                         {"cudaStreamWaitEvent", "Stream Wait Event"},
+                                         {"cudaStreamSynchronize", "Stream Sync"},
+                                         {"cudaDeviceSynchronize", "Context Sync"},
+                                         {"cudaSynchronize", "Unknown"}};
+    for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
+        if (strcmp(ours, map[k][0]) == 0)
+            return map[k][1];
+    return ours;
+}
+
+/* A synchronization as Kineto writes CUPTI's: "cuda_sync" on the device (pid) and the
+ * stream waited for (tid), named by its kind, its API call's id as "correlation". */
+static void write_sync(kx_t *x, size_t i, uint32_t device)
+{
+    const nnp_calls_t *c = &x->m->calls;
+    const char *name = sync_name(str(x, c->name[i]));
+    event_begin(x, "X", "cuda_sync", name, device, c->stream_id[i], c->start_ns[i]);
+    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    nnp__jw_key(&x->w, "args");
+    nnp__jw_obj_begin(&x->w);
+    key_str(x, "cuda_sync_kind", name);
+    key_uint(x, "stream", c->stream_id[i]);
+    if (c->launch[i])
+        key_uint(x, "correlation", c->launch[i]);
+    key_uint(x, "device", device);
+    nnp__jw_obj_end(&x->w);
+    nnp__jw_obj_end(&x->w);
+}
+
+/* The device of a run whose kernels all ran on one (a rank's usual case): where its
+ * synchronizations go, which record no device; false for none or several. */
+static bool only_device(const nnp_kernels_t *k, uint32_t *device)
+{
+    for (size_t i = 0; i < k->t.n; i++)
+        if (k->device_id[i] != k->device_id[0])
+            return false;
+    *device = k->t.n ? k->device_id[0] : 0;
+    return k->t.n > 0;
 }
 
 /* One end of an ac2g flow: "s" at the call, "f" (binding to the enclosing slice) at the
@@ -172,6 +216,8 @@ int nnp__kx_write_gpu(kx_t *x)
     const nnp_calls_t *c = &m->calls;
     nnp_op_index_t ops;
     nnp_launch_index_t launches;
+    uint32_t device = 0;
+    bool has_device;
     int rc;
     if (k->t.n == 0 && c->t.n == 0)
         return NNP_OK;
@@ -183,9 +229,14 @@ int nnp__kx_write_gpu(kx_t *x)
         nnp__op_index_fini(&ops);
         return rc;
     }
+    has_device = only_device(k, &device);
     for (size_t i = 0; i < c->t.n; i++) {
         const char *cat = call_cat(c->kind[i]);
-        if (cat && keep(x, c->start_ns[i]))
+        if (!cat || !keep(x, c->start_ns[i]))
+            continue;
+        if (c->kind[i] == NNP_CALL_SYNC && has_device)
+            write_sync(x, i, device);
+        else
             write_call(x, &ops, i, cat);
     }
     for (size_t i = 0; i < k->t.n; i++) {

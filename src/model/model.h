@@ -113,7 +113,8 @@ typedef struct nnp_kernels {
  * The CUDA back end's records carry both: in corr the op's id when CUPTI external
  * correlation named one, else the call's own CUPTI correlation id tagged with bit 63
  * (NNP_CU_CORR_TAG, no op has it), the same in its kernels' corr; in launch CUPTI's
- * correlation id itself, on the call and on the kernels, copies and memory sets it queued.
+ * correlation id itself, on the call and on the kernels, copies and memory sets it queued
+ * (a synchronization: the id of the call that waited).
  * Raw files written before launch ids leave launch 0: their calls reach their device work
  * through corr alone. */
 typedef struct nnp_calls {

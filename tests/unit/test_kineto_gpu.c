@@ -28,7 +28,7 @@ typedef nnpt_raw_fx_t fixture_t;
  *                                         1024 + 256 B shared memory
  *     cudaMemcpyAsync      [3000, 3400]  launch 102 -> HtoD pageable -> device, 4096 B,
  *                                         stream 7 [7100, 7500]: 4096 B / 400 ns = 10.24 GB/s
- *     cudaStreamSynchronize [4000, 8000] a wait on stream 7: no launch
+ *     cudaStreamSynchronize [4000, 8000] a wait on stream 7 (its API call's id 103)
  *   no op: cuLaunchKernel (driver) [10000, 10300] launch 200 (id TAG|200)
  *                                      -> relu stream 8 [11000, 11500]
  *   a memory set with no call: stream 7 [12000, 12100], 256 B of device memory */
@@ -69,7 +69,7 @@ static int setup(void **state)
     nnp_call_at(&c, T + 3000, T + 3400);
     c.name = nnp_intern("cudaStreamSynchronize");
     c.kind = NNP_CALL_SYNC;
-    c.launch_id = 0;
+    c.launch_id = 103; /* the id of the API call that waited */
     c.stream_id = 7;
     nnp_call_at(&c, T + 4000, T + 8000);
 
@@ -259,10 +259,16 @@ static void test_device_events(void **state)
     assert_non_null(drv);
     assert_int_equal(uint_arg(drv, "correlation"), 200);
     assert_null(arg(drv, "External id"));
-    sync = event(ev, "X", "cuda_sync", "cudaStreamSynchronize", 0);
+    /* The wait as Kineto writes CUPTI's synchronization: on the (one) device and the
+     * stream waited for, named by its kind. */
+    sync = event(ev, "X", "cuda_sync", "Stream Sync", 0);
     assert_non_null(sync);
+    assert_int_equal(get(sync, "pid")->valueint, 0);
+    assert_int_equal(get(sync, "tid")->valueint, 7);
+    assert_string_equal(arg(sync, "cuda_sync_kind")->valuestring, "Stream Sync");
     assert_int_equal(uint_arg(sync, "stream"), 7);
-    assert_null(arg(sync, "correlation"));
+    assert_int_equal(uint_arg(sync, "correlation"), 103);
+    assert_int_equal(ts_ns(sync) - ts_ns(conv), 3000);
     assert_int_equal(count(ev, "X", "cuda_runtime"), 2);
 
     /* One ac2g flow per launched activity: "s" at the call, "f" at the device work. */
@@ -285,7 +291,7 @@ static void test_device_events(void **state)
 
 /* Our Kineto importer reads the export back with the links HTA uses: each kernel's launch
  * call (kernels.launch == calls.launch), each call's op ("External id" = ops.corr), the
- * times to the ns; the wait is not a launch (Kineto's cuda_sync is not imported). */
+ * times to the ns (the importer does not model cuda_sync events: 3 calls). */
 static void test_read_back(void **state)
 {
     fixture_t *fx = *state;

@@ -151,6 +151,7 @@ static corr_slot_t *slot_of(nnp_cu_xlate_t *x, uint32_t corr, bool create)
             nnp_intern(sync_names[s->sync.type < NNP_ARRAY_LEN(sync_names) ? s->sync.type : 0]);
         c.stream_id = s->sync.stream_id;
         c.correlation_id = NNP_CU_CORR_TAG | s->corr;
+        c.launch_id = s->corr;
         nnp_call_at(&c, to_ns(x, s->sync.start), to_ns(x, s->sync.end));
         x->counts.sync_without_api++;
     }
@@ -390,6 +391,7 @@ static void record_sync(nnp_cu_xlate_t *x, const nnp_cu_sync_t *sy, uint32_t tid
     c.stream_id = sy->stream_id;
     c.thread_id = tid;
     c.correlation_id = link_id(x, sy->correlation_id);
+    c.launch_id = sy->correlation_id; /* the API call that waited, as Kineto's cuda_sync */
     nnp_call_at(&c, to_ns(x, sy->start), to_ns(x, sy->end));
 }
 

@@ -391,10 +391,10 @@ static void test_sync_memory_and_markers(void **state)
             assert_int_equal(f.m.calls.kind[i], kinds[i]);
             assert_int_equal(f.m.calls.start_ns[i], starts[i] + OFFSET);
             assert_int_equal(f.m.calls.stream_id[i], streams[i]);
-            if (kinds[i] == NNP_CALL_SYNC) /* a wait queues nothing */
-                assert_int_equal(f.m.calls.launch[i], 0);
-            else
-                assert_true(f.m.calls.launch[i] != 0);
+            /* CUPTI's id of the call (a synchronization: of the call that waited). */
+            assert_true(f.m.calls.launch[i] != 0);
+            if (kinds[i] == NNP_CALL_SYNC && i > 0 && kinds[i - 1] == NNP_CALL_CUDA_RUNTIME)
+                assert_int_equal(f.m.calls.launch[i], f.m.calls.launch[i - 1]);
             if (tids[i])
                 assert_int_equal(tid, tids[i]);
             else
