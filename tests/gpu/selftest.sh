@@ -12,8 +12,9 @@ python3 "$here/fake_profile.py" "$work/data" "$build/libnnprof.so" "$work/expect
 "$build/nnprof" analyse "$work/data" >/dev/null
 raw=$(find "$work/data/profiler" -maxdepth 1 -type d -name 'PROF_*' | head -n 1)
 "$build/nnprof" dump "$raw" >"$work/dump.jsonl"
+"$build/nnprof" export kineto -dir "$raw" -o "$work/kineto.json" >/dev/null
 python3 "$here/check_profile.py" "$work/expect.json" "$work/dump.jsonl" "$raw/info.json" \
-    "$work/data/profiler"
+    "$work/data/profiler" "$work/kineto.json"
 for change in 'e["kernels"]["fill"]["count"] += 1' 'e["copies"]["DtoH"]["bytes"] += 1'; do
     python3 -c "import json,sys; e=json.load(open(sys.argv[1])); $change; json.dump(e, open(sys.argv[2], 'w'))" \
         "$work/expect.json" "$work/wrong.json"
