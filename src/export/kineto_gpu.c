@@ -17,6 +17,11 @@
 #include "analyse/analyse.h"
 #include "export/kineto_internal.h"
 
+/* What names an NCCL kernel (HTA's communication kernels: "nccl" in the name). */
+#define NCCL_TAG "nccl"
+/* The dtype an NCCL kernel's size is written in when it is known in bytes only. */
+#define BYTE_DTYPE "Byte"
+
 /* libkineto's memoryKindString: CUPTI's memory kinds, in nnp_memory_kind_t's order. */
 static const char *const memory_kinds[NNP_MEMORY_KIND_COUNT] = {
     "Unknown", "Pageable", "Pinned",        "Device",
@@ -36,14 +41,47 @@ static const char *copy_kind(uint8_t k)
     return k == NNP_COPY_UNKNOWN ? "Unknown" : nnp_copy_kind_name((nnp_copy_kind_t)k);
 }
 
-static bool type_has(const kx_t *x, size_t i, const char *what)
+static bool has_ci(const char *t, const char *what)
 {
-    const char *t = str(x, x->m->kernels.type[i]);
     size_t n = strlen(what);
     for (; *t; t++)
         if (strncasecmp(t, what, n) == 0)
             return true;
     return false;
+}
+
+static bool type_has(const kx_t *x, size_t i, const char *what)
+{
+    return has_ci(str(x, x->m->kernels.type[i]), what);
+}
+
+bool nnp__kx_comm_on_device(const kx_t *x, size_t i)
+{
+    return has_ci(str(x, x->m->comms.name[i]), NCCL_TAG);
+}
+
+/* An NCCL kernel as Kineto writes it: a "kernel" on the device and its stream, with the
+ * collective's args as PyTorch gives them ("Collective name", "In msg nelems" and "dtype",
+ * "Process Group Name"). Our record has the size in bytes: "In msg nelems" counts bytes of
+ * dtype "Byte", which gives readers (our importer, TensorBoard) the same bytes. */
+static void write_nccl(kx_t *x, size_t i, uint32_t device)
+{
+    const nnp_comms_t *c = &x->m->comms;
+    event_begin(x, "X", "kernel", str(x, c->name[i]), device, c->stream_id[i], c->start_ns[i]);
+    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    nnp__jw_key(&x->w, "args");
+    nnp__jw_obj_begin(&x->w);
+    key_uint(x, "device", device);
+    key_uint(x, "stream", c->stream_id[i]);
+    key_str(x, "Collective name", nnp_comm_kind_name((nnp_comm_kind_t)c->kind[i]));
+    if (c->bytes[i]) {
+        key_uint(x, "In msg nelems", c->bytes[i]);
+        key_str(x, "dtype", BYTE_DTYPE);
+    }
+    if (c->group[i])
+        key_str(x, "Process Group Name", str(x, c->group[i]));
+    nnp__jw_obj_end(&x->w);
+    nnp__jw_obj_end(&x->w);
 }
 
 /* The category of device activity i and the name Kineto gives it (into buf for copies). */
@@ -219,7 +257,7 @@ int nnp__kx_write_gpu(kx_t *x)
     uint32_t device = 0;
     bool has_device;
     int rc;
-    if (k->t.n == 0 && c->t.n == 0)
+    if (k->t.n == 0 && c->t.n == 0 && m->comms.t.n == 0)
         return NNP_OK;
     rc = nnp__op_index_build(m, &ops);
     if (rc != NNP_OK)
@@ -251,6 +289,9 @@ int nnp__kx_write_gpu(kx_t *x)
                    c->start_ns[l]);
         write_ac2g(x, "f", k->launch[i], k->device_id[i], k->stream_id[i], k->start_ns[i]);
     }
+    for (size_t i = 0; i < m->comms.t.n; i++)
+        if (keep(x, m->comms.start_ns[i]) && nnp__kx_comm_on_device(x, i))
+            write_nccl(x, i, device);
     nnp__launch_index_fini(&launches);
     nnp__op_index_fini(&ops);
     return NNP_OK;
@@ -270,19 +311,26 @@ static int cmp_lane(const void *a, const void *b)
     return (p->stream > q->stream) - (p->stream < q->stream);
 }
 
-/* The distinct (device, stream) pairs of the kernels, sorted; *n of them (owned array,
- * NULL when none or out of memory). */
-static lane_t *lanes_of(const nnp_kernels_t *k, size_t *n)
+/* The distinct (device, stream) pairs of the kernels and NCCL kernels, sorted; *n of
+ * them (owned array, NULL when none or out of memory). */
+static lane_t *lanes_of(const kx_t *x, size_t *n)
 {
-    lane_t *v = k->t.n ? nnp__malloc(k->t.n * sizeof(lane_t)) : NULL;
-    size_t u = 0;
+    const nnp_kernels_t *k = &x->m->kernels;
+    const nnp_comms_t *c = &x->m->comms;
+    uint32_t device = 0;
+    size_t m = 0, u = 0;
+    lane_t *v = k->t.n + c->t.n ? nnp__malloc((k->t.n + c->t.n) * sizeof(lane_t)) : NULL;
     *n = 0;
     if (!v)
         return NULL;
+    (void)only_device(k, &device);
     for (size_t i = 0; i < k->t.n; i++)
-        v[i] = (lane_t){k->device_id[i], k->stream_id[i]};
-    qsort(v, k->t.n, sizeof(lane_t), cmp_lane);
-    for (size_t i = 0; i < k->t.n; i++)
+        v[m++] = (lane_t){k->device_id[i], k->stream_id[i]};
+    for (size_t i = 0; i < c->t.n; i++)
+        if (nnp__kx_comm_on_device(x, i))
+            v[m++] = (lane_t){device, c->stream_id[i]};
+    qsort(v, m, sizeof(lane_t), cmp_lane);
+    for (size_t i = 0; i < m; i++)
         if (u == 0 || cmp_lane(&v[u - 1], &v[i]) != 0)
             v[u++] = v[i];
     *n = u;
@@ -292,7 +340,7 @@ static lane_t *lanes_of(const nnp_kernels_t *k, size_t *n)
 void nnp__kx_write_gpu_names(kx_t *x)
 {
     size_t n;
-    lane_t *v = lanes_of(&x->m->kernels, &n);
+    lane_t *v = lanes_of(x, &n);
     char label[LABEL_MAX];
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || v[i].device != v[i - 1].device) {
@@ -310,7 +358,7 @@ void nnp__kx_write_device_properties(kx_t *x)
 {
     const nnp_run_info_t *in = &x->m->info;
     size_t n;
-    lane_t *v = lanes_of(&x->m->kernels, &n);
+    lane_t *v = lanes_of(x, &n);
     nnp__jw_key(&x->w, "deviceProperties");
     nnp__jw_arr_begin(&x->w);
     for (size_t i = 0; i < n; i++) {

@@ -125,6 +125,12 @@ static inline void write_meta_event(kx_t *x, const char *name, uint64_t pid, uin
     nnp__jw_obj_end(&x->w);
 }
 
+/* Whether communication op i ran on a device: an NCCL kernel (the CUDA back end records
+ * them as collectives named after the kernel, "ncclDevKernel_AllReduce_..."), which the
+ * export writes as a GPU "kernel" event (kineto_gpu.c), as Kineto does; other collectives
+ * (gloo, MPI, our API) are host spans, "user_annotation". */
+bool nnp__kx_comm_on_device(const kx_t *x, size_t i);
+
 /* Device activity ("kernel", "gpu_memcpy", "gpu_memset" on pid = device, tid = stream) and
  * the CUDA calls that queued it ("cuda_runtime", "cuda_driver", "cuda_sync"), linked as
  * Kineto links them: "correlation" (the launch id), "External id" (the op's), an "ac2g" flow

@@ -343,7 +343,7 @@ static void write_comms(kx_t *x)
     const nnp_comms_t *c = &x->m->comms;
     for (size_t i = 0; i < c->t.n; i++) {
         uint32_t th = c->thread[i];
-        if (!keep(x, c->start_ns[i]))
+        if (!keep(x, c->start_ns[i]) || nnp__kx_comm_on_device(x, i))
             continue;
         complete_begin(x, "user_annotation", str(x, c->name[i]), thread_pid(x, th),
                        thread_tid(x, th), c->start_ns[i], c->end_ns[i]);

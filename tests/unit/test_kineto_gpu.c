@@ -31,7 +31,9 @@ typedef nnpt_raw_fx_t fixture_t;
  *     cudaStreamSynchronize [4000, 8000] a wait on stream 7 (its API call's id 103)
  *   no op: cuLaunchKernel (driver) [10000, 10300] launch 200 (id TAG|200)
  *                                      -> relu stream 8 [11000, 11500]
- *   a memory set with no call: stream 7 [12000, 12100], 256 B of device memory */
+ *   a memory set with no call: stream 7 [12000, 12100], 256 B of device memory
+ *   an NCCL all-reduce kernel, 4096 B, group nccl_comm_1, stream 9 [13000, 15000]
+ *   a gloo all-reduce on the host [20000, 21000], 64 B */
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof(*fx));
@@ -42,6 +44,7 @@ static int setup(void **state)
     nnp_kernel_launch_t l = {4, 2, 1, 128, 1, 1, 32, 1024, 256};
     nnp_copy_t cp = {0};
     nnp_call_t c = {0};
+    nnp_comm_t comm = {0};
     uint64_t T;
     if (!fx)
         return -1;
@@ -49,6 +52,7 @@ static int setup(void **state)
     nnp_options_init(&o);
     snprintf(o.output_path, sizeof(o.output_path), "%s", fx->dir);
     o.sample_interval_ms = 0;
+    o.profile_communication = true;
     if (nnp_session_create(&o, &s) != NNP_OK)
         return -1;
     snprintf(fx->raw, sizeof(fx->raw), "%s", nnp_session_raw_dir(s));
@@ -111,6 +115,19 @@ static int setup(void **state)
     cp.kind = NNP_COPY_MEMSET;
     cp.dst_kind = NNP_MEMORY_DEVICE;
     nnp_copy_at(&k, &cp, T + 12000, T + 12100);
+
+    comm.name = nnp_intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    comm.kind = NNP_COMM_ALLREDUCE;
+    comm.group = nnp_intern("nccl_comm_1");
+    comm.size_bytes = 4096;
+    comm.peer = -1;
+    comm.stream_id = 9;
+    nnp_comm_kernel_at(&comm, T + 13000, T + 15000);
+    comm.name = nnp_intern("gloo:all_reduce");
+    comm.group = nnp_intern("default_pg(ranks=0-1)");
+    comm.size_bytes = 64;
+    comm.stream_id = 0;
+    nnp_comm_at(&comm, T + 20000, T + 21000);
     if (nnp_session_destroy(s) != NNP_OK)
         return -1;
     *state = fx;
@@ -190,7 +207,7 @@ static void test_device_events(void **state)
     fixture_t *fx = *state;
     char path[NNP_PATH_MAX], *text = NULL;
     cJSON *root;
-    const cJSON *ev, *conv, *gemm, *copy, *set, *relu, *launch, *drv, *sync, *props, *f;
+    const cJSON *ev, *conv, *gemm, *copy, *set, *relu, *launch, *drv, *sync, *props, *f, *nccl;
     int64_t ext;
     export_file(fx, path, sizeof(path));
     assert_int_equal(nnp__read_file(path, MAX_FILE, &text, NULL), NNP_OK);
@@ -281,10 +298,25 @@ static void test_device_events(void **state)
     assert_string_equal(get(f, "bp")->valuestring, "e");
     assert_int_equal(ts_ns(event(ev, "s", "ac2g", "ac2g", 0)), ts_ns(launch));
 
-    /* The device's process and its two streams are named. */
+    /* The NCCL kernel on its stream as Kineto writes one (HTA counts it communication by
+     * its name); the gloo collective stays a host span. */
+    nccl = event(ev, "X", "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0);
+    assert_non_null(nccl);
+    assert_int_equal(get(nccl, "pid")->valueint, 0);
+    assert_int_equal(get(nccl, "tid")->valueint, 9);
+    assert_string_equal(arg(nccl, "Collective name")->valuestring, "allreduce");
+    assert_int_equal(uint_arg(nccl, "In msg nelems"), 4096);
+    assert_string_equal(arg(nccl, "dtype")->valuestring, "Byte");
+    assert_string_equal(arg(nccl, "Process Group Name")->valuestring, "nccl_comm_1");
+    assert_null(event(ev, "X", "user_annotation", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0));
+    assert_non_null(event(ev, "X", "user_annotation", "gloo:all_reduce", 0));
+    assert_null(event(ev, "X", "kernel", "gloo:all_reduce", 0));
+
+    /* The device's process and its three streams are named. */
     assert_string_equal(meta_name(ev, "process_name", 0, 0), "GPU 0");
     assert_string_equal(meta_name(ev, "thread_name", 0, 7), "stream 7");
     assert_string_equal(meta_name(ev, "thread_name", 0, 8), "stream 8");
+    assert_string_equal(meta_name(ev, "thread_name", 0, 9), "stream 9");
     cJSON_Delete(root);
     free(text);
 }
@@ -302,8 +334,18 @@ static void test_read_back(void **state)
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
     assert_int_equal(nnp__model_finish(&m), NNP_OK);
-    assert_int_equal(m.kernels.t.n, 4);
+    /* The NCCL kernel reads back as a kernel and its collective, with its bytes (the gloo
+     * span is a user annotation: a marker). */
+    assert_int_equal(m.kernels.t.n, 5);
     assert_int_equal(m.calls.t.n, 3);
+    assert_int_equal(m.comms.t.n, 1);
+    for (size_t i = 0; i < m.comms.t.n; i++)
+        if (m.comms.stream_id[i] == 9) {
+            assert_int_equal(m.comms.kind[i], NNP_COMM_ALLREDUCE);
+            assert_int_equal(m.comms.bytes[i], 4096);
+            assert_string_equal(nnp__model_str(&m, m.comms.group[i]), "nccl_comm_1");
+            assert_int_equal(m.comms.end_ns[i] - m.comms.start_ns[i], 2000);
+        }
     for (size_t i = 0; i < m.kernels.t.n; i++)
         if (strcmp(nnp__model_str(&m, m.kernels.name[i]), "implicit_gemm") == 0)
             gemm = i;
