@@ -17,8 +17,10 @@
 #include "analyse/analyse.h"
 #include "export/kineto_internal.h"
 
-/* What names an NCCL kernel (HTA's communication kernels: "nccl" in the name). */
-#define NCCL_TAG "nccl"
+/* How NCCL's kernels are named (HTA counts kernels with "nccl" in the name as
+ * communication). */
+#define NCCL_KERNEL     "ncclKernel"
+#define NCCL_DEV_KERNEL "ncclDevKernel"
 /* The dtype an NCCL kernel's size is written in when it is known in bytes only. */
 #define BYTE_DTYPE "Byte"
 
@@ -57,7 +59,15 @@ static bool type_has(const kx_t *x, size_t i, const char *what)
 
 bool nnp__kx_comm_on_device(const kx_t *x, size_t i)
 {
-    return has_ci(str(x, x->m->comms.name[i]), NCCL_TAG);
+    /* NCCL's kernel names ("ncclKernel_...", NCCL >= 2.19 "ncclDevKernel_...", maybe still
+     * mangled "_Z39ncclDevKernel_..."), not the framework's collectives named after their
+     * backend ("nccl:all_reduce", the torch shim's host spans). */
+    const char *p = str(x, x->m->comms.name[i]);
+    if (p[0] == '_' && p[1] == 'Z')
+        for (p += 2; *p >= '0' && *p <= '9'; p++)
+            ;
+    return strncmp(p, NCCL_KERNEL, strlen(NCCL_KERNEL)) == 0 ||
+           strncmp(p, NCCL_DEV_KERNEL, strlen(NCCL_DEV_KERNEL)) == 0;
 }
 
 /* An NCCL kernel as Kineto writes it: a "kernel" on the device and its stream, with the

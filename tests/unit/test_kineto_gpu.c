@@ -33,7 +33,8 @@ typedef nnpt_raw_fx_t fixture_t;
  *                                      -> relu stream 8 [11000, 11500]
  *   a memory set with no call: stream 7 [12000, 12100], 256 B of device memory
  *   an NCCL all-reduce kernel, 4096 B, group nccl_comm_1, stream 9 [13000, 15000]
- *   a gloo all-reduce on the host [20000, 21000], 64 B */
+ *   host collectives: the torch shim's "nccl:all_reduce" [16000, 17000], 128 B, and a gloo
+ *   all-reduce [20000, 21000], 64 B */
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof(*fx));
@@ -123,6 +124,9 @@ static int setup(void **state)
     comm.peer = -1;
     comm.stream_id = 9;
     nnp_comm_kernel_at(&comm, T + 13000, T + 15000);
+    comm.name = nnp_intern("nccl:all_reduce"); /* the torch shim's host span: not a kernel */
+    comm.size_bytes = 128;
+    nnp_comm_at(&comm, T + 16000, T + 17000);
     comm.name = nnp_intern("gloo:all_reduce");
     comm.group = nnp_intern("default_pg(ranks=0-1)");
     comm.size_bytes = 64;
@@ -310,6 +314,8 @@ static void test_device_events(void **state)
     assert_string_equal(arg(nccl, "Process Group Name")->valuestring, "nccl_comm_1");
     assert_null(event(ev, "X", "user_annotation", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0));
     assert_non_null(event(ev, "X", "user_annotation", "gloo:all_reduce", 0));
+    assert_non_null(event(ev, "X", "user_annotation", "nccl:all_reduce", 0));
+    assert_null(event(ev, "X", "kernel", "nccl:all_reduce", 0));
     assert_null(event(ev, "X", "kernel", "gloo:all_reduce", 0));
 
     /* The device's process and its three streams are named. */
