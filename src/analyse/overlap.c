@@ -46,27 +46,14 @@ void nnp__overlap_gaps_begin(const nnp_overlap_t *ov, nnp_gap_iter_t *it)
 
 /* ---- what counts as compute and as communication ---- */
 
-/* Case-insensitive "s contains needle" for short ASCII needles. */
-static bool contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++) {
-        size_t k = 0;
-        while (k < n && s[k] && (s[k] | 0x20) == (needle[k] | 0x20))
-            k++;
-        if (k == n)
-            return true;
-    }
-    return false;
-}
-
 /* Kernels and ops run by a communication library: NCCL kernels in CUPTI traces, HCCL tasks
  * in CANN ones. HTA classifies kernels with "nccl" in the name as communication, and MSP
  * section 2.3 puts HCCL tasks in Communication, never in Computing: counting them as
  * compute would hide every non-overlapped communication. */
 static bool is_comm_name(const char *s)
 {
-    return contains_ci(s, "nccl") || contains_ci(s, "hccl") || contains_ci(s, "hcom");
+    return nnp__contains_ci(s, "nccl") || nnp__contains_ci(s, "hccl") ||
+           nnp__contains_ci(s, "hcom");
 }
 
 /* Memory copies and sets are neither compute nor communication (HTA's MEMORY kernels; MSP

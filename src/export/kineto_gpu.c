@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "analyse/analyse.h"
 #include "export/kineto_internal.h"
@@ -43,18 +42,9 @@ static const char *copy_kind(uint8_t k)
     return k == NNP_COPY_UNKNOWN ? "Unknown" : nnp_copy_kind_name((nnp_copy_kind_t)k);
 }
 
-static bool has_ci(const char *t, const char *what)
-{
-    size_t n = strlen(what);
-    for (; *t; t++)
-        if (strncasecmp(t, what, n) == 0)
-            return true;
-    return false;
-}
-
 static bool type_has(const kx_t *x, size_t i, const char *what)
 {
-    return has_ci(str(x, x->m->kernels.type[i]), what);
+    return nnp__contains_ci(str(x, x->m->kernels.type[i]), what);
 }
 
 bool nnp__kx_comm_on_device(const kx_t *x, size_t i)

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "nnprof/nnprof.h"
 #include "read/foreign.h"
@@ -83,15 +82,6 @@ static const cJSON *get(const cJSON *o, const char *key)
 static bool str_is(const cJSON *v, const char *s)
 {
     return cJSON_IsString(v) && v->valuestring && strcmp(v->valuestring, s) == 0;
-}
-
-static bool contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0)
-            return true;
-    return false;
 }
 
 /* A non-negative integer from a number or a numeric string; a string that is not a number
@@ -430,7 +420,7 @@ static int add_kernel(kin_t *k, const cJSON *e, const char *name, const char *ty
             return k->rc;
     }
     k->n_kernels++;
-    if (strcmp(type, TYPE_KERNEL) == 0 && contains_ci(name, NCCL_TAG))
+    if (strcmp(type, TYPE_KERNEL) == 0 && nnp__contains_ci(name, NCCL_TAG))
         return add_nccl_comm(k, args, name, ts, dur, m->kernels.stream_id[i]);
     return NNP_OK;
 }

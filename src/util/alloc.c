@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -165,6 +166,15 @@ size_t nnp__fields_rejoin(const char *s, char sep, char out_sep,
     }
     out[len] = '\0';
     return len;
+}
+
+bool nnp__contains_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return n == 0;
 }
 
 bool nnp__strlcpy(char *dst, const char *src, size_t cap)

@@ -241,6 +241,8 @@ bool nnp__parse_decimal_ns(const char *s, int frac_digits, int64_t *out);
 
 /* ---- bounded string copy: always terminates; returns false when truncated ---- */
 bool nnp__strlcpy(char *dst, const char *src, size_t cap);
+/* Whether s contains needle, ASCII letters compared without case ("NCCL" in "ncclKernel"). */
+bool nnp__contains_ci(const char *s, const char *needle);
 /* The fields of s (sep between or after them) that are not empty and that keep(field,
  * length) accepts (NULL: every one), out_sep between them, into out, which has room for
  * strlen(s) + 1 bytes; returns the length written (a stack's frames, "a;b;" -> "a\nb"). */

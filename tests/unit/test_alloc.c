@@ -49,6 +49,19 @@ static bool no_x(const char *field, size_t len)
     return len > 0 && field[0] != 'x';
 }
 
+/* Case-insensitive containment (NCCL kernels, HCCL tasks by name). */
+static void test_contains_ci(void **state)
+{
+    (void)state;
+    assert_true(nnp__contains_ci("ncclDevKernel_AllReduce", "NCCL"));
+    assert_true(nnp__contains_ci("_Z39NCCLkernel", "nccl"));
+    assert_true(nnp__contains_ci("hcom_allReduce", "hcom"));
+    assert_true(nnp__contains_ci("x", ""));
+    assert_false(nnp__contains_ci("ncl", "nccl"));
+    assert_false(nnp__contains_ci("", "nccl"));
+    assert_false(nnp__contains_ci("nc@l", "nc`l")); /* '@' is no letter: no case to fold */
+}
+
 static void test_fields_rejoin(void **state)
 {
     char out[64];
@@ -72,6 +85,7 @@ int main(void)
         cmocka_unit_test(test_grow_doubles),
         cmocka_unit_test(test_grow_refuses_overflow),
         cmocka_unit_test(test_fields_rejoin),
+        cmocka_unit_test(test_contains_ci),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
