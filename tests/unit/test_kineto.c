@@ -62,17 +62,14 @@ static int setup(void **state)
     uint64_t T;
     if (!fx)
         return -1;
-    fx->dir = nnpt_mkdtemp();
     nnp_options_init(&o);
-    snprintf(o.output_path, sizeof(o.output_path), "%s", fx->dir);
     o.profile_memory = true;
     o.profile_communication = true;
     o.sample_interval_ms = 0;
     o.rank_id = 1;
     o.rank_size = 2;
-    if (nnp_session_create(&o, &s) != NNP_OK)
+    if (nnpt_raw_fx_session(fx, &o, &s) != NNP_OK)
         return -1;
-    snprintf(fx->raw, sizeof(fx->raw), "%s", nnp_session_raw_dir(s));
     T = nnp_clock_ns();
 
     nnp_step_begin_at(1, 0, T);

@@ -418,6 +418,17 @@ struct cJSON *nnpt_op_table(const char *raw, const nnp_analyse_options_t *o, uns
     return root;
 }
 
+int nnpt_raw_fx_session(nnpt_raw_fx_t *fx, nnp_options_t *o, nnp_session_t **s)
+{
+    int rc;
+    fx->dir = nnpt_mkdtemp();
+    snprintf(o->output_path, sizeof(o->output_path), "%s", fx->dir);
+    rc = nnp_session_create(o, s);
+    if (rc == NNP_OK)
+        snprintf(fx->raw, sizeof(fx->raw), "%s", nnp_session_raw_dir(*s));
+    return rc;
+}
+
 int nnpt_raw_fx_teardown(void **state)
 {
     nnpt_raw_fx_t *fx = *state;

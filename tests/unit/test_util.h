@@ -45,6 +45,11 @@ typedef struct nnpt_raw_fx {
     char raw[NNP_PATH_MAX];
 } nnpt_raw_fx_t;
 int nnpt_raw_fx_teardown(void **state);
+/* Starts the recording of a fixture: fx->dir a new temporary folder, o's output_path set to
+ * it (the caller set o's other options), the session created into *s and its raw
+ * directory copied to fx->raw. Returns nnp_session_create's code (no cmocka assert: it
+ * runs in cmocka setups). */
+int nnpt_raw_fx_session(nnpt_raw_fx_t *fx, nnp_options_t *o, nnp_session_t **s);
 /* Writes text to dir/name (creating dir/name's missing parent folders is not done: dir
  * must exist); returns the path, malloc'ed. Fails the test on error. */
 char *nnpt_write_file(const char *dir, const char *name, const char *text);
