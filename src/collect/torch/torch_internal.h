@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include "nnprof/nnprof.h"
 #include "nnprof_torch.h"
@@ -23,7 +24,8 @@
 namespace at
 {
 struct RecordFunction;
-}
+struct ObserverContext;
+} // namespace at
 
 namespace nnp_torch
 {
@@ -331,6 +333,13 @@ void steps_reset(); // auto_steps: forget the previous optimizer step
 
 // auto_steps: an optimizer step ended now (called by the user-scope callback).
 void steps_on_optimizer_end();
+
+// User scopes (record_function, optimizer steps, c10d work; torch_user.cpp): their start
+// and end, called by the ops callbacks for RecordScope::USER_SCOPE, and the interning of
+// their names' constants (once, from ops_install).
+std::unique_ptr<at::ObserverContext> on_user_start(const at::RecordFunction &fn);
+void on_user_end(at::ObserverContext *ctx);
+void user_scopes_init();
 
 // record_shapes: the shapes and dtypes ids of fn's inputs (0 when their text does not fit),
 // through the memo of the op's name id and the thread's caches (torch_shapes.cpp).
