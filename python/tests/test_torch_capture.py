@@ -4,6 +4,7 @@ tensor memory, nothing outside windows, module paths, refused flags; the same co
 where ticks are CLOCK_MONOTONIC (NNPROF_CLOCK=monotonic: the shim's non-TSC path)."""
 
 import collections
+import ctypes
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ try:
     import torch
     import torch.profiler as tp
     import nnprof.torch as nt
-    from nnprof import _torch_shim
+    from nnprof import _lib, _torch_shim
 except ImportError:
     torch = tp = nt = _torch_shim = None
 
@@ -62,6 +63,51 @@ class CaptureTest(support.NnprofTestCase):
         self.assertEqual(ours["aten::addmm"], STEPS)
         self.assertEqual(ours["AddmmBackward0"], STEPS)
         self.assertEqual(ours["Optimizer.step#SGD.step"], STEPS)
+
+    def test_correlation_ids_for_a_device_back_end(self):
+        # A device back end's correlation hooks, installed as the CUDA one installs them
+        # (nnp_collector_set_correlation) before the window opens: every op pushes an id of
+        # its own around its run, nested as the ops nest, and records it, so the kernels it
+        # launches (which the back end tags with the pushed id) link to it, as Kineto links
+        # them through CUPTI's external correlation. Without hooks, ops carry no id.
+        push_t = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
+        pop_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+        class Hooks(ctypes.Structure):
+            _fields_ = [("push", push_t), ("pop", pop_t), ("user", ctypes.c_void_p)]
+
+        events = []
+        hooks = Hooks(push_t(lambda cid, user: events.append(cid)),
+                      pop_t(lambda user: events.append(None)), None)
+        setter = _lib.lib.nnp_collector_set_correlation
+        setter.argtypes = [ctypes.c_void_p]
+        setter.restype = None
+        setter(ctypes.addressof(hooks))
+        try:
+            prof = self.nnprof_run()
+        finally:
+            setter(None)
+        ops = [r for r in support.dump(prof.raw_dir) if r["kind"] == "op"]
+        ids = [r["correlation_id"] for r in ops]
+        pushed = [e for e in events if e is not None]
+        self.assertTrue(ids and all(i >> 62 == 1 for i in ids), ids[:5])  # the shim's tag
+        self.assertEqual(len(set(ids)), len(ids))
+        self.assertEqual(sorted(ids), sorted(pushed))
+        depth = 0
+        for e in events:
+            depth += 1 if e is not None else -1
+            self.assertGreaterEqual(depth, 0)
+        self.assertEqual(depth, 0)
+        self.assertEqual(len(events), 2 * len(ids))
+
+        # Every op is still recorded, once: the same calls per name as without hooks.
+        with_ids = raw_counts(prof.raw_dir)
+        events.clear()
+        prof = self.nnprof_run()
+        ops = [r for r in support.dump(prof.raw_dir) if r["kind"] == "op"]
+        self.assertTrue(ops and all(r["correlation_id"] == 0 for r in ops))
+        self.assertEqual(events, [])
+        self.assertEqual(dict(with_ids), dict(raw_counts(prof.raw_dir)))
 
     def test_steps_as_torch_lists_them(self):
         """torch.profiler records its steps ("ProfilerStep#N") only with a schedule and

@@ -56,8 +56,8 @@ def train_step(model, opt, x):
 
 def kineto_trace(path):
     """The JSON of a Kineto trace (gzip-aware). Numbers with a fraction are read as
-    Decimal: timestamps are wall-clock microseconds with ns decimals (19 digits), which a
-    float would round to a quarter of a microsecond, merging nearby events."""
+    Decimal: timestamps are microseconds with ns decimals, kept exact (a float holds our
+    16-digit ones, relative to baseTimeNanoseconds, but not torch's 19-digit epoch ones)."""
     if path.endswith(".gz"):
         import gzip  # pylint: disable=import-outside-toplevel
         with gzip.open(path, "rt", encoding="utf-8") as f:

@@ -11,6 +11,7 @@
 
 #include "collect/collector.h"
 #include "nnprof/nnprof.h"
+#include "record/ring_abi.h"
 #include "util/util.h"
 
 /* Enough for every back end nnprof ships (MPI, CUDA, torch) and a few of the user's. */
@@ -128,6 +129,11 @@ static _Atomic(const nnp_correlation_hooks_t *) g_corr;
 void nnp_collector_set_correlation(const nnp_correlation_hooks_t *h)
 {
     atomic_store_explicit(&g_corr, h, memory_order_release);
+}
+
+bool nnp__correlation_active(void)
+{
+    return atomic_load_explicit(&g_corr, memory_order_acquire) != NULL;
 }
 
 void nnp_correlation_push(uint64_t correlation_id)

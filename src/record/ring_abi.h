@@ -61,6 +61,11 @@ NNP_API uint64_t nnp__ring_reserve_slow(struct nnp_tbuf *b, unsigned n);
  * the counter inline. */
 NNP_API bool nnp__ring_ticks_are_tsc(void);
 
+/* Whether a device back end has installed correlation hooks (nnp_collector_set_correlation:
+ * the CUDA one does), so that ops should push their correlation ids for the device work they
+ * launch. A back end asks when its window opens. */
+NNP_API bool nnp__correlation_active(void);
+
 #ifdef __cplusplus
 }
 #endif

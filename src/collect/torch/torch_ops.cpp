@@ -292,6 +292,14 @@ shaped_start(ThreadState *ts, const at::RecordFunction &fn, Frame &f, int depth,
     f.link = 0;
 }
 
+// Correlation ids of ops while a device back end takes them (g_corr_mode): Kineto's link
+// of an op to the kernels it launches (CUPTI external correlation). One counter for the
+// process, tagged with bit 62 so that they never meet the ids a program passes to
+// nnp_correlation_push itself nor the CUDA back end's own (bit 63).
+constexpr uint64_t kCorrTag = uint64_t(1) << 62;
+std::atomic<bool> g_corr_mode{false};
+std::atomic<uint64_t> g_next_corr{1};
+
 // The start of any op (op_start_slow: one the fast path of on_op_start does not take): a
 // name not in the address cache, a module scope, shapes or FLOPs, a link too large for OP_BRIEF, a
 // full stack, a thread without a ring (ticks that are not the TSC). stable_missed: on_op_start
@@ -330,14 +338,16 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
     // Brief: the name is the type (no module scope), no inputs (shapes, FLOPs), the link
     // fits OP_BRIEF's word, and the thread has a ring (on_op_end writes a brief op only
     // there, without testing for one; a full op gives nnp_op_since() the same record).
+    // With correlation ids, every op is full: OP_BRIEF and the shaped OP carry none.
+    bool corr = g_corr_mode.load(std::memory_order_relaxed);
     bool is_full =
-        e.id != e.type || fn.needsInputs() || !ts->ring || stack ||
+        e.id != e.type || fn.needsInputs() || !ts->ring || stack || corr ||
         (seq >= 0 && (uint64_t(seq) > NNP_REC_BRIEF_SEQ_MAX || thread > NNP_REC_BRIEF_THREAD_MAX));
     if (!is_full) {
         uint64_t flags = seq < 0 ? 0 : fwd > 0 ? NNP_REC_F_SEQ | NNP_REC_F_BACKWARD : NNP_REC_F_SEQ;
         f.word0 = brief_word0(flags, e.id);
         f.link = seq < 0 ? 0 : uint64_t(seq) | thread << NNP_REC_BRIEF_THREAD_SHIFT;
-    } else if (kInputs && !stack && fn.needsInputs() &&
+    } else if (kInputs && !stack && !corr && fn.needsInputs() &&
                g_cfg.shapes.load(std::memory_order_relaxed) &&
                !((e.kind == NAME_FLOPS_MATRIX || e.kind == NAME_FLOPS_VECTOR) &&
                  g_cfg.flops.load(std::memory_order_relaxed))) {
@@ -370,6 +380,12 @@ __attribute__((always_inline)) inline void op_start_any(const at::RecordFunction
                 fill_flops(fn, e.kind, &op);
         }
     }
+    // The device work it launches carries its id (the end pops it: op_end_call).
+    if (corr) {
+        nnp_op_t &op = ts->ops[depth];
+        op.correlation_id = kCorrTag | g_next_corr.fetch_add(1, std::memory_order_relaxed);
+        nnp_correlation_push(op.correlation_id);
+    }
     // Last, so that the shim's own work above is not counted in the op's time.
     f.t0 = now_ticks();
 }
@@ -389,8 +405,9 @@ __attribute__((noinline)) void op_start_slow_inputs(const at::RecordFunction &fn
 // (a name cached under its schema's address, no module scope, shapes wanted, no FLOPs, TSC
 // ticks) is shaped, started here as on_op_start starts a brief one; any other goes to
 // op_start_slow_inputs.
-// The start callbacks while stacks are kept (with_stack): every op takes the slow path,
-// which reads the thread's stack.
+// The start callbacks while stacks are kept (with_stack) or ops get correlation ids (a
+// device back end takes them): every op takes the slow path, which reads the thread's
+// stack and gives the op its id.
 std::unique_ptr<at::ObserverContext> on_op_start_stacks(const at::RecordFunction &fn)
 {
     if (fn.scope() == at::RecordScope::USER_SCOPE)
@@ -558,6 +575,9 @@ __attribute__((noinline)) void op_end_call(ThreadState *ts, int depth)
         }
     }
     nnp_op_since(&op, f.t0); // reads the end time itself, as early as it can
+    // A full op's id was pushed at its start (only full ops have one; nnp_op_t{} else).
+    if (f.word0 == 0 && op.correlation_id)
+        nnp_correlation_pop();
     // The inline paths read the TSC themselves: a thread takes them (has a ring) only when
     // that is the recorder's clock.
     if (!ts->ring && g_tsc.load(std::memory_order_relaxed))
@@ -664,9 +684,13 @@ void ops_install()
     g_gate.store(nnp__ring_gate(), std::memory_order_relaxed);
     g_tsc.store(nnp__ring_ticks_are_tsc(), std::memory_order_relaxed);
     bool inputs = g_cfg.shapes.load() || g_cfg.flops.load();
+    // A device back end that links ops to their kernels (the CUDA one) is there when the
+    // window opens: every op then takes the path that gives it an id.
+    bool corr = nnp__correlation_active();
+    g_corr_mode.store(corr, std::memory_order_relaxed);
     at::RecordFunctionCallback::StartCallback start =
-        stacks_active() ? (inputs ? on_op_start_stacks_inputs : on_op_start_stacks)
-        : inputs        ? on_op_start_inputs
+        stacks_active() || corr ? (inputs ? on_op_start_stacks_inputs : on_op_start_stacks)
+        : inputs                ? on_op_start_inputs
         : g_name_word.load() != kNoOffset ? on_op_start
                                           : on_op_start_unprobed;
     // Inputs are copied for every op only when shapes or FLOPs are asked for: boxing them
