@@ -68,7 +68,7 @@ static void write_nccl(kx_t *x, size_t i, uint32_t device)
 {
     const nnp_comms_t *c = &x->m->comms;
     event_begin(x, "X", "kernel", str(x, c->name[i]), device, c->stream_id[i], c->start_ns[i]);
-    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    key_dur(x, c->start_ns[i], c->end_ns[i]);
     nnp__jw_key(&x->w, "args");
     nnp__jw_obj_begin(&x->w);
     key_uint(x, "device", device);
@@ -179,7 +179,7 @@ static void write_call(kx_t *x, const nnp_op_index_t *ops, size_t i, const char 
     uint64_t ext = op_external_id(x, ops, c->corr[i]);
     event_begin(x, "X", cat, str(x, c->name[i]), thread_pid(x, th), thread_tid(x, th),
                 c->start_ns[i]);
-    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    key_dur(x, c->start_ns[i], c->end_ns[i]);
     nnp__jw_key(&x->w, "args");
     nnp__jw_obj_begin(&x->w);
     if (ext)
@@ -212,7 +212,7 @@ static void write_sync(kx_t *x, size_t i, uint32_t device)
     const nnp_calls_t *c = &x->m->calls;
     const char *name = sync_name(str(x, c->name[i]));
     event_begin(x, "X", "cuda_sync", name, device, c->stream_id[i], c->start_ns[i]);
-    key_us(x, "dur", c->end_ns[i] >= c->start_ns[i] ? c->end_ns[i] - c->start_ns[i] : 0);
+    key_dur(x, c->start_ns[i], c->end_ns[i]);
     nnp__jw_key(&x->w, "args");
     nnp__jw_obj_begin(&x->w);
     key_str(x, "cuda_sync_kind", name);
@@ -222,17 +222,6 @@ static void write_sync(kx_t *x, size_t i, uint32_t device)
     key_uint(x, "device", device);
     nnp__jw_obj_end(&x->w);
     nnp__jw_obj_end(&x->w);
-}
-
-/* The device of a run whose kernels all ran on one (a rank's usual case): where its
- * synchronizations go, which record no device; false for none or several. */
-static bool only_device(const nnp_kernels_t *k, uint32_t *device)
-{
-    for (size_t i = 0; i < k->t.n; i++)
-        if (k->device_id[i] != k->device_id[0])
-            return false;
-    *device = k->t.n ? k->device_id[0] : 0;
-    return k->t.n > 0;
 }
 
 /* One end of an ac2g flow: "s" at the call, "f" (binding to the enclosing slice) at the
@@ -254,8 +243,6 @@ int nnp__kx_write_gpu(kx_t *x)
     const nnp_calls_t *c = &m->calls;
     nnp_op_index_t ops;
     nnp_launch_index_t launches;
-    uint32_t device = 0;
-    bool has_device;
     int rc;
     if (k->t.n == 0 && c->t.n == 0 && m->comms.t.n == 0)
         return NNP_OK;
@@ -267,13 +254,12 @@ int nnp__kx_write_gpu(kx_t *x)
         nnp__op_index_fini(&ops);
         return rc;
     }
-    has_device = only_device(k, &device);
     for (size_t i = 0; i < c->t.n; i++) {
         const char *cat = call_cat(c->kind[i]);
         if (!cat || !keep(x, c->start_ns[i]))
             continue;
-        if (c->kind[i] == NNP_CALL_SYNC && has_device)
-            write_sync(x, i, device);
+        if (c->kind[i] == NNP_CALL_SYNC && x->one_device)
+            write_sync(x, i, x->device);
         else
             write_call(x, &ops, i, cat);
     }
@@ -291,58 +277,58 @@ int nnp__kx_write_gpu(kx_t *x)
     }
     for (size_t i = 0; i < m->comms.t.n; i++)
         if (keep(x, m->comms.start_ns[i]) && nnp__kx_comm_on_device(x, i))
-            write_nccl(x, i, device);
+            write_nccl(x, i, x->device);
     nnp__launch_index_fini(&launches);
     nnp__op_index_fini(&ops);
     return NNP_OK;
 }
 
-/* ---- names and device properties ---- */
-
-typedef struct lane {
-    uint32_t device, stream;
-} lane_t;
+/* ---- lanes, names and device properties ---- */
 
 static int cmp_lane(const void *a, const void *b)
 {
-    const lane_t *p = a, *q = b;
+    const kx_lane_t *p = a, *q = b;
     if (p->device != q->device)
         return p->device < q->device ? -1 : 1;
     return (p->stream > q->stream) - (p->stream < q->stream);
 }
 
-/* The distinct (device, stream) pairs of the kernels and NCCL kernels, sorted; *n of
- * them (owned array, NULL when none or out of memory). */
-static lane_t *lanes_of(const kx_t *x, size_t *n)
+int nnp__kx_gpu_prepare(kx_t *x)
 {
     const nnp_kernels_t *k = &x->m->kernels;
     const nnp_comms_t *c = &x->m->comms;
-    uint32_t device = 0;
     size_t m = 0, u = 0;
-    lane_t *v = k->t.n + c->t.n ? nnp__malloc((k->t.n + c->t.n) * sizeof(lane_t)) : NULL;
-    *n = 0;
+    kx_lane_t *v;
+    /* The device of a run whose kernels all ran on one (a rank's usual case): where its
+     * synchronizations go, which record no device, and its NCCL kernels. */
+    x->one_device = k->t.n > 0;
+    for (size_t i = 1; i < k->t.n && x->one_device; i++)
+        x->one_device = k->device_id[i] == k->device_id[0];
+    x->device = x->one_device ? k->device_id[0] : 0;
+    if (k->t.n + c->t.n == 0)
+        return NNP_OK;
+    v = nnp__malloc((k->t.n + c->t.n) * sizeof(kx_lane_t));
     if (!v)
-        return NULL;
-    (void)only_device(k, &device);
+        return nnp__fail(NNP_ENOMEM, "out of memory");
     for (size_t i = 0; i < k->t.n; i++)
-        v[m++] = (lane_t){k->device_id[i], k->stream_id[i]};
+        v[m++] = (kx_lane_t){k->device_id[i], k->stream_id[i]};
     for (size_t i = 0; i < c->t.n; i++)
         if (nnp__kx_comm_on_device(x, i))
-            v[m++] = (lane_t){device, c->stream_id[i]};
-    qsort(v, m, sizeof(lane_t), cmp_lane);
+            v[m++] = (kx_lane_t){x->device, c->stream_id[i]};
+    qsort(v, m, sizeof(kx_lane_t), cmp_lane);
     for (size_t i = 0; i < m; i++)
         if (u == 0 || cmp_lane(&v[u - 1], &v[i]) != 0)
             v[u++] = v[i];
-    *n = u;
-    return v;
+    x->lanes = v;
+    x->n_lanes = u;
+    return NNP_OK;
 }
 
 void nnp__kx_write_gpu_names(kx_t *x)
 {
-    size_t n;
-    lane_t *v = lanes_of(x, &n);
+    const kx_lane_t *v = x->lanes;
     char label[LABEL_MAX];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < x->n_lanes; i++) {
         if (i == 0 || v[i].device != v[i - 1].device) {
             snprintf(label, sizeof(label), "GPU %u", v[i].device);
             write_meta_event(x, "process_name", v[i].device, 0, "name", label);
@@ -351,17 +337,15 @@ void nnp__kx_write_gpu_names(kx_t *x)
         snprintf(label, sizeof(label), "stream %u", v[i].stream);
         write_meta_event(x, "thread_name", v[i].device, v[i].stream, "name", label);
     }
-    nnp__free(v);
 }
 
 void nnp__kx_write_device_properties(kx_t *x)
 {
     const nnp_run_info_t *in = &x->m->info;
-    size_t n;
-    lane_t *v = lanes_of(x, &n);
+    const kx_lane_t *v = x->lanes;
     nnp__jw_key(&x->w, "deviceProperties");
     nnp__jw_arr_begin(&x->w);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < x->n_lanes; i++) {
         if (i > 0 && v[i].device == v[i - 1].device)
             continue;
         nnp__jw_obj_begin(&x->w);
@@ -373,5 +357,4 @@ void nnp__kx_write_device_properties(kx_t *x)
         nnp__jw_obj_end(&x->w);
     }
     nnp__jw_arr_end(&x->w);
-    nnp__free(v);
 }

@@ -16,6 +16,12 @@
 /* Digits of an int64 plus sign, point and NUL. */
 #define NUM_BUF 32
 
+/* A device and one of its streams that device work ran on: a process and a thread of the
+ * trace. */
+typedef struct kx_lane {
+    uint32_t device, stream;
+} kx_lane_t;
+
 typedef struct kx {
     const nnp_model_t *m;
     nnp_jw_t w;
@@ -31,6 +37,14 @@ typedef struct kx {
     size_t scratch_cap;
     uint64_t *op_ext; /* owned, NULL without device work: each op row's "External id" (0:
                        * not written), for the calls and kernels it launched */
+    /* Where device work goes (nnp__kx_gpu_prepare): the distinct lanes of the kernels and
+     * NCCL kernels, sorted (owned, NULL when none); the device of a run whose kernels all
+     * ran on one (else 0: NCCL kernels, which record none, go there) and whether there is
+     * one such. */
+    kx_lane_t *lanes;
+    size_t n_lanes;
+    uint32_t device;
+    bool one_device;
 } kx_t;
 
 /* ---- small writers ---- */
@@ -96,6 +110,12 @@ static inline uint64_t thread_pid(const kx_t *x, uint32_t thread)
                                                                    : x->pid;
 }
 
+/* "dur" of a span in us; an end before its start is 0. */
+static inline void key_dur(kx_t *x, int64_t start_ns, int64_t end_ns)
+{
+    key_us(x, "dur", end_ns >= start_ns ? end_ns - start_ns : 0);
+}
+
 /* Opens an event object with ph, cat, name, pid, tid and ts. */
 static inline void event_begin(kx_t *x, const char *ph, const char *cat, const char *name,
                                uint64_t pid, uint64_t tid, int64_t ts_ns)
@@ -130,6 +150,10 @@ static inline void write_meta_event(kx_t *x, const char *name, uint64_t pid, uin
  * export writes as a GPU "kernel" event (kineto_gpu.c), as Kineto does; other collectives
  * (gloo, MPI, our API) are host spans, "user_annotation". */
 bool nnp__kx_comm_on_device(const kx_t *x, size_t i);
+
+/* Fills x's lanes, device and one_device from the model, once per export, before
+ * nnp__kx_write_device_properties. NNP_OK or NNP_ENOMEM. */
+int nnp__kx_gpu_prepare(kx_t *x);
 
 /* Device activity ("kernel", "gpu_memcpy", "gpu_memset" on pid = device, tid = stream) and
  * the CUDA calls that queued it ("cuda_runtime", "cuda_driver", "cuda_sync"), linked as

@@ -40,7 +40,7 @@ static void complete_begin(kx_t *x, const char *cat, const char *name, uint64_t 
                            int64_t start_ns, int64_t end_ns)
 {
     event_begin(x, "X", cat, name, pid, tid, start_ns);
-    key_us(x, "dur", end_ns >= start_ns ? end_ns - start_ns : 0);
+    key_dur(x, start_ns, end_ns);
     nnp__jw_key(&x->w, "args");
     nnp__jw_obj_begin(&x->w);
     key_uint(x, "External id", ++x->ext_id);
@@ -484,9 +484,12 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
         !(x.op_ext = nnp__calloc(m->ops.t.n, sizeof(uint64_t))))
         return nnp__fail(NNP_ENOMEM, "out of memory");
     step_bounds(&x, o);
-    rc = nnp__jw_init(&x.w, fd, o->pretty, 0);
+    rc = nnp__kx_gpu_prepare(&x);
+    if (rc == NNP_OK)
+        rc = nnp__jw_init(&x.w, fd, o->pretty, 0);
     if (rc != NNP_OK) {
         nnp__free(x.op_ext);
+        nnp__free(x.lanes);
         return rc;
     }
     nnp__jw_obj_begin(&x.w);
@@ -532,6 +535,7 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     nnp__jw_fini(&x.w);
     nnp__free(x.scratch);
     nnp__free(x.op_ext);
+    nnp__free(x.lanes);
     return rc;
 }
 
