@@ -600,6 +600,11 @@ typedef struct nnp_comm {
     bool has_wait;
     uint64_t wait_ns; /* the part of the op spent blocked before data moved (msprof's
                        * "Wait Time"), when has_wait; 0 <= wait_ns <= the op's duration */
+    /* A collective's device kernel (nnp_comm_kernel_at): the launch_id of the host call
+     * that queued it, as nnp_kernel_t.launch_id (CUDA: CUPTI's correlation id of the NCCL
+     * kernel's launch). 0 = unknown or a host-side op. Added after version 0.2's layout:
+     * callers that zero the struct ({0}, memset) are unaffected. */
+    uint64_t launch_id;
 } nnp_comm_t;
 
 NNP_API void nnp_comm_since(const nnp_comm_t *c, uint64_t start_ticks);

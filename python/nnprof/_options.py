@@ -223,6 +223,7 @@ class CommStruct(ctypes.Structure):
         ("has_tag", c_bool),
         ("has_wait", c_bool),
         ("wait_ns", c_uint64),
+        ("launch_id", c_uint64),  # a device kernel's launch (nnp_comm_kernel_at)
     ]
 
 

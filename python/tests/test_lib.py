@@ -56,7 +56,8 @@ class TestLayout(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(_options.KernelStruct), 32)
         self.assertEqual(_options.KernelStruct.launch_id.offset, 24)
         self.assertEqual(ctypes.sizeof(_options.TensorStruct), 32)
-        self.assertEqual(ctypes.sizeof(_options.CommStruct), 64)
+        self.assertEqual(ctypes.sizeof(_options.CommStruct), 72)
+        self.assertEqual(_options.CommStruct.launch_id.offset, 64)
         self.assertEqual(ctypes.sizeof(_options.PipelineOpStruct), 24)
 
     def test_defaults_from_init(self):

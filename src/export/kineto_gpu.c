@@ -60,19 +60,33 @@ bool nnp__kx_comm_on_device(const kx_t *x, size_t i)
            strncmp(p, NCCL_DEV_KERNEL, strlen(NCCL_DEV_KERNEL)) == 0;
 }
 
+/* The "External id" of the op that ran under corr, 0 when none was written. */
+static uint64_t op_external_id(const kx_t *x, const nnp_op_index_t *ops, uint64_t corr)
+{
+    size_t op = x->op_ext ? nnp__op_index_find(ops, corr) : SIZE_MAX;
+    return op == SIZE_MAX ? 0 : x->op_ext[op];
+}
+
 /* An NCCL kernel as Kineto writes it: a "kernel" on the device and its stream, with the
  * collective's args as PyTorch gives them ("Collective name", "In msg nelems" and "dtype",
  * "Process Group Name"). Our record has the size in bytes: "In msg nelems" counts bytes of
- * dtype "Byte", which gives readers (our importer, TensorBoard) the same bytes. */
-static void write_nccl(kx_t *x, size_t i, uint32_t device)
+ * dtype "Byte", which gives readers (our importer, TensorBoard) the same bytes. Its launch
+ * (call row l, SIZE_MAX none) gives "correlation" and the op's "External id", as for any
+ * kernel: HTA keeps only GPU events linked to a launch once a trace has two steps. */
+static void write_nccl(kx_t *x, const nnp_op_index_t *ops, size_t i, size_t l)
 {
     const nnp_comms_t *c = &x->m->comms;
-    event_begin(x, "X", "kernel", str(x, c->name[i]), device, c->stream_id[i], c->start_ns[i]);
+    uint64_t ext = l == SIZE_MAX ? 0 : op_external_id(x, ops, x->m->calls.corr[l]);
+    event_begin(x, "X", "kernel", str(x, c->name[i]), x->device, c->stream_id[i], c->start_ns[i]);
     key_dur(x, c->start_ns[i], c->end_ns[i]);
     nnp__jw_key(&x->w, "args");
     nnp__jw_obj_begin(&x->w);
-    key_uint(x, "device", device);
+    if (ext)
+        key_uint(x, "External id", ext);
+    key_uint(x, "device", x->device);
     key_uint(x, "stream", c->stream_id[i]);
+    if (c->launch[i])
+        key_uint(x, "correlation", c->launch[i]);
     key_str(x, "Collective name", nnp_comm_kind_name((nnp_comm_kind_t)c->kind[i]));
     if (c->bytes[i]) {
         key_uint(x, "In msg nelems", c->bytes[i]);
@@ -107,13 +121,6 @@ static const char *activity(const kx_t *x, size_t i, char *buf, const char **nam
     if (type_has(x, i, "memcpy"))
         return "gpu_memcpy";
     return "kernel";
-}
-
-/* The "External id" of the op that ran under corr, 0 when none was written. */
-static uint64_t op_external_id(const kx_t *x, const nnp_op_index_t *ops, uint64_t corr)
-{
-    size_t op = x->op_ext ? nnp__op_index_find(ops, corr) : SIZE_MAX;
-    return op == SIZE_MAX ? 0 : x->op_ext[op];
 }
 
 static void write_dim3(kx_t *x, const char *key, const uint32_t v[3])
@@ -236,6 +243,20 @@ static void write_ac2g(kx_t *x, const char *ph, uint64_t id, uint64_t pid, uint6
     nnp__jw_obj_end(&x->w);
 }
 
+/* The ac2g flow from the call that queued device work (launch id) to that work, when the
+ * call is one Kineto writes and lies in the exported window. */
+static void write_flow(kx_t *x, const nnp_launch_index_t *launches, uint64_t launch,
+                       uint64_t device, uint64_t stream, int64_t ts_ns)
+{
+    const nnp_calls_t *c = &x->m->calls;
+    size_t l = nnp__launch_index_find(launches, launch);
+    if (l == SIZE_MAX || !call_cat(c->kind[l]) || !keep(x, c->start_ns[l]))
+        return;
+    write_ac2g(x, "s", launch, thread_pid(x, c->thread[l]), thread_tid(x, c->thread[l]),
+               c->start_ns[l]);
+    write_ac2g(x, "f", launch, device, stream, ts_ns);
+}
+
 int nnp__kx_write_gpu(kx_t *x)
 {
     const nnp_model_t *m = x->m;
@@ -264,20 +285,18 @@ int nnp__kx_write_gpu(kx_t *x)
             write_call(x, &ops, i, cat);
     }
     for (size_t i = 0; i < k->t.n; i++) {
-        size_t l;
         if (!keep(x, k->start_ns[i]))
             continue;
         write_activity(x, &ops, i);
-        l = nnp__launch_index_find(&launches, k->launch[i]);
-        if (l == SIZE_MAX || !call_cat(c->kind[l]) || !keep(x, c->start_ns[l]))
-            continue;
-        write_ac2g(x, "s", k->launch[i], thread_pid(x, c->thread[l]), thread_tid(x, c->thread[l]),
-                   c->start_ns[l]);
-        write_ac2g(x, "f", k->launch[i], k->device_id[i], k->stream_id[i], k->start_ns[i]);
+        write_flow(x, &launches, k->launch[i], k->device_id[i], k->stream_id[i], k->start_ns[i]);
     }
-    for (size_t i = 0; i < m->comms.t.n; i++)
-        if (keep(x, m->comms.start_ns[i]) && nnp__kx_comm_on_device(x, i))
-            write_nccl(x, i, x->device);
+    for (size_t i = 0; i < m->comms.t.n; i++) {
+        const nnp_comms_t *cm = &m->comms;
+        if (!keep(x, cm->start_ns[i]) || !nnp__kx_comm_on_device(x, i))
+            continue;
+        write_nccl(x, &ops, i, nnp__launch_index_find(&launches, cm->launch[i]));
+        write_flow(x, &launches, cm->launch[i], x->device, cm->stream_id[i], cm->start_ns[i]);
+    }
     nnp__launch_index_fini(&launches);
     nnp__op_index_fini(&ops);
     return NNP_OK;

@@ -321,7 +321,8 @@ typedef struct nnp_rec_comm_ext {
     uint32_t group; /* string id */
     int32_t peer;   /* peer or root rank, -1 none */
     uint32_t stream_id;
-    uint64_t reserved[2];
+    uint64_t launch; /* nnp_comm_t.launch_id (a device kernel's launch), 0 = none */
+    uint64_t reserved;
 } nnp_rec_comm_ext_t;
 _Static_assert(sizeof(nnp_rec_comm_ext_t) == 32, "extension slot is 32 bytes");
 

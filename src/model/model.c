@@ -252,6 +252,7 @@ int nnp__model_init(nnp_model_t *m)
     COL(m->comms, tag);
     COL(m->comms, wait_ns);
     COL(m->comms, has);
+    COL(m->comms, launch);
 
     COL(m->comm_groups, name);
     COL(m->comm_groups, members);

@@ -218,6 +218,7 @@ typedef struct nnp_comms {
     uint64_t *wait_ns;  /* when has & NNP_COMM_HAS_WAIT */
     uint8_t *has;
     uint16_t *end_ps; /* as kernels.end_ps */
+    uint64_t *launch; /* a device kernel's: calls.launch of the call that queued it, 0 none */
 } nnp_comms_t;
 
 /* Communicator groups: name (as comms.group) and member global ranks as text ("0-3,8",

@@ -366,7 +366,7 @@ static int add_launch(kin_t *k, const cJSON *e, const char *name, int64_t ts, in
 /* An NCCL kernel's communication op: kind from args["Collective name"] (PyTorch >= 2.1)
  * else the kernel name; bytes = In msg nelems x dtype size; group = Process Group Name. */
 static int add_nccl_comm(kin_t *k, const cJSON *args, const char *name, int64_t ts, int64_t dur,
-                         uint32_t stream)
+                         uint32_t stream, uint64_t launch)
 {
     nnp_model_t *m = k->m;
     const cJSON *coll = get(args, "Collective name");
@@ -381,6 +381,7 @@ static int add_nccl_comm(kin_t *k, const cJSON *args, const char *name, int64_t 
     m->comms.name[i] = nnp__model_intern_cstr(m, name);
     m->comms.kind[i] = nnp__foreign_comm_kind(cJSON_IsString(coll) ? coll->valuestring : name);
     m->comms.stream_id[i] = stream;
+    m->comms.launch[i] = launch; /* 0 when its kernel is linked by a flow instead */
     m->comms.peer[i] = -1;
     if (cJSON_IsString(group))
         m->comms.group[i] = nnp__model_intern_cstr(m, group->valuestring);
@@ -421,7 +422,7 @@ static int add_kernel(kin_t *k, const cJSON *e, const char *name, const char *ty
     }
     k->n_kernels++;
     if (strcmp(type, TYPE_KERNEL) == 0 && nnp__contains_ci(name, NCCL_TAG))
-        return add_nccl_comm(k, args, name, ts, dur, m->kernels.stream_id[i]);
+        return add_nccl_comm(k, args, name, ts, dur, m->kernels.stream_id[i], m->kernels.launch[i]);
     return NNP_OK;
 }
 

@@ -333,6 +333,7 @@ static void on_comm(import_ctx_t *c, const nnp_raw_event_t *ev)
     t->thread[i] = thread_of(c, ev->tid);
     t->peer[i] = x->peer;
     t->bytes[i] = r->b;
+    t->launch[i] = x->launch;
     if (ev->n_slots > 2) {
         const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&r[2];
         t->count[i] = d->count;

@@ -94,6 +94,7 @@ static void comm_put(const nnp_comm_t *c, uint16_t flags, uint64_t start, uint64
     x->group = c->group;
     x->peer = c->peer;
     x->stream_id = c->stream_id;
+    x->launch = c->launch_id;
     if (detail) {
         nnp_rec_comm_detail_t *d = (nnp_rec_comm_detail_t *)nnp__tbuf_slot(tb, s + 2);
         d->count = c->count;

@@ -32,7 +32,9 @@ typedef nnpt_raw_fx_t fixture_t;
  *   no op: cuLaunchKernel (driver) [10000, 10300] launch 200 (id TAG|200)
  *                                      -> relu stream 8 [11000, 11500]
  *   a memory set with no call: stream 7 [12000, 12100], 256 B of device memory
- *   an NCCL all-reduce kernel, 4096 B, group nccl_comm_1, stream 9 [13000, 15000]
+ *   c10d::allreduce_ [12500, 13500], correlation 9:
+ *     cudaLaunchKernel     [12600, 12800] launch 104 -> an NCCL all-reduce kernel, 4096 B,
+ *                                         group nccl_comm_1, stream 9 [13000, 15000]
  *   host collectives: the torch shim's "nccl:all_reduce" [16000, 17000], 128 B, and a gloo
  *   all-reduce [20000, 21000], 64 B */
 static int setup(void **state)
@@ -114,13 +116,24 @@ static int setup(void **state)
     cp.dst_kind = NNP_MEMORY_DEVICE;
     nnp_copy_at(&k, &cp, T + 12000, T + 12100);
 
+    conv.name = conv.type = nnp_intern("c10d::allreduce_");
+    conv.correlation_id = 9;
+    nnp_op_at(&conv, T + 12500, T + 13500);
+    memset(&c, 0, sizeof(c));
+    c.name = nnp_intern("cudaLaunchKernel");
+    c.kind = NNP_CALL_CUDA_RUNTIME;
+    c.correlation_id = 9;
+    c.launch_id = 104;
+    nnp_call_at(&c, T + 12600, T + 12800);
     comm.name = nnp_intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    comm.launch_id = 104;
     comm.kind = NNP_COMM_ALLREDUCE;
     comm.group = nnp_intern("nccl_comm_1");
     comm.size_bytes = 4096;
     comm.peer = -1;
     comm.stream_id = 9;
     nnp_comm_kernel_at(&comm, T + 13000, T + 15000);
+    comm.launch_id = 0;
     comm.name = nnp_intern("nccl:all_reduce"); /* the torch shim's host span: not a kernel */
     comm.size_bytes = 128;
     nnp_comm_at(&comm, T + 16000, T + 17000);
@@ -287,11 +300,12 @@ static void test_device_events(void **state)
     assert_int_equal(uint_arg(sync, "stream"), 7);
     assert_int_equal(uint_arg(sync, "correlation"), 103);
     assert_int_equal(ts_ns(sync) - ts_ns(conv), 3000);
-    assert_int_equal(count(ev, "X", "cuda_runtime"), 2);
+    assert_int_equal(count(ev, "X", "cuda_runtime"), 3);
 
-    /* One ac2g flow per launched activity: "s" at the call, "f" at the device work. */
-    assert_int_equal(count(ev, "s", "ac2g"), 3);
-    assert_int_equal(count(ev, "f", "ac2g"), 3);
+    /* One ac2g flow per launched activity: "s" at the call, "f" at the device work (the
+     * NCCL kernel's too). */
+    assert_int_equal(count(ev, "s", "ac2g"), 4);
+    assert_int_equal(count(ev, "f", "ac2g"), 4);
     f = event(ev, "f", "ac2g", "ac2g", 0);
     assert_int_equal(get(f, "id")->valueint, 101);
     assert_int_equal(ts_ns(f), ts_ns(gemm));
@@ -309,6 +323,19 @@ static void test_device_events(void **state)
     assert_int_equal(uint_arg(nccl, "In msg nelems"), 4096);
     assert_string_equal(arg(nccl, "dtype")->valuestring, "Byte");
     assert_string_equal(arg(nccl, "Process Group Name")->valuestring, "nccl_comm_1");
+    /* Linked as any kernel: its launch call's id and flow, the collective op's External id
+     * (HTA drops GPU events without a launch once a trace has two steps). */
+    assert_int_equal(uint_arg(nccl, "correlation"), 104);
+    assert_int_equal(uint_arg(nccl, "External id"),
+                     uint_arg(event(ev, "X", "cpu_op", "c10d::allreduce_", 0), "External id"));
+    assert_true(uint_arg(nccl, "External id") != ext);
+    f = event(ev, "f", "ac2g", "ac2g", 3);
+    assert_int_equal(get(f, "id")->valueint, 104);
+    assert_int_equal(ts_ns(f), ts_ns(nccl));
+    assert_int_equal(get(f, "tid")->valueint, 9);
+    f = event(ev, "s", "ac2g", "ac2g", 3);
+    assert_int_equal(get(f, "id")->valueint, 104);
+    assert_int_equal(ts_ns(f) - ts_ns(conv), 11600);
     assert_null(event(ev, "X", "user_annotation", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0));
     assert_non_null(event(ev, "X", "user_annotation", "gloo:all_reduce", 0));
     assert_non_null(event(ev, "X", "user_annotation", "nccl:all_reduce", 0));
@@ -326,7 +353,7 @@ static void test_device_events(void **state)
 
 /* Our Kineto importer reads the export back with the links HTA uses: each kernel's launch
  * call (kernels.launch == calls.launch), each call's op ("External id" = ops.corr), the
- * times to the ns (the importer does not model cuda_sync events: 3 calls). */
+ * times to the ns (the importer does not model cuda_sync events: 4 calls). */
 static void test_read_back(void **state)
 {
     fixture_t *fx = *state;
@@ -340,10 +367,14 @@ static void test_read_back(void **state)
     /* The NCCL kernel reads back as a kernel and its collective, with its bytes (the gloo
      * span is a user annotation: a marker). */
     assert_int_equal(m.kernels.t.n, 5);
-    assert_int_equal(m.calls.t.n, 3);
+    assert_int_equal(m.calls.t.n, 4);
     assert_int_equal(m.comms.t.n, 1);
+    for (size_t i = 0; i < m.kernels.t.n; i++)
+        if (m.kernels.stream_id[i] == 9)
+            assert_int_equal(m.kernels.launch[i], 104);
     for (size_t i = 0; i < m.comms.t.n; i++)
         if (m.comms.stream_id[i] == 9) {
+            assert_int_equal(m.comms.launch[i], 104);
             assert_int_equal(m.comms.kind[i], NNP_COMM_ALLREDUCE);
             assert_int_equal(m.comms.bytes[i], 4096);
             assert_string_equal(nnp__model_str(&m, m.comms.group[i]), "nccl_comm_1");

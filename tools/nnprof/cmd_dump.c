@@ -177,6 +177,8 @@ static void kind_fields(dump_ctx_t *c, const nnp_raw_event_t *ev)
         key_u(c, "bytes", r->b);
         key_i(c, "peer", x->peer);
         key_u(c, "stream_id", x->stream_id);
+        if (x->launch) /* device kernels only: host collectives' lines stay as they were */
+            key_u(c, "launch_id", x->launch);
         if (ev->n_slots > 2) {
             const nnp_rec_comm_detail_t *d = (const nnp_rec_comm_detail_t *)&r[2];
             key_u(c, "count", d->count);

@@ -288,6 +288,7 @@ static void record_nccl(nnp_cu_xlate_t *x, const nnp_cu_kernel_t *k, int kind)
     c.group = x->s_nccl_group;
     c.peer = -1;
     c.stream_id = k->stream_id;
+    c.launch_id = k->correlation_id; /* CUPTI's own: the call that launched it */
     if (s && s->has_ext_nccl && x->cfg.nccl_call && x->cfg.nccl_call(s->ext_nccl, &call)) {
         char group[48];
         c.kind = (nnp_comm_kind_t)call.comm_kind;

@@ -271,11 +271,13 @@ static void test_every_kind_translates_exactly(void **state)
     assert_int_equal(f.m.comms.stream_id[0], 9);
     assert_int_equal(f.m.comms.start_ns[0], 8000 + OFFSET);
     assert_int_equal(f.m.comms.end_ns[0], 9000 + OFFSET);
+    assert_int_equal(f.m.comms.launch[0], 12); /* CUPTI's id of the launch, as kernels */
     assert_string_equal(s(&f, f.m.comms.name[1]), "ncclKernel_Broadcast_RING_LL_Sum_int8_t");
     assert_int_equal(f.m.comms.kind[1], NNP_COMM_BROADCAST);
     assert_int_equal(f.m.comms.bytes[1], 0);
     assert_string_equal(s(&f, f.m.comms.group[1]), "nccl");
     assert_int_equal(f.m.comms.peer[1], -1);
+    assert_int_equal(f.m.comms.launch[1], 14);
 
     /* API calls on their own thread, with the same link id as their kernels. */
     assert_int_equal(f.m.calls.t.n, 2);
