@@ -6,58 +6,26 @@
  * device and stream), and an "ac2g" flow from each call to its device work. "correlation"
  * is the launch id both sides carry (model.h: CUPTI's correlation id in our captures), which
  * HTA joins on; "External id" is the op's that ran the call, which TensorBoard and HTA use
- * to give an op its kernels. Names of copies and
- * sets are Kineto's ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), which HTA's
- * kernel types read ("memcpy", "memset" in the name). */
+ * to give an op its kernels. Names of copies and sets are Kineto's ("Memcpy HtoD (Pageable
+ * -> Device)", "Memset (Device)": analyse/kineto_names.c, which HTA's view of our captures
+ * shares), which HTA's kernel types read ("memcpy", "memset" in the name). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyse/analyse.h"
+#include "analyse/kineto_names.h"
 #include "export/kineto_internal.h"
 
-/* How NCCL's kernels are named (HTA counts kernels with "nccl" in the name as
- * communication). */
-#define NCCL_KERNEL     "ncclKernel"
-#define NCCL_DEV_KERNEL "ncclDevKernel"
 /* The dtype an NCCL kernel's size is written in when it is known in bytes only. */
 #define BYTE_DTYPE "Byte"
 
-/* libkineto's memoryKindString: CUPTI's memory kinds, in nnp_memory_kind_t's order. */
-static const char *const memory_kinds[NNP_MEMORY_KIND_COUNT] = {
-    "Unknown", "Pageable", "Pinned",        "Device",
-    "Array",   "Managed",  "Device Static", "Managed Static"};
-/* Room for "Memcpy PtoP (Managed Static -> Managed Static)". */
-#define COPY_NAME_MAX 64
 /* A label "GPU 4294967295" / "stream 4294967295". */
 #define LABEL_MAX 32
 
-static const char *memory_kind(uint8_t k)
-{
-    return k < NNP_MEMORY_KIND_COUNT ? memory_kinds[k] : memory_kinds[0];
-}
-
-static const char *copy_kind(uint8_t k)
-{
-    return k == NNP_COPY_UNKNOWN ? "Unknown" : nnp_copy_kind_name((nnp_copy_kind_t)k);
-}
-
-static bool type_has(const kx_t *x, size_t i, const char *what)
-{
-    return nnp__contains_ci(str(x, x->m->kernels.type[i]), what);
-}
-
 bool nnp__kx_comm_on_device(const kx_t *x, size_t i)
 {
-    /* NCCL's kernel names ("ncclKernel_...", NCCL >= 2.19 "ncclDevKernel_...", maybe still
-     * mangled "_Z39ncclDevKernel_..."), not the framework's collectives named after their
-     * backend ("nccl:all_reduce", the torch shim's host spans). */
-    const char *p = str(x, x->m->comms.name[i]);
-    if (p[0] == '_' && p[1] == 'Z')
-        for (p += 2; *p >= '0' && *p <= '9'; p++)
-            ;
-    return strncmp(p, NCCL_KERNEL, strlen(NCCL_KERNEL)) == 0 ||
-           strncmp(p, NCCL_DEV_KERNEL, strlen(NCCL_DEV_KERNEL)) == 0;
+    return nnp__is_nccl_kernel(str(x, x->m->comms.name[i]));
 }
 
 /* The "External id" of the op that ran under corr, 0 when none was written. */
@@ -98,31 +66,6 @@ static void write_nccl(kx_t *x, const nnp_op_index_t *ops, size_t i, size_t l)
     nnp__jw_obj_end(&x->w);
 }
 
-/* The category of device activity i and the name Kineto gives it (into buf for copies). */
-static const char *activity(const kx_t *x, size_t i, char *buf, const char **name)
-{
-    const nnp_kernels_t *k = &x->m->kernels;
-    const nnp_kernel_detail_t *d =
-        k->detail && (k->detail[i].has & NNP_KDETAIL_COPY) ? &k->detail[i] : NULL;
-    *name = str(x, k->name[i]);
-    if (d && d->copy_kind == NNP_COPY_MEMSET) {
-        snprintf(buf, COPY_NAME_MAX, "Memset (%s)", memory_kind(d->dst_kind));
-        *name = buf;
-        return "gpu_memset";
-    }
-    if (d) {
-        snprintf(buf, COPY_NAME_MAX, "Memcpy %s (%s -> %s)", copy_kind(d->copy_kind),
-                 memory_kind(d->src_kind), memory_kind(d->dst_kind));
-        *name = buf;
-        return "gpu_memcpy";
-    }
-    if (type_has(x, i, "memset"))
-        return "gpu_memset";
-    if (type_has(x, i, "memcpy"))
-        return "gpu_memcpy";
-    return "kernel";
-}
-
 static void write_dim3(kx_t *x, const char *key, const uint32_t v[3])
 {
     nnp__jw_key(&x->w, key);
@@ -138,8 +81,8 @@ static void write_activity(kx_t *x, const nnp_op_index_t *ops, size_t i)
     const nnp_kernel_detail_t *d = k->detail ? &k->detail[i] : NULL;
     int64_t dur = k->end_ns[i] >= k->start_ns[i] ? k->end_ns[i] - k->start_ns[i] : 0;
     uint64_t ext = op_external_id(x, ops, k->corr[i]);
-    char buf[COPY_NAME_MAX];
-    const char *name, *cat = activity(x, i, buf, &name);
+    char buf[NNP_KINETO_NAME_MAX];
+    const char *name, *cat = nnp__kineto_activity(x->m, i, buf, &name);
     event_begin(x, "X", cat, name, k->device_id[i], k->stream_id[i], k->start_ns[i]);
     key_us(x, "dur", dur);
     nnp__jw_key(&x->w, "args");
