@@ -105,10 +105,21 @@ int nnp_parse_step_list(const char *text, nnp_analyse_options_t *o)
     return NNP_OK;
 }
 
+/* Where the ranks' results go: the report, and one byte per input (n) set for the inputs
+ * with GPU events, which HTA's analyses read again (run_hta). */
+typedef struct results {
+    nnp_analyse_report_t *rep;
+    uint8_t *gpu;
+    int n;
+} results_t;
+
 /* Adds one rank's result to the report, keeping ranks sorted and distinct. */
-static void report_add(nnp_analyse_report_t *rep, const nnp_rank_result_t *r)
+static void report_add(results_t *res, const nnp_rank_result_t *r)
 {
+    nnp_analyse_report_t *rep = res->rep;
     int i;
+    if (r->has_gpu && r->input >= 0 && r->input < res->n)
+        res->gpu[r->input] = 1;
     rep->n_old += r->n_old;
     rep->n_empty += r->is_empty;
     if (r->rank < 0 || rep->n_ranks >= NNP_REPORT_MAX_RANKS)
@@ -130,7 +141,7 @@ static void report_add(nnp_analyse_report_t *rep, const nnp_rank_result_t *r)
  * a child writes its result before it ends, and with more results than the pipe holds
  * (5,461 of 12 bytes in 64 KiB) it would wait on a full pipe for ever. Returns the
  * child's wait status, or -1 when it cannot be waited for. */
-static int wait_kid(pid_t *kids, int *n, int fd, nnp_analyse_report_t *rep)
+static int wait_kid(pid_t *kids, int *n, int fd, results_t *rep)
 {
     const struct timespec pause = {0, CHILD_POLL_NS};
     for (;;) {
@@ -153,7 +164,7 @@ static int wait_kid(pid_t *kids, int *n, int fd, nnp_analyse_report_t *rep)
  * crash or memory cannot take the others down). Children tell their result through a
  * pipe (writes of one small record are atomic). */
 static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o,
-                      nnp_analyse_report_t *rep)
+                      results_t *rep)
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     int running = 0, next = 0, done = 0, failed = 0, fds[2];
@@ -237,10 +248,12 @@ static int cmp_input_rank(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* After the per-rank analyses: the PyTorch (Kineto) inputs again, one model at a time in
- * rank order, through HTA's analyses (which compare ranks, so no rank's child can do them
- * alone). Its files go to <out_dir>/hta/. */
-static int run_hta(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o)
+/* After the per-rank analyses: the PyTorch (Kineto) inputs again, and our own raw inputs
+ * whose analysis found GPU events (gpu[i]), one model at a time in rank order, through
+ * HTA's analyses (which compare ranks, so no rank's child can do them alone). Its files go
+ * to <out_dir>/hta/. */
+static int run_hta(const nnp_inputs_t *ins, const uint8_t *gpu, const char *out_dir,
+                   const nnp_analyse_options_t *o)
 {
     int *idx = nnp__calloc((size_t)ins->n + 1, sizeof(*idx));
     nnp_hta_t *h = NULL;
@@ -248,7 +261,8 @@ static int run_hta(const nnp_inputs_t *ins, const char *out_dir, const nnp_analy
     if (!idx)
         return nnp__fail(NNP_ENOMEM, "out of memory");
     for (int i = 0; i < ins->n; i++)
-        if (ins->v[i].kind == NNP_INPUT_FOREIGN && ins->v[i].importer == &nnp__importer_kineto)
+        if ((ins->v[i].kind == NNP_INPUT_FOREIGN && ins->v[i].importer == &nnp__importer_kineto) ||
+            (ins->v[i].kind == NNP_INPUT_RAW && gpu[i]))
             idx[k++] = i;
     g_sort_inputs = ins;
     qsort(idx, (size_t)k, sizeof(*idx), cmp_input_rank);
@@ -352,6 +366,7 @@ int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
                              nnp_analyse_report_t *rep)
 {
     nnp_inputs_t ins;
+    results_t res = {0};
     const char *out_dir;
     int rc, dirfd = -1;
 
@@ -386,10 +401,15 @@ int nnp__analyse_path_report(const char *path, const nnp_analyse_options_t *o,
         rc = nnp__outdir_open(out_dir, &dirfd);
     if (dirfd >= 0)
         close(dirfd);
+    if (rc == NNP_OK && ins.n > 0 && !(res.gpu = nnp__calloc((size_t)ins.n, 1)))
+        rc = nnp__fail(NNP_ENOMEM, "out of memory");
+    res.rep = rep;
+    res.n = ins.n;
     if (rc == NNP_OK && ins.n > 0)
-        rc = run_inputs(&ins, out_dir, o, rep);
+        rc = run_inputs(&ins, out_dir, o, &res);
     if (rc == NNP_OK && ins.n > 0)
-        rc = run_hta(&ins, out_dir, o);
+        rc = run_hta(&ins, res.gpu, out_dir, o);
+    nnp__free(res.gpu);
     if (rc == NNP_OK && o->rank >= 0 && rep->n_ranks == 0)
         rc = nnp__fail(NNP_ENOENT, "--rank %d: no such rank in '%s'", o->rank, path);
     if (rc == NNP_OK && ins.n_unranked > 0)

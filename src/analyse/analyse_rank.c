@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analyse/driver.h"
+#include "analyse/hta.h"
 #include "util/util.h"
 
 #define PROGRESS_WIDTH 30
@@ -202,6 +203,8 @@ int nnp__analyse_rank(const nnp_inputs_t *ins, int idx, const char *out_dir,
     res->rank = -1;
     res->n_old = 0;
     res->is_empty = 0;
+    res->input = idx;
+    res->has_gpu = 0;
     memset(&st, 0, sizeof(st));
     memset(&ov, 0, sizeof(ov));
     rc = nnp__model_init(&m);
@@ -224,6 +227,7 @@ int nnp__analyse_rank(const nnp_inputs_t *ins, int idx, const char *out_dir,
         nnp__model_fini(&m);
         return stop_rank(rc, log, NULL);
     }
+    res->has_gpu = nnp__hta_applies(&m);
     if (nnp__model_events(&m) == 0) {
         res->is_empty = 1;
         NNP_LOG_W("rank %d (%s): no events were recorded, only %zu CPU/memory samples: the "

@@ -81,6 +81,8 @@ typedef struct nnp_rank_result {
     int rank;     /* the rank analysed, -1 when skipped (--rank) or failed early */
     int n_old;    /* earlier results kept as .old */
     int is_empty; /* no event recorded: only samples */
+    int input;    /* the input's index */
+    int has_gpu;  /* GPU events HTA analyses (nnp__hta_applies) */
 } nnp_rank_result_t;
 
 /* Analyses input idx of ins into out_dir (analyse_rank.c): every analysis of

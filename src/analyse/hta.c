@@ -95,7 +95,12 @@ double nnp__hta_quantile(const double *x, size_t n, double q)
 
 bool nnp__hta_applies(const nnp_model_t *m)
 {
-    return m->kernels.t.n > 0 && nnp__is_kineto_model(m);
+    if (m->kernels.t.n > 0)
+        return true;
+    for (size_t i = 0; !nnp__is_kineto_model(m) && i < m->comms.t.n; i++)
+        if (nnp__is_nccl_kernel(nnp__model_str(m, m->comms.name[i])))
+            return true;
+    return false;
 }
 
 int nnp__hta_create(const char *out_dir, nnp_hta_t **out)

@@ -36,7 +36,8 @@ int nnp__hta_finish(nnp_hta_t *h);
 /* Frees h; files not finished are removed. NULL is a no-op. */
 void nnp__hta_destroy(nnp_hta_t *h);
 
-/* Whether a model holds what HTA analyses: GPU kernels with streams (a Kineto import). */
+/* Whether a model holds what HTA analyses: GPU events (kernels, copies, sets; NCCL kernels
+ * of our own captures, recorded as collectives). */
 bool nnp__hta_applies(const nnp_model_t *m);
 
 #endif /* NNP_HTA_H */

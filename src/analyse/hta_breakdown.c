@@ -270,7 +270,7 @@ int nnp__hta_top_of_type(nnp_hta_t *h, const hta_view_t *v, int type)
         for (j = 0; j < n && st[j].name != k->name; j++)
             ;
         if (j == n)
-            st[n++] = (kstat_t){k->name, nnp__model_str(v->m, k->name), 0, d, d, 0, 0, 0};
+            st[n++] = (kstat_t){k->name, k->text, 0, d, d, 0, 0, 0};
         st[j].sum += d;
         st[j].max = d > st[j].max ? d : st[j].max;
         st[j].min = d < st[j].min ? d : st[j].min;

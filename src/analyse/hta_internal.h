@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analyse/hta.h"
+#include "analyse/kineto_names.h"
 #include "model/model.h"
 #include "util/csv_writer.h"
 #include "util/util.h"
@@ -28,14 +29,18 @@ typedef struct hta_launch {
     bool kept;    /* before the last profiler step (or no filter) */
 } hta_launch_t;
 
-/* A GPU event (kernel, memcpy, memset) of the filtered trace. */
+/* A GPU event (kernel, memcpy, memset; an NCCL kernel of our own captures, recorded as a
+ * collective) of the filtered trace. */
 typedef struct hta_kernel {
-    size_t row; /* model kernels row */
+    int64_t ns; /* start, ns, and seq (the order added): the order of the view's events */
+    size_t seq;
     int64_t ts, end;
-    uint32_t stream, name; /* name: model string id */
-    uint8_t type;          /* HTA_COMPUTATION ... */
-    size_t launch;         /* model calls row, SIZE_MAX none */
-    int64_t iter;          /* the launch's iteration, -1 none */
+    uint32_t stream;
+    uint32_t name;    /* model string id, or a name of the view's own (HTA_OWN_NAME) */
+    const char *text; /* its name as HTA reads it (Kineto's: kineto_names.h) */
+    uint8_t type;     /* HTA_COMPUTATION ... */
+    size_t launch;    /* model calls row, SIZE_MAX none */
+    int64_t iter;     /* the launch's iteration, -1 none */
 } hta_kernel_t;
 
 typedef struct hta_view {
@@ -45,13 +50,33 @@ typedef struct hta_view {
     size_t n_steps;
     hta_launch_t *launches; /* one per model calls row */
     size_t n_launches;
-    hta_kernel_t *k; /* kept GPU events, in model order (start, then file order) */
+    hta_kernel_t *k; /* kept GPU events, by start (then model order) */
     size_t nk;
+    /* Kineto's names of copies and sets our captures record under names of their own
+     * ("Memcpy HtoD (Pageable -> Device)"), distinct; their ids count down from
+     * HTA_OWN_NAME. */
+    char (*names)[NNP_KINETO_NAME_MAX];
+    size_t n_names;
+    int64_t shift_us;   /* added to every time: 0, or our capture's wall - monotonic */
     bool filtered;      /* two or more profiler steps: the last one is left out */
     int64_t last_start; /* its start (INT64_MAX when not filtered) */
 } hta_view_t;
 
+/* The first id of the view's own names (UINT32_MAX, UINT32_MAX - 1, ...): above any model
+ * string id. */
+#define HTA_OWN_NAME UINT32_MAX
+/* At most this many own names: every copy direction between every two memory kinds, and
+ * the sets. */
+#define HTA_OWN_MAX                                                                                \
+    (NNP_COPY_KIND_COUNT * NNP_MEMORY_KIND_COUNT * NNP_MEMORY_KIND_COUNT + NNP_MEMORY_KIND_COUNT)
+
+/* A rank's view: of a Kineto trace as HTA parses it; of our own capture as HTA parses its
+ * Kineto export (nnprof export kineto), NCCL kernels (our collectives) included. */
 int nnp__hta_view_build(const nnp_model_t *m, hta_view_t *v);
+/* A model time (ns) as HTA reads it: the start of an event rounded up, its end rounded
+ * down, to the µs (trace_parser.py), in the view's clock (shift_us). */
+int64_t nnp__hta_up(const hta_view_t *v, int64_t ns);
+int64_t nnp__hta_down(const hta_view_t *v, int64_t ns);
 void nnp__hta_view_fini(hta_view_t *v);
 /* HTA_COMPUTATION / HTA_COMMUNICATION / HTA_MEMORY of a GPU event name. */
 int nnp__hta_ktype(const char *name);

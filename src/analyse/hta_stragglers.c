@@ -93,17 +93,6 @@ static int span_add(hta_straggle_t *s, int rank, int64_t iter, int64_t ts, int64
     return NNP_OK;
 }
 
-/* HTA's times of a model row: start up, end down, to the µs. */
-static int64_t up(int64_t ns)
-{
-    return ns / 1000 + (ns % 1000 > 0);
-}
-
-static int64_t down(int64_t ns)
-{
-    return ns / 1000 - (ns % 1000 < 0);
-}
-
 static int64_t iter_of(const hta_view_t *v, int64_t t)
 {
     int64_t it = -1;
@@ -116,7 +105,8 @@ static int64_t iter_of(const hta_view_t *v, int64_t t)
 /* A CPU row of the filtered trace (start before the last profiler step, when filtered). */
 static int cpu_row(hta_straggle_t *s, const hta_view_t *v, int64_t start_ns, int64_t end_ns)
 {
-    int64_t ts = up(start_ns), end = end_ns == NNP_OPEN_END ? ts : down(end_ns);
+    int64_t ts = nnp__hta_up(v, start_ns),
+            end = end_ns == NNP_OPEN_END ? ts : nnp__hta_down(v, end_ns);
     if (v->filtered && ts >= v->last_start)
         return NNP_OK;
     return span_add(s, v->rank, iter_of(v, ts), ts, end);
@@ -146,7 +136,7 @@ int nnp__hta_straggle_add(hta_straggle_t *s, const hta_view_t *v)
         rc = cpu_row(s, v, m->calls.start_ns[i], m->calls.end_ns[i]);
     for (size_t i = 0; rc == NNP_OK && i < v->nk; i++) {
         const hta_kernel_t *k = &v->k[i];
-        const char *name = nnp__model_str(m, k->name);
+        const char *name = k->text;
         rc = span_add(s, v->rank, k->iter, k->ts, k->end);
         if (rc != NNP_OK || k->iter <= 0 || k->stream == 0 ||
             strncmp(name, NCCL_PREFIX, strlen(NCCL_PREFIX)) != 0)

@@ -11,7 +11,7 @@
  * down to the µs; the last profiler step and the launch-less kernel are filtered out):
  * rank 0 GPU events [1021,1050] gemm s7, [1040,1080] nccl s20, [1060,1070] memcpy s7,
  * [1112,1111] gemm s7 (sub-µs: negative), [1190,1195] relu s7. */
-void nnpt_check_hta_three_ranks(const char *out)
+void nnpt_check_hta_per_rank(const char *out)
 {
     char dir[4200], *t;
     snprintf(dir, sizeof(dir), "%s/hta", out);
@@ -88,6 +88,13 @@ void nnpt_check_hta_three_ranks(const char *out)
                               "0,7,8,0.5,0.5345224838248488,0,0,0.5,1,1\n"
                               "0,20,2,0.5,0.7071067811865476,0,0.25,0.5,0.75,1\n"));
     free(t);
+}
+
+void nnpt_check_hta_three_ranks(const char *out)
+{
+    char dir[4200], *t;
+    nnpt_check_hta_per_rank(out);
+    snprintf(dir, sizeof(dir), "%s/hta", out);
     /* Iterations 1 and 2 (step 3 is left out) span 1000..1200: 100 µs each. The NCCL
      * kernels start 0.40, 0.50, 0.45 iterations in; the two latest (ranks 1, 2) are the
      * potential stragglers. */
@@ -101,4 +108,3 @@ void nnpt_check_hta_three_ranks(const char *out)
     assert_string_equal(t, "rank,straggler_count,potential_straggler\n1,1,Yes\n2,1,Yes\n0,0,No\n");
     free(t);
 }
-

@@ -17,5 +17,8 @@
  * Times in a trace are whole ns from a base that is a whole µs. The files under out/hta/
  * must hold exactly the tables HTA computes of it (cmocka asserts). */
 void nnpt_check_hta_three_ranks(const char *out);
+/* The same but for the stragglers (the one table that compares the ranks' clocks): every
+ * table of each rank on its own. */
+void nnpt_check_hta_per_rank(const char *out);
 
 #endif

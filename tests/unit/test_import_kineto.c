@@ -11,9 +11,9 @@
 #include <zlib.h>
 
 #include "analyse/analyse.h"
+#include "hta_expect.h"
 #include "model/model.h"
 #include "read/importers.h"
-#include "hta_expect.h"
 #include "test_util.h"
 
 #define TRACE_CAP (16 * 1024)
