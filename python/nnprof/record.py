@@ -532,17 +532,20 @@ class Comm:
         count: elements (0 = not recorded); datatype: element type, e.g. ``"float32"``.
         tag: message tag (``None`` = not recorded); wait_ns: the part spent blocked before
             data moved (``None`` = not measured).
+        launch_id: a collective's device kernel (:meth:`kernel_at`): the id of the host call
+            that queued it, as :class:`Kernel`'s (0 = unknown).
     """
 
     __slots__ = ("struct", "_ref")
 
     def __init__(self, name, kind=CommKind.OTHER, group=None, size_bytes=0, peer=-1,
-                 stream_id=0, count=0, datatype=None, tag=None, wait_ns=None):
+                 stream_id=0, count=0, datatype=None, tag=None, wait_ns=None, launch_id=0):
         # pylint: disable=too-many-arguments
         self.struct = CommStruct(intern(name), int(_comm_kind(kind)), intern(group),
                                  size_bytes, peer, stream_id, count, intern(datatype),
                                  0 if tag is None else tag, tag is not None,
-                                 wait_ns is not None, 0 if wait_ns is None else wait_ns)
+                                 wait_ns is not None, 0 if wait_ns is None else wait_ns,
+                                 launch_id)
         self._ref = ctypes.byref(self.struct)
 
     def since(self, start_ticks):
@@ -552,6 +555,10 @@ class Comm:
     def at(self, start_ns, end_ns):
         """``nnp_comm_at``."""
         _c.nnp_comm_at(self._ref, start_ns, end_ns)
+
+    def kernel_at(self, start_ns, end_ns):
+        """``nnp_comm_kernel_at``: the collective's kernel as a device ran it (NCCL)."""
+        _c.nnp_comm_kernel_at(self._ref, start_ns, end_ns)
 
 
 def comm_since(comm, start_ticks):

@@ -77,6 +77,17 @@ class TestBasics(NnprofTestCase):
         self.assertEqual([(r["ts_ns"], r["end_ns"]) for r in dump(prof.raw_dir)
                           if r["kind"] == "op"], [(5, 6)])
 
+    def test_comm_kernel_launch(self):
+        """A collective's device kernel keeps the id of the call that launched it."""
+        prof = nnprof.Profiler(output_path=self.tmp, profile_communication=True)
+        record.Comm("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "allreduce", size_bytes=64,
+                    stream_id=9, launch_id=41).kernel_at(100, 200)
+        record.Comm("gloo:all_reduce", "allreduce", size_bytes=64).at(300, 400)
+        prof.close()
+        comms = [r for r in dump(prof.raw_dir) if r["kind"] == "comm"]
+        self.assertEqual([(r["ts_ns"], r["stream_id"], r.get("launch_id")) for r in comms],
+                         [(100, 9, 41), (300, 0, None)])
+
     def test_comm_kinds(self):
         self.assertEqual(record.comm_kind_name(record.CommKind.ALLREDUCE), "allreduce")
         self.assertEqual(record.comm_kind_name(99), "other")
