@@ -222,6 +222,22 @@ def main():
             check(counts.get(name) == want["count"], f"gpu_activity_data: {name} occurrences",
                   f"{counts.get(name)}")
 
+    # HTA's tables of the capture itself (as HTA reads its Kineto export): the kernels by
+    # name, each launch in the launch statistics.
+    path = os.path.join(prof_dir, "hta", "kernel_breakdown.csv")
+    check(os.path.exists(path), "hta/kernel_breakdown.csv written (HTA's tables of a GPU run)")
+    if os.path.exists(path):
+        names = {base_name(r["name"]) for r in csv.DictReader(open(path))
+                 if r["kernel_type"] == "COMPUTATION" and int(r["rank"]) == rank}
+        missing = [n for n in exp["kernels"] if n not in names]
+        check(not missing or "others" in names, "hta/kernel_breakdown: every kernel by name",
+              f"missing {missing}, seen {sorted(names)}")
+    path = os.path.join(prof_dir, "hta", "cuda_kernel_launch_stats.csv")
+    if os.path.exists(path):
+        n = sum(1 for r in csv.DictReader(open(path)) if int(r["rank"]) == rank)
+        check(n >= len(kernels), "hta/cuda_kernel_launch_stats: a row per kernel launch at least",
+              f"{n} rows, {len(kernels)} kernels")
+
     if len(sys.argv) > 5:
         check_kineto(sys.argv[5], exp, kernels, copies, sets)
 
