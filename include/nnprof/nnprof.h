@@ -329,6 +329,9 @@ typedef struct nnp_analyse_options {
     bool timeline_summary; /* trace_view.json "summary" kind: Step Trace + Overlap only
                             * (default false: "detail", everything) */
     int rank;              /* analyse only this rank, -1 (default) = every rank */
+    bool kineto_cuda_sync; /* nnp_export_kineto: CUDA synchronizations as "cuda_sync"
+                            * events too (Kineto's enable_cuda_sync_events). Default false,
+                            * as Kineto's: HTA counts those on a stream as GPU work */
     int64_t graph_id;      /* timeline: only ops and steps of this graph, -1 = all */
     double peak_flops;     /* device peak FLOP/s for the achieved fraction, 0 = unknown */
     uint64_t memory_capacity_bytes; /* device memory capacity, 0 = unknown */

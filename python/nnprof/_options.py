@@ -141,6 +141,7 @@ class AnalyseOptions(ctypes.Structure):
         ("quiet", c_bool),
         ("timeline_summary", c_bool),
         ("rank", c_int),
+        ("kineto_cuda_sync", c_bool),
         ("graph_id", c_int64),
         ("peak_flops", c_double),
         ("memory_capacity_bytes", c_uint64),

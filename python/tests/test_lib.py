@@ -49,6 +49,7 @@ class TestLayout(unittest.TestCase):
         # Sizes the C compiler gives on LP64 (checked against offsetof when written).
         self.assertEqual(ctypes.sizeof(_options.Options), 4992)
         self.assertEqual(ctypes.sizeof(_options.AnalyseOptions), 4160)
+        self.assertEqual(_options.AnalyseOptions.kineto_cuda_sync.offset, 36)
         self.assertEqual(ctypes.sizeof(_options.Stats), 88)
         self.assertEqual(ctypes.sizeof(_options.HostTag), 20)
         self.assertEqual(ctypes.sizeof(_options.OpStruct), 72)

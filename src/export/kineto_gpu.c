@@ -3,10 +3,11 @@
  * "gpu_memset" on pid = device, tid = stream, with "device", "stream", "correlation" and
  * "External id"), the CUDA calls that queued them ("cuda_runtime", "cuda_driver") on their
  * host thread, blocking waits as Kineto writes CUPTI's synchronizations ("cuda_sync" on the
- * device and stream), and an "ac2g" flow from each call to its device work. "correlation"
- * is the launch id both sides carry (model.h: CUPTI's correlation id in our captures), which
- * HTA joins on; "External id" is the op's that ran the call, which TensorBoard and HTA use
- * to give an op its kernels. Names of copies and sets are Kineto's ("Memcpy HtoD (Pageable
+ * device and stream; only when asked, as Kineto's enable_cuda_sync_events: HTA takes a
+ * stream's events for GPU work), and an "ac2g" flow from each call to its device work.
+ * "correlation" is the launch id both sides carry (model.h: CUPTI's correlation id in our
+ * captures), which HTA joins on; "External id" is the op's that ran the call, which TensorBoard and
+ * HTA use to give an op its kernels. Names of copies and sets are Kineto's ("Memcpy HtoD (Pageable
  * -> Device)", "Memset (Device)": analyse/kineto_names.c, which HTA's view of our captures
  * shares), which HTA's kernel types read ("memcpy", "memset" in the name). */
 #include <stdio.h>
@@ -220,7 +221,7 @@ int nnp__kx_write_gpu(kx_t *x)
     }
     for (size_t i = 0; i < c->t.n; i++) {
         const char *cat = call_cat(c->kind[i]);
-        if (!cat || !keep(x, c->start_ns[i]))
+        if (!cat || !keep(x, c->start_ns[i]) || (c->kind[i] == NNP_CALL_SYNC && !x->cuda_sync))
             continue;
         if (c->kind[i] == NNP_CALL_SYNC && x->one_device)
             write_sync(x, i, x->device);

@@ -28,6 +28,7 @@ typedef struct kx {
     int64_t wall_off_ns; /* add to a monotonic ns time to get wall-clock ns */
     int64_t base_ns;     /* "baseTimeNanoseconds": wall-clock ns that ts 0 stands for */
     bool filter;         /* only events starting in [lo, hi] */
+    bool cuda_sync;      /* synchronizations as "cuda_sync" events (else left out) */
     int64_t lo, hi;
     uint64_t pid;
     uint64_t ext_id; /* Kineto's "External id": one per op/annotation, from 1 */

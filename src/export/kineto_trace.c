@@ -480,6 +480,7 @@ int nnp__kineto_write(const nnp_model_t *m, int fd, const nnp_kineto_opts_t *o)
     x.wall_off_ns = m->info.diff_time_us * NS_PER_US;
     x.pid = m->info.pid > 0 ? (uint64_t)m->info.pid : 0;
     x.base_ns = trace_base_ns(&x);
+    x.cuda_sync = o->cuda_sync;
     if ((m->kernels.t.n || m->calls.t.n) && m->ops.t.n &&
         !(x.op_ext = nnp__calloc(m->ops.t.n, sizeof(uint64_t))))
         return nnp__fail(NNP_ENOMEM, "out of memory");
@@ -567,6 +568,7 @@ int nnp_export_kineto(const char *raw_dir, const char *out_path, const nnp_analy
         o.step_first = ao->step_first;
         o.step_last = ao->step_last;
         o.pretty = ao->pretty;
+        o.cuda_sync = ao->kineto_cuda_sync;
     }
     o.metadata_json = metadata_json;
     rc = nnp__model_init(&m);

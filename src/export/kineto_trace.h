@@ -12,6 +12,8 @@ typedef struct nnp_kineto_opts {
     bool has_steps; /* only events starting within steps step_first..step_last */
     uint64_t step_first, step_last;
     bool pretty;
+    bool cuda_sync;            /* synchronizations as "cuda_sync" events (nnp_analyse_options_t's
+                                * kineto_cuda_sync) */
     const char *metadata_json; /* a JSON object whose members go to the top level, or NULL;
                                 * borrowed for the call */
 } nnp_kineto_opts_t;

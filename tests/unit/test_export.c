@@ -191,6 +191,8 @@ static void test_flag_validation(void **state)
         {"summary -dir %s extra", "export: 'extra'"},
         {"sqlite -dir %s --iteration-id 1 --model-id 1", "sqlite"},
         {"timeline -dir %s -o x.db", "-o"},
+        {"sqlite -dir %s --cuda-sync", "--cuda-sync"},
+        {"kineto -dir %s --format json", "kineto"},
     };
     run_t r;
     char text[TEXT_CAP], args[CMD_CAP];

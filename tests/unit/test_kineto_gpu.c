@@ -210,10 +210,36 @@ static int64_t uint_arg(const cJSON *e, const char *key)
     return (int64_t)v->valuedouble;
 }
 
-static void export_file(const fixture_t *fx, char *path, size_t cap)
+/* The export of the fixture's run into path; cuda_sync: with its synchronizations as
+ * "cuda_sync" events (kineto_cuda_sync). */
+static void export_file(const fixture_t *fx, char *path, size_t cap, bool cuda_sync)
 {
+    nnp_analyse_options_t o;
+    nnp_analyse_options_init(&o);
+    o.kineto_cuda_sync = cuda_sync;
     snprintf(path, cap, "%s/w.pt.trace.json", fx->dir);
-    assert_int_equal(nnp_export_kineto(fx->raw, path, NULL, NULL), NNP_OK);
+    assert_int_equal(nnp_export_kineto(fx->raw, path, &o, NULL), NNP_OK);
+}
+
+/* By default the waits are left out, as Kineto leaves them out unless
+ * enable_cuda_sync_events: HTA would count a wait on a stream as GPU work. The runtime
+ * call that waited is there as any other. */
+static void test_no_sync_by_default(void **state)
+{
+    fixture_t *fx = *state;
+    char path[NNP_PATH_MAX], *text = NULL;
+    cJSON *root;
+    const cJSON *ev;
+    export_file(fx, path, sizeof(path), false);
+    assert_int_equal(nnp__read_file(path, MAX_FILE, &text, NULL), NNP_OK);
+    root = cJSON_Parse(text);
+    assert_non_null(root);
+    ev = get(root, "traceEvents");
+    assert_int_equal(count(ev, "X", "cuda_sync"), 0);
+    assert_non_null(event(ev, "X", "kernel", "implicit_gemm", 0));
+    assert_int_equal(count(ev, "X", "cuda_runtime"), 3);
+    cJSON_Delete(root);
+    free(text);
 }
 
 static void test_device_events(void **state)
@@ -223,7 +249,7 @@ static void test_device_events(void **state)
     cJSON *root;
     const cJSON *ev, *conv, *gemm, *copy, *set, *relu, *launch, *drv, *sync, *props, *f, *nccl;
     int64_t ext;
-    export_file(fx, path, sizeof(path));
+    export_file(fx, path, sizeof(path), true);
     assert_int_equal(nnp__read_file(path, MAX_FILE, &text, NULL), NNP_OK);
     root = cJSON_Parse(text);
     assert_non_null(root);
@@ -360,7 +386,7 @@ static void test_read_back(void **state)
     char path[NNP_PATH_MAX];
     nnp_model_t m;
     size_t gemm = SIZE_MAX, conv = SIZE_MAX, call = SIZE_MAX;
-    export_file(fx, path, sizeof(path));
+    export_file(fx, path, sizeof(path), true);
     assert_int_equal(nnp__model_init(&m), NNP_OK);
     assert_int_equal(nnp__importer_kineto.import(path, &m), NNP_OK);
     assert_int_equal(nnp__model_finish(&m), NNP_OK);
@@ -403,6 +429,7 @@ static void test_read_back(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_no_sync_by_default, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_device_events, setup, nnpt_raw_fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_back, setup, nnpt_raw_fx_teardown),
     };

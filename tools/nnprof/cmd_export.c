@@ -26,7 +26,7 @@ static void help(FILE *f)
                "       nnprof export --export=on --output=DIR [--type=text|db]\n"
                "                     [--model-id=M --iteration-id=N] [--summary-format=csv|json]\n"
                "                     [--clear=on|off]      (msprof's own flags)\n\n"
-               "       nnprof export kineto -dir DIR [-o FILE|DIR] [--steps A-B]\n\n"
+               "       nnprof export kineto -dir DIR [-o FILE|DIR] [--steps A-B] [--cuda-sync]\n\n"
                "msprof-compatible export (docs/EXPORT.md). DIR is a raw directory (PROF_*) or its\n"
                "parent; each PROF_* gets its own mindstudio_profiler_output/.\n\n"
                "  -dir, --collection-dir DIR  the run directory or its parent\n"
@@ -42,7 +42,10 @@ static void help(FILE *f)
                "                       files (default: each raw directory's\n"
                "                       ASCEND_PROFILER_OUTPUT/)\n"
                "  --steps A-B          kineto: only events within steps A..B (MindSpore's\n"
-               "                       step_list: \"5\", \"3-7\", \"3,4,5\")\n\n"
+               "                       step_list: \"5\", \"3-7\", \"3,4,5\")\n"
+               "  --cuda-sync          kineto: CUDA synchronizations as \"cuda_sync\" events too\n"
+               "                       (Kineto's enable_cuda_sync_events; off by default, as\n"
+               "                       Kineto's: HTA counts them as GPU work)\n\n"
                "exit: 0 ok, 1 export failed, 2 usage error\n");
 }
 
@@ -301,13 +304,14 @@ int nnp_cmd_export(int argc, char **argv)
                                              {"clear", optional_argument, NULL, 'C'},
                                              {"output", required_argument, NULL, 'o'},
                                              {"steps", required_argument, NULL, 's'},
+                                             {"cuda-sync", no_argument, NULL, 'S'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     nnp_msprof_opts_t o;
     nnp_analyse_options_t ao;
     const char *dir = NULL, *db = NULL, *sub, *steps = NULL;
     bool has_iter = false, has_model = false, has_count = false, has_format = false;
-    bool has_clear = false;
+    bool has_clear = false, cuda_sync = false;
     uint64_t v;
     int opt;
 
@@ -377,6 +381,9 @@ int nnp_cmd_export(int argc, char **argv)
         case 's':
             steps = optarg;
             break;
+        case 'S':
+            cuda_sync = true;
+            break;
         case 'h':
             help(stdout);
             return NNP_EXIT_OK;
@@ -391,14 +398,17 @@ int nnp_cmd_export(int argc, char **argv)
         return usage("-dir", "is required (a PROF_* directory or its parent)", NULL);
     if (strcmp(sub, "kineto") == 0) {
         if (has_iter || has_model || has_count || has_format || has_clear)
-            return usage("kineto", "takes only -dir, -o and --steps", NULL);
+            return usage("kineto", "takes only -dir, -o, --steps and --cuda-sync", NULL);
         nnp_analyse_options_init(&ao);
+        ao.kineto_cuda_sync = cuda_sync;
         if (steps && nnp_parse_step_list(steps, &ao) != NNP_OK)
             return usage("--steps", nnp_last_error(), steps);
         return do_kineto(dir, db, &ao);
     }
     if (steps)
         return usage("--steps", "only applies to export kineto", NULL);
+    if (cuda_sync)
+        return usage("--cuda-sync", "only applies to export kineto", NULL);
     if (strcmp(sub, "sqlite") == 0) {
         if (has_iter || has_model || has_count || has_format || has_clear)
             return usage("sqlite", "takes only -dir and -o", NULL);
