@@ -139,7 +139,7 @@ static void report_add(results_t *res, const nnp_rank_result_t *r)
  * nnprof.torch) has children of its own (DataLoader workers, subprocesses) that it waits
  * for itself. Meanwhile it reads the results waiting in the pipe (fd, non-blocking):
  * a child writes its result before it ends, and with more results than the pipe holds
- * (5,461 of 12 bytes in 64 KiB) it would wait on a full pipe for ever. Returns the
+ * (3,276 of 20 bytes in 64 KiB) it would wait on a full pipe for ever. Returns the
  * child's wait status, or -1 when it cannot be waited for. */
 static int wait_kid(pid_t *kids, int *n, int fd, results_t *rep)
 {
