@@ -76,6 +76,7 @@ static int record_rank(const char *out, int rank, uint64_t n_steps)
     comm.group = nnp_intern("world");
     comm.size_bytes = 4096;
     comm.peer = -1;
+    comm.launch_id = 7; /* as an NCCL kernel's: the column carries it */
     ten.size_bytes = 1024;
     ten.name = nnp_intern("tensor");
     call.name = nnp_intern("cudaLaunchKernel");
@@ -218,6 +219,7 @@ static void check_strings(sqlite3 *db)
                                    " JOIN StringIds g ON g.id = c.grp"
                                    " WHERE k.value = 'allreduce' AND g.value = 'world'"),
                      STEPS);
+    assert_int_equal(query_int(db, "SELECT COUNT(*) FROM Comms WHERE launch_id = 7"), STEPS);
     assert_int_equal(query_int(db, "SELECT COUNT(*) FROM HostRows h JOIN StringIds e"
                                    " ON e.id = h.event WHERE e.value = 'GetNext'"),
                      STEPS * 2);
