@@ -95,10 +95,14 @@ double nnp__hta_quantile(const double *x, size_t n, double q)
 
 bool nnp__hta_applies(const nnp_model_t *m)
 {
-    if (m->kernels.t.n > 0)
-        return true;
-    for (size_t i = 0; !nnp__is_kineto_model(m) && i < m->comms.t.n; i++)
-        if (nnp__is_nccl_kernel(nnp__model_str(m, m->comms.name[i])))
+    if (nnp__is_kineto_model(m))
+        return m->kernels.t.n > 0;
+    /* Our captures: those of the CUDA back end (its runtime and driver calls launch the
+     * device work HTA joins them with). Device tasks recorded through the API without such
+     * calls (an Ascend-style run) have nothing HTA would keep past its launch filter, and
+     * such a run is not read a second time for it. */
+    for (size_t i = 0; i < m->calls.t.n; i++)
+        if (m->calls.kind[i] == NNP_CALL_CUDA_RUNTIME || m->calls.kind[i] == NNP_CALL_CUDA_DRIVER)
             return true;
     return false;
 }

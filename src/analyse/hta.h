@@ -36,8 +36,9 @@ int nnp__hta_finish(nnp_hta_t *h);
 /* Frees h; files not finished are removed. NULL is a no-op. */
 void nnp__hta_destroy(nnp_hta_t *h);
 
-/* Whether a model holds what HTA analyses: GPU events (kernels, copies, sets; NCCL kernels
- * of our own captures, recorded as collectives). */
+/* Whether a model holds what HTA analyses: a PyTorch trace with GPU events, or our own
+ * capture of the CUDA back end (CUDA runtime or driver calls and the device work they
+ * launched: kernels, copies, sets, NCCL kernels recorded as collectives). */
 bool nnp__hta_applies(const nnp_model_t *m);
 
 #endif /* NNP_HTA_H */

@@ -189,13 +189,17 @@ static void test_own_export(void **state)
     free(dir);
 }
 
-/* A run of host ops only: no HTA table (and its raw data is not read a second time). */
+/* A run of host ops and device tasks recorded without CUDA calls (an Ascend-style run, or
+ * the synthetic runs of bench_analyse): no HTA table, and its raw data is not read a second
+ * time for it. */
 static void test_cpu_run_has_no_hta(void **state)
 {
     char *dir = nnpt_mkdtemp(), out[1024], hta[1100];
     nnp_options_t o;
     nnp_session_t *s;
     nnp_op_t op = {0};
+    nnp_kernel_t k = {0};
+    uint64_t t;
     struct stat st;
     (void)state;
     nnp_options_init(&o);
@@ -203,7 +207,11 @@ static void test_cpu_run_has_no_hta(void **state)
     snprintf(o.output_path, sizeof(o.output_path), "%s", dir);
     assert_int_equal(nnp_session_create(&o, &s), NNP_OK);
     op.name = op.type = nnp_intern("MatMul");
-    nnp_op_at(&op, nnp_clock_ns(), nnp_clock_ns() + NS_PER_US);
+    t = nnp_clock_ns();
+    nnp_op_at(&op, t, t + NS_PER_US);
+    k.name = nnp_intern("MatMul_kernel");
+    k.type = nnp_intern("AI_CORE");
+    nnp_kernel_at(&k, t + NS_PER_US, t + 2 * NS_PER_US);
     assert_int_equal(nnp_session_destroy(s), NNP_OK);
     snprintf(out, sizeof(out), "%s/out", dir);
     assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
