@@ -21,6 +21,7 @@
 #define ORPHAN_CORR  99
 #define MM_CORR      1
 #define RAW_PATH_CAP 4096
+#define SUMMARY_CAP  (64 * 1024)
 
 /* ns of a time of hta_expect.h given in tenths of a µs (1020.5 µs = 10205) after base. */
 static uint64_t at(uint64_t base, uint64_t tenths_us)
@@ -135,13 +136,19 @@ static void check_stragglers(const char *out)
 
 static void test_own_capture(void **state)
 {
-    char *dir = nnpt_mkdtemp(), out[1024], raws[RANKS][RAW_PATH_CAP];
+    char *dir = nnpt_mkdtemp(), out[1024], raws[RANKS][RAW_PATH_CAP], text[SUMMARY_CAP];
     (void)state;
     record_run(dir, raws);
     snprintf(out, sizeof(out), "%s/out", dir);
     assert_int_equal(nnpt_analyse_to(dir, out), NNP_OK);
     nnpt_check_hta_per_rank(out);
     check_stragglers(out);
+    /* nnprof summary gives each rank's line of temporal_breakdown.csv (hta_expect.c). */
+    assert_int_equal(nnpt_cli(text, sizeof(text), "summary '%s'", out), 0);
+    if (!strstr(text, "GPU (HTA's temporal breakdown, hta/): 174 us from the first kernel to "
+                      "the last: compute 18.97 %, other kernels (communication, memory) "
+                      "17.24 %, idle 63.79 %"))
+        fail_msg("%s", text);
     nnpt_rm_rf(dir);
     free(dir);
 }

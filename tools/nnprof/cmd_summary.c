@@ -1,7 +1,8 @@
 /* cmd_summary.c - `nnprof summary DIR`: a short human summary of analysed data, per rank in
  * rank order: the op types with the most time (the ops with the most self time when ops
- * nest), the host ranges, the step phases, compute/communication per step, the advisor's
- * findings, and where every output and the timeline are. Reads the files `nnprof analyse`
+ * nest), the host ranges, the step phases, compute/communication per step, the GPU's time
+ * as HTA breaks it down (GPU runs), the advisor's findings, and where every output and the
+ * timeline are. Reads the files `nnprof analyse`
  * wrote (docs/OUTPUTS.md) wherever they went: beside our raw data, in an `analyse -o OUT`
  * folder, or in the nnprof_output/ folder of other tools' data. It analyses nothing itself:
  * data never analysed is an error that says so. */
@@ -59,6 +60,15 @@
 #define TABLE_COLS 8
 /* step_trace_time columns: Step, Computing, Comm(Not Overlapped), Overlapped, Comm, Free. */
 #define OV_COLS 6
+/* hta/temporal_breakdown columns: rank, idle, compute, non-compute, kernel time (HTA's "ns",
+ * which hold us), then their percentages. */
+#define TB_COLS    8
+#define TB_RANK    0
+#define TB_KERNEL  4
+#define TB_IDLE    5
+#define TB_COMPUTE 6
+#define TB_OTHER   7
+#define HTA_DIR    "hta"
 /* step_trace_raw columns kept for the averages row. */
 #define ST_COLS           64
 #define PROFILER_DIR_NAME "profiler"
@@ -409,6 +419,29 @@ static void overlap(const char *rank_dir)
            sum[1] / rows, sum[4] / rows, sum[2] / rows, sum[5] / rows);
 }
 
+/* HTA's temporal breakdown of the rank's GPU time (PyTorch traces, the CUDA back end's
+ * captures: dir/hta/), one line. */
+static void gpu_time(const char *dir, int rank)
+{
+    char path[PATH_CAP], line[LINE_CAP], *f[TB_COLS];
+    FILE *in;
+    snprintf(path, sizeof(path), "%s/%s/temporal_breakdown.csv", dir, HTA_DIR);
+    in = fopen(path, "r");
+    if (!in)
+        return;
+    if (!fgets(line, sizeof(line), in))
+        line[0] = '\0';
+    while (fgets(line, sizeof(line), in)) {
+        if (split_csv(line, f, TB_COLS) < TB_COLS || atoi(f[TB_RANK]) != rank)
+            continue;
+        printf("GPU (HTA's temporal breakdown, %s/): %s us from the first kernel to the last: "
+               "compute %s %%, other kernels (communication, memory) %s %%, idle %s %%\n",
+               HTA_DIR, f[TB_KERNEL], f[TB_COMPUTE], f[TB_OTHER], f[TB_IDLE]);
+        break;
+    }
+    fclose(in);
+}
+
 static void advice(const char *dir, int rank)
 {
     char path[PATH_CAP];
@@ -547,6 +580,7 @@ static void one_rank(const char *dir, int rank)
     step_phases(dir, rank);
     if (rank_dir[0])
         overlap(rank_dir);
+    gpu_time(dir, rank);
     advice(dir, rank);
     printf("Outputs: %s/*_%d.* (docs/OUTPUTS.md)\n", dir, rank);
     if (rank_dir[0])
