@@ -390,6 +390,16 @@ static void step_phases(const char *dir, int rank)
     cJSON_Delete(s);
 }
 
+/* A CSV file opened for its rows: its header line read (into line, cap bytes). NULL when
+ * it cannot be opened (the file is optional). */
+static FILE *open_rows(const char *path, char *line, int cap)
+{
+    FILE *in = fopen(path, "r");
+    if (in && !fgets(line, cap, in))
+        line[0] = '\0';
+    return in;
+}
+
 static void overlap(const char *rank_dir)
 {
     char path[PATH_CAP], line[LINE_CAP], *f[OV_COLS];
@@ -398,11 +408,8 @@ static void overlap(const char *rank_dir)
     bool whole_run = false; /* the one row of a run without steps: an empty Step */
     FILE *in;
     snprintf(path, sizeof(path), "%s/step_trace_time.csv", rank_dir);
-    in = fopen(path, "r");
-    if (!in)
+    if (!(in = open_rows(path, line, sizeof(line))))
         return;
-    if (!fgets(line, sizeof(line), in))
-        line[0] = '\0';
     while (fgets(line, sizeof(line), in)) {
         if (split_csv(line, f, OV_COLS) < OV_COLS)
             continue;
@@ -426,11 +433,8 @@ static void gpu_time(const char *dir, int rank)
     char path[PATH_CAP], line[LINE_CAP], *f[TB_COLS];
     FILE *in;
     snprintf(path, sizeof(path), "%s/%s/temporal_breakdown.csv", dir, HTA_DIR);
-    in = fopen(path, "r");
-    if (!in)
+    if (!(in = open_rows(path, line, sizeof(line))))
         return;
-    if (!fgets(line, sizeof(line), in))
-        line[0] = '\0';
     while (fgets(line, sizeof(line), in)) {
         if (split_csv(line, f, TB_COLS) < TB_COLS || atoi(f[TB_RANK]) != rank)
             continue;
