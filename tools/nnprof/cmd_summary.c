@@ -436,7 +436,9 @@ static void gpu_time(const char *dir, int rank)
     if (!(in = open_rows(path, line, sizeof(line))))
         return;
     while (fgets(line, sizeof(line), in)) {
-        if (split_csv(line, f, TB_COLS) < TB_COLS || atoi(f[TB_RANK]) != rank)
+        char *end;
+        if (split_csv(line, f, TB_COLS) < TB_COLS || strtol(f[TB_RANK], &end, 10) != rank ||
+            *end != '\0')
             continue;
         printf("GPU (HTA's temporal breakdown, %s/): %s us from the first kernel to the last: "
                "compute %s %%, other kernels (communication, memory) %s %%, idle %s %%\n",
