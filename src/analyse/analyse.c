@@ -141,13 +141,13 @@ static void report_add(results_t *res, const nnp_rank_result_t *r)
  * a child writes its result before it ends, and with more results than the pipe holds
  * (3,276 of 20 bytes in 64 KiB) it would wait on a full pipe for ever. Returns the
  * child's wait status, or -1 when it cannot be waited for. */
-static int wait_kid(pid_t *kids, int *n, int fd, results_t *rep)
+static int wait_kid(pid_t *kids, int *n, int fd, results_t *res)
 {
     const struct timespec pause = {0, CHILD_POLL_NS};
     for (;;) {
-        nnp_rank_result_t res;
-        while (read(fd, &res, sizeof(res)) == (ssize_t)sizeof(res))
-            report_add(rep, &res);
+        nnp_rank_result_t one;
+        while (read(fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+            report_add(res, &one);
         for (int i = 0; i < *n; i++) {
             int status = 0;
             pid_t r = waitpid(kids[i], &status, WNOHANG);
@@ -164,7 +164,7 @@ static int wait_kid(pid_t *kids, int *n, int fd, results_t *rep)
  * crash or memory cannot take the others down). Children tell their result through a
  * pipe (writes of one small record are atomic). */
 static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_analyse_options_t *o,
-                      results_t *rep)
+                      results_t *res)
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     int running = 0, next = 0, done = 0, failed = 0, fds[2];
@@ -177,7 +177,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
         jobs = ins->n;
     if (ins->n == 1) {
         int rc = nnp__analyse_rank(ins, 0, out_dir, o, false, &r);
-        report_add(rep, &r);
+        report_add(res, &r);
         return rc;
     }
     kids = nnp__calloc((size_t)jobs, sizeof(pid_t));
@@ -203,7 +203,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
                 int err = errno;
                 close(fds[1]);
                 while (running > 0) /* no zombie left behind */
-                    (void)wait_kid(kids, &running, fds[0], rep);
+                    (void)wait_kid(kids, &running, fds[0], res);
                 close(fds[0]);
                 nnp__free(kids);
                 return nnp__fail(NNP_EIO, "fork: %s", strerror(err));
@@ -221,7 +221,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
             kids[running++] = pid;
             next++;
         }
-        status = wait_kid(kids, &running, fds[0], rep);
+        status = wait_kid(kids, &running, fds[0], res);
         done++;
         if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             failed++;
@@ -230,7 +230,7 @@ static int run_inputs(const nnp_inputs_t *ins, const char *out_dir, const nnp_an
     nnp__free(kids);
     close(fds[1]);
     while (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
-        report_add(rep, &r);
+        report_add(res, &r);
     close(fds[0]);
     if (failed)
         return nnp__fail(NNP_EIO, "%d of %d ranks failed to analyse (see the log above)", failed,
