@@ -109,6 +109,49 @@ class CaptureTest(support.NnprofTestCase):
         self.assertEqual(events, [])
         self.assertEqual(dict(with_ids), dict(raw_counts(prof.raw_dir)))
 
+    def test_correlation_hooks_installed_mid_window(self):
+        # The CUDA back end loads at the program's first CUDA call, often after the window
+        # opened (`nnprof run` opens it as the program starts): from the moment its hooks
+        # are installed, ops get ids (and from the moment they go, no more), without a new
+        # window. Ops before carry none.
+        push_t = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
+        pop_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+        class Hooks(ctypes.Structure):
+            _fields_ = [("push", push_t), ("pop", pop_t), ("user", ctypes.c_void_p)]
+
+        events = []
+        hooks = Hooks(push_t(lambda cid, user: events.append(cid)),
+                      pop_t(lambda user: events.append(None)), None)
+        setter = _lib.lib.nnp_collector_set_correlation
+        setter.argtypes = [ctypes.c_void_p]
+        setter.restype = None
+        marks = []
+        try:
+            with nt.profile(output_path=self.path("data")) as prof:
+                train_step(self.model, self.opt, self.x)
+                marks.append(_lib.lib.nnp_clock_ns())
+                setter(ctypes.addressof(hooks))
+                train_step(self.model, self.opt, self.x)
+                setter(None)
+                marks.append(_lib.lib.nnp_clock_ns())
+                train_step(self.model, self.opt, self.x)
+        finally:
+            setter(None)
+        ops = [r for r in support.dump(prof.raw_dir) if r["kind"] == "op"]
+        before = [r for r in ops if r["end_ns"] < marks[0]]
+        during = [r for r in ops if marks[0] < r["ts_ns"] and r["end_ns"] < marks[1]]
+        after = [r for r in ops if r["ts_ns"] > marks[1]]
+        self.assertTrue(before and during and after)
+        self.assertTrue(all(r.get("correlation_id", 0) == 0 for r in before + after))
+        ids = [r["correlation_id"] for r in during]
+        self.assertTrue(all(i >> 62 == 1 for i in ids), ids[:5])
+        self.assertEqual(sorted(ids), sorted(e for e in events if e is not None))
+        self.assertEqual(events.count(None), len(ids))
+        # The step with ids recorded the same ops as the steps around it.
+        names = collections.Counter(r["name"] for r in during)
+        self.assertEqual(names, collections.Counter(r["name"] for r in before))
+
     def test_steps_as_torch_lists_them(self):
         """torch.profiler records its steps ("ProfilerStep#N") only with a schedule and
         key_averages() lists them as "ProfilerStep*"; so does ours, with each step's time

@@ -4,7 +4,8 @@
  * at window boundaries, never on a hot path). A back end registered while a window is open
  * gets its window_start at once, so load order does not matter. The correlation hooks
  * (nnp_correlation_push/pop) are one atomic pointer: the application calls them on its
- * hot path, so they take no lock. */
+ * hot path, so they take no lock; one watcher (the torch shim) is told when they appear
+ * or go. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -126,9 +127,22 @@ void nnp__collectors_fork_child(void)
 
 static _Atomic(const nnp_correlation_hooks_t *) g_corr;
 
+typedef void (*corr_watch_fn)(void);
+static _Atomic(corr_watch_fn) g_corr_watch;
+
 void nnp_collector_set_correlation(const nnp_correlation_hooks_t *h)
 {
-    atomic_store_explicit(&g_corr, h, memory_order_release);
+    const nnp_correlation_hooks_t *old = atomic_exchange_explicit(&g_corr, h, memory_order_acq_rel);
+    corr_watch_fn w = atomic_load_explicit(&g_corr_watch, memory_order_acquire);
+    /* Only a change between none and some: a back end replacing its hooks changes no
+     * path of the ops. */
+    if (w && (old == NULL) != (h == NULL))
+        w();
+}
+
+void nnp__correlation_watch(void (*changed)(void))
+{
+    atomic_store_explicit(&g_corr_watch, changed, memory_order_release);
 }
 
 bool nnp__correlation_active(void)

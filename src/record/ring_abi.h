@@ -63,8 +63,15 @@ NNP_API bool nnp__ring_ticks_are_tsc(void);
 
 /* Whether a device back end has installed correlation hooks (nnp_collector_set_correlation:
  * the CUDA one does), so that ops should push their correlation ids for the device work they
- * launch. A back end asks when its window opens. */
+ * launch. A back end asks when its window opens, and again when told by its watcher. */
 NNP_API bool nnp__correlation_active(void);
+
+/* Registers the one function told when correlation hooks appear or go (the torch shim: a
+ * window that opened before the program's first CUDA call, which loads the CUDA back end,
+ * must switch its ops to the path that gives them ids). It runs on the thread that called
+ * nnp_collector_set_correlation, after the change, with no lock of libnnprof held; it must
+ * not call nnp_collector_set_correlation. NULL removes it. */
+NNP_API void nnp__correlation_watch(void (*changed)(void));
 
 #ifdef __cplusplus
 }

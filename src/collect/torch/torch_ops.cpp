@@ -674,9 +674,12 @@ nnp_str_t current_op_name()
     return ts ? top_op_name(ts) : 0;
 }
 
-void ops_install()
+namespace
 {
-    std::lock_guard<std::mutex> guard(g_install_lock);
+
+// ops_install's work, under g_install_lock.
+void install_locked()
+{
     if (g_ops_handle != at::INVALID_CALLBACK_HANDLE)
         return;
     user_scopes_init();
@@ -701,12 +704,26 @@ void ops_install()
             .needsInputs(inputs));
 }
 
-void ops_remove()
+// ops_remove's work, under g_install_lock.
+void remove_locked()
 {
-    std::lock_guard<std::mutex> guard(g_install_lock);
     if (g_ops_handle != at::INVALID_CALLBACK_HANDLE)
         at::removeCallback(g_ops_handle);
     g_ops_handle = at::INVALID_CALLBACK_HANDLE;
+}
+
+} // namespace
+
+void ops_install()
+{
+    std::lock_guard<std::mutex> guard(g_install_lock);
+    install_locked();
+}
+
+void ops_remove()
+{
+    std::lock_guard<std::mutex> guard(g_install_lock);
+    remove_locked();
 }
 
 bool ops_installed()
@@ -717,9 +734,12 @@ bool ops_installed()
 
 void ops_reinstall()
 {
-    if (ops_installed()) {
-        ops_remove();
-        ops_install();
+    // One hold of the lock: a window closing on another thread between the test and the
+    // install would otherwise get its callbacks back.
+    std::lock_guard<std::mutex> guard(g_install_lock);
+    if (g_ops_handle != at::INVALID_CALLBACK_HANDLE) {
+        remove_locked();
+        install_locked();
     }
 }
 

@@ -73,6 +73,21 @@ int g_init_rc = NNP_OK;
 void on_exit()
 {
     g_exiting.store(true);
+    nnp__correlation_watch(nullptr);
+}
+
+// Correlation hooks appeared or went (the CUDA back end loads at the program's first CUDA
+// call, often after the window opened): the ops' callbacks are installed again, for the
+// path that gives each op an id (or no longer). Ops already running end as they started.
+void on_correlation_changed()
+{
+    if (g_exiting.load())
+        return;
+    try {
+        ops_reinstall();
+    } catch (const std::exception &) {
+        g_counters.hook_errors.fetch_add(1, std::memory_order_relaxed);
+    }
 }
 
 } // namespace
@@ -112,6 +127,7 @@ NNP_TORCH_API int nnp_torch_init(void)
 {
     std::call_once(g_init_once, [] {
         std::atexit(on_exit);
+        nnp__correlation_watch(on_correlation_changed);
         g_init_rc = nnp_collector_register(&g_collector);
     });
     return g_init_rc;
