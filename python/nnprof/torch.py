@@ -64,11 +64,23 @@ def _refuse(what):
     log.logger.warning("%s", msg)
 
 
+def _cuda_back_end_set():
+    """Whether nnprof's CUDA back end records this process's device work: the driver loads it
+    at the first CUDA call from CUDA_INJECTION64_PATH (set by `nnprof run`, by hand, or by
+    the back end itself when preloaded)."""
+    path = os.environ.get("CUDA_INJECTION64_PATH", "")
+    return os.path.basename(path).startswith("libnnprof_cuda")
+
+
 def _check_flags(activities, with_stack, experimental_config, use_cuda):
     acts = set(activities or [ProfilerActivity.CPU])
     for act in acts - {ProfilerActivity.CPU}:
+        if act == ProfilerActivity.CUDA and _cuda_back_end_set():
+            continue  # kernels, copies, NCCL: the CUDA back end records them
         _refuse(f"activities: {act} is not recorded by the PyTorch shim (CPU ops only; "
-                "device kernels come from nnprof's CUDA back end); ignored")
+                "device kernels come from nnprof's CUDA back end: run under `nnprof run` or "
+                "set CUDA_INJECTION64_PATH to libnnprof_cuda.so before the first CUDA call); "
+                "ignored")
     if with_stack and not _torch_shim.has_stacks():
         _refuse("with_stack=True: this PyTorch shim was built without Python's headers "
                 "(python3-dev), so no stacks are recorded; ignored, and export_stacks() "

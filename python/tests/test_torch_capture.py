@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
+import warnings
 
 from tests import support
 from tests.torch_support import (kineto_trace, needs_torch, raw_counts, tiny_model,
@@ -363,6 +364,20 @@ class CaptureTest(support.NnprofTestCase):
         with self.assertWarnsRegex(UserWarning, "CUDA"):
             nt.profile(output_path=self.path("data"),
                        activities=[nt.ProfilerActivity.CPU, nt.ProfilerActivity.CUDA])
+        # With nnprof's CUDA back end set to load (as `nnprof run` sets it), CUDA activity is
+        # what it records: no warning.
+        saved = os.environ.get("CUDA_INJECTION64_PATH")
+        os.environ["CUDA_INJECTION64_PATH"] = "/opt/nnprof/lib/libnnprof_cuda.so"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                nt.profile(output_path=self.path("data"),
+                           activities=[nt.ProfilerActivity.CPU, nt.ProfilerActivity.CUDA])
+        finally:
+            if saved is None:
+                del os.environ["CUDA_INJECTION64_PATH"]
+            else:
+                os.environ["CUDA_INJECTION64_PATH"] = saved
         with self.assertWarnsRegex(UserWarning, "export_stacks"):
             self.nnprof_run(steps=1).export_stacks(self.path("stacks.txt"))
 
