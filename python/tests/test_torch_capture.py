@@ -28,6 +28,33 @@ except ImportError:
 STEPS = 3
 
 
+_PUSH_T = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
+_POP_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Hooks(ctypes.Structure):  # pylint: disable=too-few-public-methods
+    """``nnp_correlation_hooks_t``."""
+    _fields_ = [("push", _PUSH_T), ("pop", _POP_T), ("user", ctypes.c_void_p)]
+
+
+class RecordingHooks:
+    """Correlation hooks of a device back end, as the CUDA one installs them
+    (nnp_collector_set_correlation), that note each push (its id) and pop (None) in events."""
+
+    def __init__(self, events):
+        self.hooks = _Hooks(_PUSH_T(lambda cid, user: events.append(cid)),
+                            _POP_T(lambda user: events.append(None)), None)
+        self.setter = _lib.lib.nnp_collector_set_correlation
+        self.setter.argtypes = [ctypes.c_void_p]
+        self.setter.restype = None
+
+    def install(self):
+        self.setter(ctypes.addressof(self.hooks))
+
+    def remove(self):
+        self.setter(None)
+
+
 @needs_torch
 class CaptureTest(support.NnprofTestCase):
     """The shim's records against torch.profiler's, for the same model and steps."""
@@ -71,23 +98,13 @@ class CaptureTest(support.NnprofTestCase):
         # its own around its run, nested as the ops nest, and records it, so the kernels it
         # launches (which the back end tags with the pushed id) link to it, as Kineto links
         # them through CUPTI's external correlation. Without hooks, ops carry no id.
-        push_t = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
-        pop_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-        class Hooks(ctypes.Structure):
-            _fields_ = [("push", push_t), ("pop", pop_t), ("user", ctypes.c_void_p)]
-
         events = []
-        hooks = Hooks(push_t(lambda cid, user: events.append(cid)),
-                      pop_t(lambda user: events.append(None)), None)
-        setter = _lib.lib.nnp_collector_set_correlation
-        setter.argtypes = [ctypes.c_void_p]
-        setter.restype = None
-        setter(ctypes.addressof(hooks))
+        hooks = RecordingHooks(events)
+        hooks.install()
         try:
             prof = self.nnprof_run()
         finally:
-            setter(None)
+            hooks.remove()
         ops = [r for r in support.dump(prof.raw_dir) if r["kind"] == "op"]
         ids = [r["correlation_id"] for r in ops]
         pushed = [e for e in events if e is not None]
@@ -115,30 +132,20 @@ class CaptureTest(support.NnprofTestCase):
         # opened (`nnprof run` opens it as the program starts): from the moment its hooks
         # are installed, ops get ids (and from the moment they go, no more), without a new
         # window. Ops before carry none.
-        push_t = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p)
-        pop_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-        class Hooks(ctypes.Structure):
-            _fields_ = [("push", push_t), ("pop", pop_t), ("user", ctypes.c_void_p)]
-
         events = []
-        hooks = Hooks(push_t(lambda cid, user: events.append(cid)),
-                      pop_t(lambda user: events.append(None)), None)
-        setter = _lib.lib.nnp_collector_set_correlation
-        setter.argtypes = [ctypes.c_void_p]
-        setter.restype = None
+        hooks = RecordingHooks(events)
         marks = []
         try:
             with nt.profile(output_path=self.path("data")) as prof:
                 train_step(self.model, self.opt, self.x)
                 marks.append(_lib.lib.nnp_clock_ns())
-                setter(ctypes.addressof(hooks))
+                hooks.install()
                 train_step(self.model, self.opt, self.x)
-                setter(None)
+                hooks.remove()
                 marks.append(_lib.lib.nnp_clock_ns())
                 train_step(self.model, self.opt, self.x)
         finally:
-            setter(None)
+            hooks.remove()
         ops = [r for r in support.dump(prof.raw_dir) if r["kind"] == "op"]
         before = [r for r in ops if r["end_ns"] < marks[0]]
         during = [r for r in ops if marks[0] < r["ts_ns"] and r["end_ns"] < marks[1]]
