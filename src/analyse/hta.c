@@ -17,8 +17,6 @@
 #include "util/csv_writer.h"
 #include "util/util.h"
 
-#define HTA_DIR "hta"
-
 static const char *const file_names[HTA_F_COUNT] = {"temporal_breakdown.csv",
                                                     "idle_time_breakdown.csv",
                                                     "kernel_type_breakdown.csv",
@@ -113,7 +111,7 @@ int nnp__hta_create(const char *out_dir, nnp_hta_t **out)
     nnp_hta_t *h;
     int rc;
     *out = NULL;
-    rc = nnp__path_join(dir, sizeof(dir), out_dir, HTA_DIR);
+    rc = nnp__path_join(dir, sizeof(dir), out_dir, NNP_HTA_DIR);
     if (rc == NNP_OK)
         rc = nnp__mkdir_p(dir, 0700);
     if (rc != NNP_OK)

@@ -36,6 +36,9 @@ int nnp__hta_finish(nnp_hta_t *h);
 /* Frees h; files not finished are removed. NULL is a no-op. */
 void nnp__hta_destroy(nnp_hta_t *h);
 
+/* The folder of HTA's tables under the analysis's output folder. */
+#define NNP_HTA_DIR "hta"
+
 /* Whether a model holds what HTA analyses: a PyTorch trace with GPU events, or our own
  * capture of the CUDA back end (CUDA runtime or driver calls and the device work they
  * launched: kernels, copies, sets, NCCL kernels recorded as collectives). */

@@ -77,6 +77,9 @@ int nnp__hta_view_build(const nnp_model_t *m, hta_view_t *v);
  * down, to the µs (trace_parser.py), in the view's clock (shift_us). */
 int64_t nnp__hta_up(const hta_view_t *v, int64_t ns);
 int64_t nnp__hta_down(const hta_view_t *v, int64_t ns);
+/* The iteration of an instant t (HTA µs): the last step, in file order, with ts <= t < end
+ * (add_iteration keeps the last match); -1 when none. */
+int64_t nnp__hta_iteration(const hta_view_t *v, int64_t t);
 void nnp__hta_view_fini(hta_view_t *v);
 /* HTA_COMPUTATION / HTA_COMMUNICATION / HTA_MEMORY of a GPU event name. */
 int nnp__hta_ktype(const char *name);

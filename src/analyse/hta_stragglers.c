@@ -93,15 +93,6 @@ static int span_add(hta_straggle_t *s, int rank, int64_t iter, int64_t ts, int64
     return NNP_OK;
 }
 
-static int64_t iter_of(const hta_view_t *v, int64_t t)
-{
-    int64_t it = -1;
-    for (size_t i = 0; i < v->n_steps; i++)
-        if (v->steps[i].ts <= t && t < v->steps[i].end)
-            it = (int64_t)v->steps[i].id;
-    return it;
-}
-
 /* A CPU row of the filtered trace (start before the last profiler step, when filtered). */
 static int cpu_row(hta_straggle_t *s, const hta_view_t *v, int64_t start_ns, int64_t end_ns)
 {
@@ -109,7 +100,7 @@ static int cpu_row(hta_straggle_t *s, const hta_view_t *v, int64_t start_ns, int
             end = end_ns == NNP_OPEN_END ? ts : nnp__hta_down(v, end_ns);
     if (v->filtered && ts >= v->last_start)
         return NNP_OK;
-    return span_add(s, v->rank, iter_of(v, ts), ts, end);
+    return span_add(s, v->rank, nnp__hta_iteration(v, ts), ts, end);
 }
 
 int nnp__hta_straggle_add(hta_straggle_t *s, const hta_view_t *v)

@@ -38,9 +38,8 @@ int nnp__hta_ktype(const char *name)
     return HTA_COMPUTATION;
 }
 
-/* Iteration of an instant: the LAST step, in file order, with ts <= t < end (add_iteration
- * loops over every step and keeps the last match); -1 when none. */
-static int64_t iteration_of(const hta_view_t *v, int64_t t)
+/* HTA's add_iteration loops over every step and keeps the last match. */
+int64_t nnp__hta_iteration(const hta_view_t *v, int64_t t)
 {
     int64_t it = -1;
     for (size_t s = 0; s < v->n_steps; s++)
@@ -186,7 +185,7 @@ int nnp__hta_view_build(const nnp_model_t *m, hta_view_t *v)
         l->ts = nnp__hta_up(v, m->calls.start_ns[i]);
         l->end = nnp__hta_down(v, m->calls.end_ns[i]);
         l->kept = !v->filtered || l->ts < v->last_start;
-        l->iter = iteration_of(v, l->ts);
+        l->iter = nnp__hta_iteration(v, l->ts);
     }
     v->n_launches = m->calls.t.n;
     rc = nnp__launch_index_build(m, &lx);

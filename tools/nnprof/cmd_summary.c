@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyse/driver.h"
+#include "analyse/hta.h"
 #include "cli.h"
 #include "nnprof/nnprof.h"
 #include "read/importers.h"
@@ -68,7 +69,6 @@
 #define TB_IDLE    5
 #define TB_COMPUTE 6
 #define TB_OTHER   7
-#define HTA_DIR    "hta"
 /* step_trace_raw columns kept for the averages row. */
 #define ST_COLS           64
 #define PROFILER_DIR_NAME "profiler"
@@ -432,7 +432,7 @@ static void gpu_time(const char *dir, int rank)
 {
     char path[PATH_CAP], line[LINE_CAP], *f[TB_COLS];
     FILE *in;
-    snprintf(path, sizeof(path), "%s/%s/temporal_breakdown.csv", dir, HTA_DIR);
+    snprintf(path, sizeof(path), "%s/%s/temporal_breakdown.csv", dir, NNP_HTA_DIR);
     if (!(in = open_rows(path, line, sizeof(line))))
         return;
     while (fgets(line, sizeof(line), in)) {
@@ -442,7 +442,7 @@ static void gpu_time(const char *dir, int rank)
             continue;
         printf("GPU (HTA's temporal breakdown, %s/): %s us from the first kernel to the last: "
                "compute %s %%, other kernels (communication, memory) %s %%, idle %s %%\n",
-               HTA_DIR, f[TB_KERNEL], f[TB_COMPUTE], f[TB_OTHER], f[TB_IDLE]);
+               NNP_HTA_DIR, f[TB_KERNEL], f[TB_COMPUTE], f[TB_OTHER], f[TB_IDLE]);
         break;
     }
     fclose(in);
