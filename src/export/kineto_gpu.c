@@ -187,13 +187,13 @@ static void write_ac2g(kx_t *x, const char *ph, uint64_t id, uint64_t pid, uint6
     nnp__jw_obj_end(&x->w);
 }
 
-/* The ac2g flow from the call that queued device work (launch id) to that work, when the
- * call is one Kineto writes and lies in the exported window. */
-static void write_flow(kx_t *x, const nnp_launch_index_t *launches, uint64_t launch,
-                       uint64_t device, uint64_t stream, int64_t ts_ns)
+/* The ac2g flow from the call that queued device work (calls row l, SIZE_MAX none; launch
+ * its launch id) to that work, when the call is one Kineto writes and lies in the exported
+ * window. */
+static void write_flow(kx_t *x, size_t l, uint64_t launch, uint64_t device, uint64_t stream,
+                       int64_t ts_ns)
 {
     const nnp_calls_t *c = &x->m->calls;
-    size_t l = nnp__launch_index_find(launches, launch);
     if (l == SIZE_MAX || !call_cat(c->kind[l]) || !keep(x, c->start_ns[l]))
         return;
     write_ac2g(x, "s", launch, thread_pid(x, c->thread[l]), thread_tid(x, c->thread[l]),
@@ -232,14 +232,17 @@ int nnp__kx_write_gpu(kx_t *x)
         if (!keep(x, k->start_ns[i]))
             continue;
         write_activity(x, &ops, i);
-        write_flow(x, &launches, k->launch[i], k->device_id[i], k->stream_id[i], k->start_ns[i]);
+        write_flow(x, nnp__launch_index_find(&launches, k->launch[i]), k->launch[i],
+                   k->device_id[i], k->stream_id[i], k->start_ns[i]);
     }
     for (size_t i = 0; i < m->comms.t.n; i++) {
         const nnp_comms_t *cm = &m->comms;
+        size_t l;
         if (!keep(x, cm->start_ns[i]) || !nnp__kx_comm_on_device(x, i))
             continue;
-        write_nccl(x, &ops, i, nnp__launch_index_find(&launches, cm->launch[i]));
-        write_flow(x, &launches, cm->launch[i], x->device, cm->stream_id[i], cm->start_ns[i]);
+        l = nnp__launch_index_find(&launches, cm->launch[i]);
+        write_nccl(x, &ops, i, l);
+        write_flow(x, l, cm->launch[i], x->device, cm->stream_id[i], cm->start_ns[i]);
     }
     nnp__launch_index_fini(&launches);
     nnp__op_index_fini(&ops);
